@@ -1,0 +1,214 @@
+"""The record index: one row per record, stored as numpy columns.
+
+Rows are filled chunk by chunk from the walk with vectorised gathers (no Python object
+per record).  Columns: source, position, type code, misc, size, time, cpu, pid, tid, attr.
+``time`` 0 and ``cpu``/``attr`` -1 mean "not known for this record".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attr import EventAttr
+from .constants import RAW_TYPE_CLAMP, USER_TYPE_START, RecordType, Sample
+from .walk import Chunk
+
+COLUMNS: dict[str, str] = {
+    "src": "u1", "pos": "i8", "type": "u4", "misc": "u2", "size": "u2",
+    "time": "u8", "cpu": "i4", "pid": "i4", "tid": "i4", "attr": "i2",
+}
+_AR = {k: np.arange(k, dtype=np.int64) for k in (2, 4, 8)}
+_BODY_PID = (RecordType.MMAP, RecordType.COMM, RecordType.MMAP2, RecordType.ITRACE_START,
+             RecordType.NAMESPACES)
+_BODY_PID_TID16 = (RecordType.FORK, RecordType.EXIT)
+
+
+class Columns:
+    """Growable numpy columns (amortised doubling, trimmed by :meth:`trim`)."""
+
+    def __init__(self, capacity: int = 1 << 12) -> None:
+        self.n = 0
+        self.cols = {k: np.empty(capacity, dtype=v) for k, v in COLUMNS.items()}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def append(self, part: dict[str, np.ndarray]) -> None:
+        m = len(part["pos"])
+        need = self.n + m
+        cap = len(self.cols["pos"])
+        if need > cap:
+            new = max(need, cap + cap // 2 + 1024)
+            for k, a in self.cols.items():
+                b = np.empty(new, dtype=a.dtype)
+                b[: self.n] = a[: self.n]
+                self.cols[k] = b
+        for k, a in self.cols.items():
+            a[self.n:need] = part[k]
+        self.n = need
+
+    def trim(self) -> None:
+        for k, a in self.cols.items():
+            if len(a) != self.n:
+                self.cols[k] = a[: self.n].copy()
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.cols[name][: self.n]
+
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in self.cols.values())
+
+
+@dataclass
+class _AttrPos:
+    """Byte offsets the index reads for one attr (-1: absent)."""
+
+    s_time: int
+    s_cpu: int
+    s_tid: int
+    s_min: int
+    t_size: int
+    t_time: int
+    t_cpu: int
+    t_tid: int
+
+
+def _attr_pos(attr: EventAttr) -> _AttrPos:
+    st = attr.sample_type
+    pos = 8
+    offs = {}
+    for bit, width, name in ((Sample.IDENTIFIER, 8, None), (Sample.IP, 8, None),
+                             (Sample.TID, 8, "tid"), (Sample.TIME, 8, "time"),
+                             (Sample.ADDR, 8, None), (Sample.ID, 8, None),
+                             (Sample.STREAM_ID, 8, None), (Sample.CPU, 8, "cpu"),
+                             (Sample.PERIOD, 8, None)):
+        if st & bit:
+            if name:
+                offs[name] = pos
+            pos += width
+    t = {}
+    tpos = 0
+    if attr.sample_id_all:
+        for bit, name in ((Sample.TID, "tid"), (Sample.TIME, "time"), (Sample.ID, None),
+                          (Sample.STREAM_ID, None), (Sample.CPU, "cpu"),
+                          (Sample.IDENTIFIER, None)):
+            if st & bit:
+                if name:
+                    t[name] = tpos
+                tpos += 8
+    return _AttrPos(offs.get("time", -1), offs.get("cpu", -1), offs.get("tid", -1), pos,
+                    tpos, t.get("time", -1), t.get("cpu", -1), t.get("tid", -1))
+
+
+class IndexBuilder:
+    """Turns walk chunks into index rows for one recording's attrs and byte order."""
+
+    def __init__(self, order: str) -> None:
+        self.order = order
+        self.dt = {k: np.dtype(order + c) for k, c in
+                   (("u2", "u2"), ("u4", "u4"), ("u8", "u8"), ("i4", "i4"))}
+        self.attrs: list[EventAttr] = []
+        self.pos: list[_AttrPos] = []
+        self.id_keys = np.empty(0, dtype=np.uint64)
+        self.id_vals = np.empty(0, dtype=np.int16)
+        self.unknown_ids = 0
+
+    def set_attrs(self, attrs: list[EventAttr]) -> None:
+        self.attrs = list(attrs)
+        self.pos = [_attr_pos(a) for a in attrs]
+        pairs = sorted((i, k) for k, a in enumerate(attrs) for i in a.ids)
+        self.id_keys = np.array([p[0] for p in pairs], dtype=np.uint64)
+        self.id_vals = np.array([p[1] for p in pairs], dtype=np.int16)
+
+    def _g(self, u8: np.ndarray, at: np.ndarray, width: int, dt: str) -> np.ndarray:
+        return u8[at[:, None] + _AR[width]].view(self.dt[dt]).ravel()
+
+    def _lookup(self, ids: np.ndarray) -> np.ndarray:
+        """attr index of each id; id 0 -> 0 (synthesized), unknown -> -1."""
+        out = np.full(len(ids), -1, dtype=np.int16)
+        if len(self.id_keys):
+            j = np.searchsorted(self.id_keys, ids)
+            j = np.minimum(j, len(self.id_keys) - 1)
+            hit = self.id_keys[j] == ids
+            out[hit] = self.id_vals[j[hit]]
+        out[ids == 0] = 0
+        return out
+
+    def rows(self, chunk: Chunk, src: int) -> dict[str, np.ndarray]:
+        """Index rows of one chunk (``src`` is where the records can be read back)."""
+        u8 = np.frombuffer(chunk.buf, dtype=np.uint8)
+        offs = np.frombuffer(chunk.offs, dtype=np.int64)
+        n = len(offs)
+        rel = offs - chunk.base
+        raw_type = self._g(u8, rel, 4, "u4")
+        typ = np.minimum(raw_type, RAW_TYPE_CLAMP).astype(np.uint32)
+        for i, code in chunk.override.items():
+            typ[i] = code
+        misc = self._g(u8, rel + 4, 2, "u2")
+        size = self._g(u8, rel + 6, 2, "u2").astype(np.int64)
+        time = np.zeros(n, dtype=np.uint64)
+        cpu = np.full(n, -1, dtype=np.int32)
+        pid = np.full(n, -1, dtype=np.int32)
+        tid = np.full(n, -1, dtype=np.int32)
+        attr = np.full(n, -1, dtype=np.int16)
+        kernel = typ < USER_TYPE_START
+        is_sample = typ == RecordType.SAMPLE
+        na = len(self.attrs)
+        if na == 1:
+            attr[kernel] = 0
+        elif na > 1:
+            a0 = self.attrs[0]
+            sm = np.nonzero(is_sample)[0]
+            if len(sm) and a0.id_pos >= 0:
+                ok = sm[size[sm] >= 16 + 8 * a0.id_pos]
+                attr[ok] = self._lookup(self._g(u8, rel[ok] + 8 + 8 * a0.id_pos, 8, "u8"))
+            other = np.nonzero(kernel & ~is_sample)[0]
+            if len(other):
+                if a0.sample_id_all and a0.is_pos >= 0:
+                    ok = other[size[other] >= 8 + 8 * a0.is_pos]
+                    attr[ok] = self._lookup(
+                        self._g(u8, rel[ok] + size[ok] - 8 * a0.is_pos, 8, "u8"))
+                else:
+                    attr[other] = 0
+            self.unknown_ids += int(np.count_nonzero(kernel & (attr < 0)))
+        for k, ap in enumerate(self.pos):
+            mine = attr == k
+            if not mine.any():
+                continue
+            sm = np.nonzero(mine & is_sample & (size >= ap.s_min))[0]
+            if len(sm):
+                if ap.s_time >= 0:
+                    time[sm] = self._g(u8, rel[sm] + ap.s_time, 8, "u8")
+                if ap.s_cpu >= 0:
+                    cpu[sm] = self._g(u8, rel[sm] + ap.s_cpu, 4, "i4")
+                if ap.s_tid >= 0:
+                    pid[sm] = self._g(u8, rel[sm] + ap.s_tid, 4, "i4")
+                    tid[sm] = self._g(u8, rel[sm] + ap.s_tid + 4, 4, "i4")
+            if ap.t_size:
+                ot = np.nonzero(mine & ~is_sample & kernel & (size >= 8 + ap.t_size))[0]
+                if len(ot):
+                    ts = rel[ot] + size[ot] - ap.t_size
+                    if ap.t_time >= 0:
+                        time[ot] = self._g(u8, ts + ap.t_time, 8, "u8")
+                    if ap.t_cpu >= 0:
+                        cpu[ot] = self._g(u8, ts + ap.t_cpu, 4, "i4")
+                    if ap.t_tid >= 0:
+                        pid[ot] = self._g(u8, ts + ap.t_tid, 4, "i4")
+                        tid[ot] = self._g(u8, ts + ap.t_tid + 4, 4, "i4")
+        bp = np.nonzero(np.isin(typ, _BODY_PID) & (size >= 16))[0]
+        if len(bp):
+            pid[bp] = self._g(u8, rel[bp] + 8, 4, "i4")
+            tid[bp] = self._g(u8, rel[bp] + 12, 4, "i4")
+        bp = np.nonzero(np.isin(typ, _BODY_PID_TID16) & (size >= 32))[0]
+        if len(bp):
+            pid[bp] = self._g(u8, rel[bp] + 8, 4, "i4")
+            tid[bp] = self._g(u8, rel[bp] + 16, 4, "i4")
+            notime = bp[time[bp] == 0]
+            time[notime] = self._g(u8, rel[notime] + 24, 8, "u8")
+        return {
+            "src": np.full(n, src, dtype=np.uint8), "pos": offs.copy(), "type": typ,
+            "misc": misc, "size": size.astype(np.uint16), "time": time, "cpu": cpu,
+            "pid": pid, "tid": tid, "attr": attr,
+        }

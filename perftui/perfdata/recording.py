@@ -1,0 +1,398 @@
+"""Opening a recording: file, pipe and directory mode, header, attrs, features, walk.
+
+:class:`Recording` is the entry point of the headless decoder.  Opening reads only the
+header, the attrs and the feature sections (file mode); the records are walked lazily
+(:meth:`Recording.chunks`) or indexed into numpy columns (:meth:`Recording.build_index`).
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from .attr import EventAttr, parse_attr
+from .constants import (
+    FILE_HEADER_SIZE,
+    MAGIC_BE,
+    MAGIC_LE,
+    MAGIC_V1,
+    OLD_FILE_HEADER_SIZE,
+    PIPE_HEADER_SIZE,
+    Feature,
+    RecordType,
+    feature_name,
+)
+from .errors import NotPerfData, PerfDataError
+from .features import parse_feature
+from .index import Columns, IndexBuilder
+from .records import RecordDecoder
+from .schemas import layouts
+from .walk import Chunk, MmapSource, Source, SpillSource, StreamState, Walker
+
+
+def detect(head: bytes, where: str) -> tuple[str, str]:
+    """(byte order, "file" | "pipe") from the first 16 bytes."""
+    if len(head) < 16:
+        raise NotPerfData(0, f"{len(head)} bytes: too short for a perf.data header", where)
+    if head[:8] == MAGIC_V1:
+        raise NotPerfData(0, "legacy perf.data v1 (magic PERFFILE): written by perf before "
+                          "2.6.x; not supported, re-record with a newer perf", where)
+    magic = struct.unpack_from("<Q", head)[0]
+    if magic == MAGIC_LE:
+        order = "<"
+    elif magic == MAGIC_BE:
+        order = ">"
+    else:
+        raise NotPerfData(0, f"not a perf.data file (magic {head[:8]!r})", where)
+    size = struct.unpack_from(order + "Q", head, 8)[0]
+    if size == PIPE_HEADER_SIZE:
+        return order, "pipe"
+    if size in (FILE_HEADER_SIZE, OLD_FILE_HEADER_SIZE):
+        return order, "file"
+    raise NotPerfData(8, f"header size {size} is neither 16 (pipe) nor 104 (file)", where)
+
+
+class Recording:
+    """One perf.data recording (file, pipe-mode file or stream, or directory)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, stream: BinaryIO | None = None,
+                 spill: bool = True) -> None:
+        self.path = str(path) if path is not None else "-"
+        self.spill = spill
+        self.errors: list[PerfDataError] = []
+        self.warnings: list[str] = []
+        self.attrs: list[EventAttr] = []
+        self.features: dict[int, Any] = {}
+        self.feature_errors: dict[int, str] = {}
+        self.header: dict[str, Any] = {}
+        self.sources: list[Source] = []
+        self.streams: list[tuple[int, StreamState, int, int]] = []  # (src, state, start, end)
+        self.extra_files: list[str] = []
+        self.columns = Columns()
+        self.indexed = False
+        self.cancelled = False
+        self.unknown_ids = 0
+        self._stdin: BinaryIO | None = None
+        self._stdin_head = b""
+        self._mmaps: list[mmap.mmap] = []
+        if stream is not None:
+            self._open_stream(stream)
+        elif self.path == "-":
+            self._open_stream(sys.stdin.buffer)
+        elif os.path.isdir(self.path):
+            self._open_directory(self.path)
+        else:
+            self._open_file(self.path)
+        self.decoder = RecordDecoder(self.order, self.attrs)
+        self.builder = IndexBuilder(self.order)
+        self.builder.set_attrs(self.attrs)
+
+    # -- opening -------------------------------------------------------------------------
+    def _map(self, path: str) -> memoryview:
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size == 0:
+                    return memoryview(b"")
+                m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except OSError as e:
+            raise NotPerfData(0, f"cannot read: {e.strerror}", path) from None
+        self._mmaps.append(m)
+        return memoryview(m)
+
+    def _open_file(self, path: str) -> None:
+        buf = self._map(path)
+        self.order, self.mode = detect(bytes(buf[:16]), path)
+        self.buf = buf
+        self.file_size = len(buf)
+        src = len(self.sources)
+        self.sources.append(MmapSource(os.path.basename(path), buf))
+        if self.mode == "pipe":
+            self.streams.append((src, StreamState(os.path.basename(path)), PIPE_HEADER_SIZE,
+                                 len(buf)))
+            return
+        start, end = self._read_file_header(buf, path)
+        self.streams.append((src, StreamState(os.path.basename(path)), start, end))
+
+    def _open_directory(self, path: str) -> None:
+        data = os.path.join(path, "data")
+        if not os.path.isfile(data):
+            raise NotPerfData(0, "a directory without a 'data' file is not a perf.data "
+                              "directory", path)
+        self._open_file(data)
+        self.mode = "directory"
+        names = sorted((n for n in os.listdir(path) if n.startswith("data.")
+                        and n[5:].isdigit()), key=lambda n: int(n[5:]))
+        for n in names:
+            buf = self._map(os.path.join(path, n))
+            src = len(self.sources)
+            self.sources.append(MmapSource(n, buf))
+            self.streams.append((src, StreamState(n), 0, len(buf)))
+            self.extra_files.append(n)
+
+    def _open_stream(self, f: BinaryIO) -> None:
+        head = b""
+        while len(head) < 16:
+            more = f.read(16 - len(head))
+            if not more:
+                break
+            head += more
+        self.order, self.mode = detect(head, self.path)
+        if self.mode != "pipe":
+            raise NotPerfData(0, "standard input holds a file-mode recording: give the "
+                              "file name instead (file mode needs to seek)", self.path)
+        self.buf = None
+        self.file_size = -1
+        self._stdin = f
+        self._stdin_head = head
+        self.sources.append(SpillSource("stdin") if self.spill else MmapSource("stdin", b""))
+        if self.spill:
+            self.sources[0].append(head)  # type: ignore[attr-defined]
+        self.streams.append((0, StreamState("stdin"), PIPE_HEADER_SIZE, -1))
+
+    def _read_file_header(self, buf: memoryview, path: str) -> tuple[int, int]:
+        L = layouts(self.order)
+        size = len(buf)
+        hsize = struct.unpack_from(self.order + "Q", buf, 8)[0]
+        if size < hsize:
+            raise NotPerfData(0, f"file of {size} bytes is shorter than its {hsize}-byte "
+                              "header", path)
+        raw = bytes(buf[:FILE_HEADER_SIZE]).ljust(FILE_HEADER_SIZE, b"\0")
+        h = L.file_header.parse(raw)
+        if hsize == OLD_FILE_HEADER_SIZE:
+            h.adds_features = b"\0" * 32
+        self.header = {
+            "size": hsize, "attr_size": h.attr_size,
+            "attrs": {"offset": h.attrs.offset, "size": h.attrs.size},
+            "data": {"offset": h.data.offset, "size": h.data.size},
+        }
+        self.feature_bits = self._feature_bits(h.adds_features)
+        self._read_attrs(buf, h.attr_size, h.attrs.offset, h.attrs.size, path)
+        d_off, d_size = h.data.offset, h.data.size
+        if d_off < hsize or d_off > size:
+            raise NotPerfData(40, f"data offset {d_off} lies outside the file "
+                              f"({size} bytes)", path)
+        if d_size == 0:
+            self.warnings.append("data.size is 0: perf record did not finish cleanly; "
+                                 "reading records to the end of the file")
+            self.interrupted = True
+            return d_off, size
+        self.interrupted = False
+        end = d_off + d_size
+        if end > size:
+            self.errors.append(PerfDataError(48, f"data section ({d_size} bytes at {d_off}) "
+                                             f"runs past the end of the file ({size} bytes); "
+                                             "reading what is there", path))
+            return d_off, size
+        self._read_features(buf, end)
+        return d_off, end
+
+    def _feature_bits(self, raw: bytes) -> list[int]:
+        def bits_of(words: tuple[int, ...], width: int) -> list[int]:
+            return [w * width + b for w, v in enumerate(words) for b in range(width)
+                    if v >> b & 1]
+        bits = bits_of(struct.unpack(self.order + "4Q", raw), 64)
+        if self.order == ">" and Feature.HOSTNAME not in bits:
+            alt = bits_of(struct.unpack(">8I", raw), 32)
+            if Feature.HOSTNAME in alt:
+                return alt
+        return bits
+
+    def _read_attrs(self, buf: memoryview, attr_size: int, off: int, size: int,
+                    path: str) -> None:
+        total = len(buf)
+        if attr_size < 64 + 16:
+            raise NotPerfData(16, f"attr_size {attr_size} is smaller than the smallest attr "
+                              "entry (80)", path)
+        if off + size > total:
+            raise NotPerfData(24, f"attrs section ({size} bytes at {off}) runs past the end "
+                              f"of the file ({total} bytes)", path)
+        n = size // attr_size
+        for i in range(n):
+            p = off + i * attr_size
+            entry = bytes(buf[p:p + attr_size])
+            try:
+                a = parse_attr(entry[:attr_size - 16], self.order)
+            except ValueError as e:
+                raise NotPerfData(p, f"attr {i}: {e}", path) from None
+            ids_off, ids_size = struct.unpack_from(self.order + "QQ", entry, attr_size - 16)
+            if ids_off + ids_size > total or ids_size % 8:
+                self.errors.append(PerfDataError(p + attr_size - 16, f"attr {i}: ids "
+                                   f"section ({ids_size} bytes at {ids_off}) is out of range",
+                                   path))
+            else:
+                a.ids = list(struct.unpack_from(f"{self.order}{ids_size // 8}Q", buf,
+                                                ids_off))
+            self.attrs.append(a)
+
+    def _read_features(self, buf: memoryview, table: int) -> None:
+        total = len(buf)
+        raw: dict[int, bytes] = {}
+        for k, bit in enumerate(self.feature_bits):
+            p = table + 16 * k
+            if p + 16 > total:
+                self.errors.append(PerfDataError(p, "feature table runs past the end of the "
+                                                 "file", self.path))
+                break
+            off, size = struct.unpack_from(self.order + "QQ", buf, p)
+            if off == 0 and size == 0:
+                continue
+            if off + size > total:
+                self.errors.append(PerfDataError(p, f"feature {feature_name(bit)}: section "
+                                   f"({size} bytes at {off}) runs past the end of the file",
+                                   self.path))
+                continue
+            raw[bit] = bytes(buf[off:off + size])
+        for bit in sorted(raw):
+            self._add_feature(bit, raw[bit], table)
+
+    def _add_feature(self, bit: int, payload: bytes, where: int) -> None:
+        try:
+            self.features[bit] = parse_feature(bit, payload, self.order, self.features)
+        except Exception as e:  # noqa: BLE001 - any malformed payload is one feature's error
+            self.feature_errors[bit] = str(e) or type(e).__name__
+            self.features[bit] = payload
+            self.warnings.append(f"feature {feature_name(bit)} is malformed: {e}")
+            return
+        if bit == Feature.EVENT_DESC:
+            self._name_events()
+
+    def _name_events(self) -> None:
+        desc = self.features.get(Feature.EVENT_DESC) or []
+        by_id = {i: d["name"] for d in desc for i in d["ids"]}
+        for k, a in enumerate(self.attrs):
+            name = next((by_id[i] for i in a.ids if i in by_id), None)
+            if name is None and k < len(desc) and not a.ids:
+                name = desc[k]["name"]
+            if name:
+                a.name = name
+
+    # -- pipe-mode header records ---------------------------------------------------------
+    def _on_attr(self, rec: bytes, offset: int) -> None:
+        try:
+            a = parse_attr(rec[8:], self.order)
+        except ValueError as e:
+            self.errors.append(PerfDataError(offset, f"HEADER_ATTR: {e}", self.path))
+            return
+        n = max(0, (len(rec) - 8 - a.size) // 8)
+        a.ids = list(struct.unpack_from(f"{self.order}{n}Q", rec, 8 + a.size))
+        self.attrs.append(a)
+        self.decoder.set_attrs(self.attrs)
+        self.builder.set_attrs(self.attrs)
+        self._name_events()
+
+    def _on_feature(self, rec: bytes, offset: int) -> None:
+        if len(rec) < 16:
+            return
+        feat = struct.unpack_from(self.order + "Q", rec, 8)[0]
+        if len(rec) == 16:
+            return  # the end-of-features marker
+        self._add_feature(int(feat), rec[16:], offset)
+
+    # -- walking ------------------------------------------------------------------------------
+    def walker(self) -> Walker:
+        return Walker(self.order, self.sources, self.errors, self._on_attr, self._on_feature,
+                      spill=self.spill)
+
+    def chunks(self) -> Iterator[tuple[int, Chunk]]:
+        """Every record in file order as chunks: (source index, chunk)."""
+        w = self.walker()
+        self._walker = w
+        for src, st, start, end in self.streams:
+            st.spill_src = -1
+            w.states.append(st)
+            if end < 0:
+                assert self._stdin is not None
+                spill = self.sources[0] if self.spill else None
+                it = w.walk_stream(src, self._stdin, start, st, spill,  # type: ignore[arg-type]
+                                   self._stdin_head)
+            else:
+                buf = self.sources[src].buf  # type: ignore[attr-defined]
+                it = w.walk_buffer(src, buf, start, end, st)
+            for ch in it:
+                yield (src if ch.outer is None else st.spill_src), ch
+            w.finish_stream(st, end if end >= 0 else 0)
+
+    def build_index(self, progress: Callable[[int, int], None] | None = None,
+                    budget: float = 0.25) -> None:
+        """Index every record; ``progress(records, bytes_done)`` about every ``budget`` s."""
+        cols = self.columns
+        last = time.monotonic()
+        self._outer: dict[int, list[tuple[int, int]]] = {}
+        for src, ch in self.chunks():
+            if self.cancelled:
+                break
+            cols.append(self.builder.rows(ch, src))
+            if progress is not None:
+                now = time.monotonic()
+                if now - last >= budget:
+                    last = now
+                    progress(len(cols), int(ch.offs[-1]) if ch.outer is None else -1)
+        for st in self._walker.states:
+            if st.spill_src >= 0:
+                self._outer[st.spill_src] = st.outer_map
+        self.unknown_ids = self.builder.unknown_ids
+        cols.trim()
+        self.indexed = not self.cancelled
+        if progress is not None:
+            progress(len(cols), -1)
+
+    # -- access -------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    def record_bytes(self, i: int) -> bytes:
+        c = self.columns
+        src, pos, size = int(c["src"][i]), int(c["pos"][i]), int(c["size"][i])
+        return self.sources[src].read(pos, size)
+
+    def outer_offset(self, i: int) -> int:
+        """The file offset perf would name for record ``i`` (its COMPRESSED record's)."""
+        c = self.columns
+        src, pos = int(c["src"][i]), int(c["pos"][i])
+        m = self._outer.get(src)
+        if not m:
+            return pos
+        keys = [k for k, _ in m]
+        j = int(np.searchsorted(keys, pos, side="right")) - 1
+        return m[max(j, 0)][1]
+
+    def source_name(self, i: int) -> str:
+        return self.sources[int(self.columns["src"][i])].name
+
+    def decode(self, i: int) -> dict[str, Any]:
+        """Fields of record ``i`` (raises ValueError for a malformed body)."""
+        c = self.columns
+        return self.decoder.decode(self.record_bytes(i), int(c["attr"][i]), int(c["type"][i]))
+
+    def close(self) -> None:
+        for s in self.sources:
+            s.close()
+
+    # -- summaries ------------------------------------------------------------------------------
+    def feature(self, f: int, default: Any = None) -> Any:
+        v = self.features.get(f, default)
+        return default if f in self.feature_errors else v
+
+    @property
+    def byte_order(self) -> str:
+        return "big" if self.order == ">" else "little"
+
+
+def open_recording(path: str | os.PathLike[str], spill: bool = True) -> Recording:
+    """Open ``path`` ("-" for standard input)."""
+    p = str(path)
+    if p != "-" and not os.path.exists(p):
+        raise NotPerfData(0, "no such file", p)
+    return Recording(Path(p) if p != "-" else None, spill=spill)
+
+
+__all__ = ["Recording", "open_recording", "detect", "RecordType"]

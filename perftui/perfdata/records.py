@@ -1,0 +1,255 @@
+"""Decode one record's body into a dict of fields, on demand (FORMAT.md §7, §8, §10, §13.4)."""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from construct import ConstructError
+
+from .attr import EventAttr, parse_attr
+from .constants import (
+    CONTEXT_MARKERS,
+    KMOD_SEC_MAP,
+    USER_TYPE_START,
+    Misc,
+    RecordType,
+    Sample,
+    type_name,
+)
+from .features import cstring, decode_build_id_body
+from .sample import SampleLayout, SampleTruncated
+from .schemas import layouts
+from .walk import kmod_layout
+
+_TRAILER = ((Sample.TID, ("pid", "tid"), "ii"), (Sample.TIME, ("time",), "Q"),
+            (Sample.ID, ("id",), "Q"), (Sample.STREAM_ID, ("stream_id",), "Q"),
+            (Sample.CPU, ("cpu", "_res"), "II"), (Sample.IDENTIFIER, ("id",), "Q"))
+
+
+def parse_trailer(rec: bytes, attr: EventAttr, order: str) -> dict[str, int]:
+    """The sample_id trailer at the end of a non-sample kernel record (§8)."""
+    n = attr.id_hdr_size
+    if not n or len(rec) < 8 + n:
+        return {}
+    pos = len(rec) - n
+    out: dict[str, int] = {}
+    for bit, names, fmt in _TRAILER:
+        if attr.sample_type & bit:
+            vals = struct.unpack_from(order + fmt, rec, pos)
+            for k, v in zip(names, vals, strict=True):
+                if k != "_res":
+                    out[k] = v
+            pos += 8
+    return out
+
+
+def decode_kmod_sec_map(rec: bytes, order: str) -> dict[str, Any]:
+    """The RFC's KMOD_SEC_MAP (§13.4); accepts the gap-byte layout and the picture."""
+    c = layouts(order).rec.KMOD_SEC_MAP.parse(rec[8:])
+    out: dict[str, Any] = {"pid": c.pid, "start": c.start, "len": c.len, "pgoff": c.pgoff,
+                           "sec_name_len": c.sec_name_len, "filename_len": c.filename_len}
+    lay = kmod_layout(rec, order)
+    if lay is None:
+        raise ValueError("KMOD_SEC_MAP strings do not fit the record")
+    snl, fstart, fnl = lay
+    out["section"] = cstring(rec[44:44 + snl])
+    out["filename"] = cstring(rec[fstart:fstart + fnl])
+    out["layout"] = "rfc" if fstart == 44 + snl + 1 else "picture"
+    return out
+
+
+def callchain_text(ips: list[int]) -> list[str]:
+    return [CONTEXT_MARKERS.get(ip, f"{ip:#x}") for ip in ips]
+
+
+class RecordDecoder:
+    """Decodes records of one recording: needs its byte order and attrs."""
+
+    def __init__(self, order: str, attrs: list[EventAttr]) -> None:
+        self.order = order
+        self.L = layouts(order)
+        self.set_attrs(attrs)
+
+    def set_attrs(self, attrs: list[EventAttr]) -> None:
+        self.attrs = attrs
+        self.sample_layouts = [SampleLayout(a, self.order) for a in attrs]
+
+    def decode(self, rec: bytes, attr_idx: int, type_code: int | None = None) -> dict[str, Any]:
+        """Fields of record ``rec`` (header included).  Raises ValueError when malformed."""
+        t, misc, size = struct.unpack_from(self.order + "IHH", rec, 0)
+        code = t if type_code is None else type_code
+        out: dict[str, Any] = {"type": type_name(code), "misc": misc, "size": size}
+        try:
+            out.update(self._body(code, rec, misc, attr_idx))
+        except (ConstructError, struct.error, SampleTruncated, IndexError) as e:
+            raise ValueError(f"{type_name(code)} record cannot be decoded: {e}") from None
+        return out
+
+    def _body(self, t: int, rec: bytes, misc: int, attr_idx: int) -> dict[str, Any]:
+        R = self.L.rec
+        attr = self.attrs[attr_idx] if 0 <= attr_idx < len(self.attrs) else None
+        if t == RecordType.SAMPLE:
+            if attr is None:
+                return {"cpumode": misc & Misc.CPUMODE_MASK}
+            s = self.sample_layouts[attr_idx].decode(rec)
+            s.pop("_end", None)
+            s["cpumode"] = misc & Misc.CPUMODE_MASK
+            s["event"] = attr.display_name
+            return s
+        if t == KMOD_SEC_MAP:
+            return decode_kmod_sec_map(rec, self.order)
+        if t < USER_TYPE_START:
+            body_end = len(rec) - (attr.id_hdr_size if attr else 0)
+            body = rec[8:max(8, body_end)]
+            name = type_name(t)
+            schema = getattr(R, name, None)
+            out: dict[str, Any] = {}
+            if schema is not None:
+                out = {k: v for k, v in schema.parse(body).items() if not k.startswith("_")}
+            else:
+                out["body"] = body.hex()
+            if t == RecordType.MMAP2:
+                u = out.pop("u")
+                if misc & Misc.MMAP_BUILD_ID:
+                    b = R.mmap2_build_id.parse(u)
+                    out["build_id"] = b.build_id[: min(b.build_id_size, 20)].hex()
+                else:
+                    out.update({k: v for k, v in R.mmap2_inode.parse(u).items()
+                                if not k.startswith("_")})
+            if t == RecordType.NAMESPACES:
+                out["namespaces"] = [{"dev": n.dev, "ino": n.ino} for n in out["namespaces"]]
+            if t == RecordType.CALLCHAIN_DEFERRED:
+                out["ips"] = list(out["ips"])
+            if t == RecordType.TEXT_POKE:
+                out["old_bytes"] = out["old_bytes"].hex()
+                out["new_bytes"] = out["new_bytes"].hex()
+            if t == RecordType.BPF_EVENT:
+                out["tag"] = out["tag"].hex()
+            if t == RecordType.READ:
+                out["values"] = out["values"].hex()
+            for k in ("filename", "comm", "name", "path"):
+                if k in out and isinstance(out[k], bytes):
+                    out[k] = cstring(out[k])
+            if attr is not None:
+                out["sample_id"] = parse_trailer(rec, attr, self.order)
+            return out
+        return self._user(t, rec, misc)
+
+    def _user(self, t: int, rec: bytes, misc: int) -> dict[str, Any]:
+        R = self.L.rec
+        body = rec[8:]
+        if t == RecordType.HEADER_ATTR:
+            a = parse_attr(body, self.order)
+            n_ids = max(0, (len(rec) - 8 - a.size) // 8)
+            ids = list(struct.unpack_from(f"{self.order}{n_ids}Q", rec, 8 + a.size))
+            d: dict[str, Any] = a.as_dict()
+            d["ids"] = ids
+            return {"attr": d}
+        if t == RecordType.HEADER_BUILD_ID:
+            return decode_build_id_body(rec, misc, self.order)
+        if t == RecordType.HEADER_FEATURE:
+            c = R.HEADER_FEATURE.parse(body)
+            return {"feat_id": c.feat_id, "payload_size": len(c.data)}
+        if t == RecordType.COMPRESSED:
+            return {"compressed_size": len(body)}
+        if t == RecordType.COMPRESSED2:
+            c = R.COMPRESSED2.parse(body)
+            return {"data_size": c.data_size, "compressed_size": len(c.data)}
+        if t == RecordType.THREAD_MAP:
+            c = R.THREAD_MAP.parse(body)
+            return {"threads": [{"pid": e.pid, "comm": cstring(e.comm)} for e in c.entries]}
+        if t == RecordType.ID_INDEX:
+            c = R.ID_INDEX.parse(body)
+            return {"entries": [{k: e[k] for k in ("id", "idx", "cpu", "tid")}
+                                for e in c.entries]}
+        if t == RecordType.CPU_MAP:
+            return self._cpu_map(body)
+        if t == RecordType.EVENT_UPDATE:
+            c = R.EVENT_UPDATE.parse(body)
+            d = {"update_type": c.update_type, "id": c.id}
+            if c.update_type in (0, 2):
+                d["unit" if c.update_type == 0 else "name"] = cstring(c.data)
+            elif c.update_type == 1 and len(c.data) >= 8:
+                d["scale"] = self.L.f64.parse(c.data[:8])
+            else:
+                d["data"] = bytes(c.data).hex()
+            return d
+        if t == RecordType.TIME_CONV:
+            c = R.TIME_CONV.parse(body)
+            d = {"time_shift": c.time_shift, "time_mult": c.time_mult, "time_zero": c.time_zero}
+            if len(c.ext) >= 18:
+                e = R.time_conv_ext.parse(c.ext)
+                d.update({k: e[k] for k in ("time_cycles", "time_mask", "cap_user_time_zero",
+                                            "cap_user_time_short")})
+            return d
+        if t == RecordType.HEADER_TRACING_DATA:
+            return {"tracing_data_size": struct.unpack_from(self.order + "I", rec, 8)[0]}
+        if t == RecordType.AUXTRACE_ERROR:
+            c = R.AUXTRACE_ERROR.parse(body)
+            d = {k: c[k] for k in ("type", "code", "cpu", "pid", "tid", "fmt", "ip", "time")}
+            d["msg"] = cstring(c.msg)
+            return d
+        if t == RecordType.HEADER_EVENT_TYPE:
+            c = R.HEADER_EVENT_TYPE.parse(body)
+            return {"event_id": c.event_id, "name": cstring(c.name)}
+        if t == RecordType.BPF_METADATA:
+            c = R.BPF_METADATA.parse(body)
+            return {"prog_name": cstring(c.prog_name), "nr_entries": c.nr_entries}
+        schema = getattr(R, type_name(t), None)
+        if schema is not None:
+            c = schema.parse(body)
+            return {k: (list(v) if isinstance(v, list) else v) for k, v in c.items()
+                    if not k.startswith("_")}
+        return {"body_size": len(body)}
+
+    def _cpu_map(self, body: bytes) -> dict[str, Any]:
+        o = self.order
+        (kind,) = struct.unpack_from(o + "H", body, 0)
+        if kind == 0:
+            (nr,) = struct.unpack_from(o + "H", body, 2)
+            return {"map_type": "cpus", "cpus": list(struct.unpack_from(f"{o}{nr}H", body, 4))}
+        if kind == 1:
+            nr, long_size = struct.unpack_from(o + "HH", body, 2)
+            start = 6 if long_size == 4 else 10
+            fmt = "I" if long_size == 4 else "Q"
+            words = struct.unpack_from(f"{o}{nr}{fmt}", body, start)
+            bits = 8 * long_size
+            return {"map_type": "mask",
+                    "cpus": [w * bits + b for w, v in enumerate(words) for b in range(bits)
+                             if v >> b & 1]}
+        if kind == 2:
+            any_cpu = body[2]
+            start, end = struct.unpack_from(o + "HH", body, 4)
+            return {"map_type": "range", "any_cpu": any_cpu,
+                    "cpus": list(range(start, end + 1))}
+        return {"map_type": kind}
+
+
+def summary(fields: dict[str, Any]) -> str:
+    """One line describing a decoded record (dump text output, the record list)."""
+    t = fields["type"]
+    f = fields
+    if t == "SAMPLE":
+        parts = []
+        if "ip" in f:
+            parts.append(f"ip {f['ip']:#x}")
+        if "period" in f:
+            parts.append(f"period {f['period']}")
+        if "callchain" in f:
+            parts.append(f"callchain {len(f['callchain'])}")
+        if "event" in f:
+            parts.append(f["event"])
+        return " ".join(parts)
+    if t in ("MMAP", "MMAP2"):
+        return f"{f['addr']:#x}+{f['len']:#x} pgoff {f['pgoff']:#x} {f['filename']}"
+    if t == "COMM":
+        return f"{f['pid']}/{f['tid']} {f['comm']}"
+    if t in ("FORK", "EXIT"):
+        return f"{f['pid']}/{f['tid']} parent {f['ppid']}/{f['ptid']}"
+    if t == "KMOD_SEC_MAP":
+        return (f"{f['section']} {f['start']:#x}-{f['start'] + f['len']:#x} "
+                f"pgoff {f['pgoff']:#x} {f['filename']}")
+    skip = {"type", "misc", "size", "sample_id"}
+    items = [f"{k} {v}" for k, v in f.items() if k not in skip and not isinstance(v, (list, dict))]
+    return " ".join(items)[:200]

@@ -1,0 +1,444 @@
+"""The streaming record walk: record boundaries, special user records, zstd streams.
+
+A walk turns a byte stream into :class:`Chunk` batches of record start offsets, in file
+order.  It never decodes record bodies: the index (``index.py``) reads the few fields it
+needs from the chunk with numpy, and ``records.py`` decodes a record only when asked.
+
+Records that change how the rest is read are handled here, in order (FORMAT.md §15):
+HEADER_ATTR and HEADER_FEATURE (pipe mode), HEADER_TRACING_DATA and AUXTRACE (payload
+outside the record), COMPRESSED and COMPRESSED2 (a zstd stream per input stream), and
+type 83 told apart as COMPRESSED2 or KMOD_SEC_MAP (§10.2).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import tempfile
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+import zstandard
+
+from .constants import KMOD_SEC_MAP, UNKNOWN_83, RecordType
+from .errors import PerfDataError
+
+
+T_ATTR = RecordType.HEADER_ATTR
+T_TRACING = RecordType.HEADER_TRACING_DATA
+T_AUXTRACE = RecordType.AUXTRACE
+T_FEATURE = RecordType.HEADER_FEATURE
+T_COMPRESSED = RecordType.COMPRESSED
+T_83 = RecordType.COMPRESSED2
+T_INIT = RecordType.FINISHED_INIT
+SPECIAL = frozenset({T_ATTR, T_TRACING, T_AUXTRACE, T_FEATURE, T_COMPRESSED, T_83, T_INIT})
+BATCH = 1 << 16
+STREAM_READ = 4 << 20
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+@dataclass
+class Chunk:
+    """Whole records of one source, in order.
+
+    ``buf[offs[i] - base]`` is the first byte of record *i*; ``offs`` are positions in the
+    source ``src`` (the file itself, a spill of standard input, or a zstd spill).
+    ``outer`` is the file offset of the COMPRESSED record that held these records (None
+    for records read straight from the file).  ``override`` maps a chunk index to the
+    index type code for records whose raw type does not name them (type 83).
+    """
+
+    src: int
+    buf: bytes | bytearray | memoryview
+    base: int
+    offs: array
+    outer: int | None = None
+    override: dict[int, int] = field(default_factory=dict)
+
+
+class Source:
+    """A byte source records can be read back from by position."""
+
+    name: str
+
+    def read(self, pos: int, size: int) -> bytes:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class MmapSource(Source):
+    def __init__(self, name: str, buf: bytes | memoryview) -> None:
+        self.name = name
+        self.buf = buf
+
+    def read(self, pos: int, size: int) -> bytes:
+        return bytes(self.buf[pos:pos + size])
+
+
+class SpillSource(Source):
+    """An append-only temporary file: decompressed zstd output or a copy of stdin."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.file = tempfile.TemporaryFile(prefix="perftui-")
+        self.size = 0
+
+    def append(self, data: bytes | memoryview) -> None:
+        self.file.write(data)
+        self.size += len(data)
+
+    def read(self, pos: int, size: int) -> bytes:
+        self.file.flush()
+        return os.pread(self.file.fileno(), size, pos)
+
+    def close(self) -> None:
+        self.file.close()
+
+
+@dataclass
+class StreamState:
+    """Per input stream: its zstd decompressor and carried partial record."""
+
+    name: str
+    dctx: object | None = None
+    carry: bytes = b""
+    spill: SpillSource | None = None
+    spill_src: int = -1
+    broken: bool = False
+    # (spill position of the first record of a compressed record's output, outer offset)
+    outer_map: list[tuple[int, int]] = field(default_factory=list)
+
+
+def classify_83(rec: bytes | memoryview, order: str) -> int:
+    """Tell upstream COMPRESSED2 from the RFC's KMOD_SEC_MAP (FORMAT.md §10.2)."""
+    size = len(rec)
+    if size >= 16:
+        data_size = struct.unpack_from(order + "Q", rec, 8)[0]
+        if 16 + data_size <= size < 16 + data_size + 8:
+            return T_83
+    if kmod_layout(rec, order) is not None:
+        return KMOD_SEC_MAP
+    if size > 20 and bytes(rec[16:20]) == ZSTD_MAGIC:
+        return T_83
+    return UNKNOWN_83
+
+
+def kmod_layout(rec: bytes | memoryview, order: str) -> tuple[int, int, int] | None:
+    """Where a KMOD_SEC_MAP's strings lie: (name_len, file_start, file_len) or None.
+
+    The RFC synthesizer puts the file name at ``data[sec_name_len + 1]`` (one gap byte,
+    §13.4); the struct comment pictures ``"name\\0filename\\0"``.  Both are accepted,
+    the RFC's own layout first.
+    """
+    size = len(rec)
+    if size < 48:
+        return None
+    snl, fnl = struct.unpack_from(order + "HH", rec, 40)
+    if snl < 2 or fnl < 2 or 44 + snl + fnl > size:
+        return None
+    data = bytes(rec[44:])
+    name = data[:snl]
+    if name[-1] != 0 or 0 in name[:-1]:
+        return None
+    for start in (snl + 1, snl):
+        path = data[start:start + fnl]
+        if len(path) == fnl and path[-1] == 0 and 0 not in path[:-1]:
+            return snl, 44 + start, fnl
+    return None
+
+
+class Walker:
+    """Walks the record streams of one recording and yields :class:`Chunk` batches.
+
+    ``on_attr(rec, offset)`` and ``on_feature(rec, offset)`` receive the HEADER_ATTR and
+    HEADER_FEATURE records as they are met (pipe mode); errors are appended to
+    ``errors`` and end the stream they occur in.
+    """
+
+    def __init__(self, order: str, sources: list[Source], errors: list[PerfDataError],
+                 on_attr: Callable[[bytes, int], None] | None = None,
+                 on_feature: Callable[[bytes, int], None] | None = None,
+                 spill: bool = True) -> None:
+        self.order = order
+        self.hdr = struct.Struct(order + "IHH")
+        self.u32 = struct.Struct(order + "I")
+        self.u64 = struct.Struct(order + "Q")
+        self.sources = sources
+        self.errors = errors
+        self.on_attr = on_attr
+        self.on_feature = on_feature
+        self.spill = spill
+        self.states: list[StreamState] = []
+        self.finished_init = False
+        self.stopped = False
+
+    # -- the tight loop ---------------------------------------------------------------
+    def _scan(self, buf: bytes | memoryview, pos: int, end: int, offs: array,
+              limit: int) -> tuple[int, int]:
+        """Append record starts from ``pos`` until a special record, ``end`` or ``limit``.
+
+        Returns (new position, status): 0 reached end/limit or an incomplete record,
+        1 a special record starts at the returned position, -1 a record smaller than its
+        header starts there.
+        """
+        unpack = self.hdr.unpack_from
+        app = offs.append
+        special = SPECIAL
+        stop = end - 8
+        n = len(offs) + limit
+        while pos <= stop and len(offs) < n:
+            t, _m, size = unpack(buf, pos)
+            if size < 8:
+                return pos, -1
+            if pos + size > end:
+                return pos, 0
+            if t in special:
+                return pos, 1
+            app(pos)
+            pos += size
+        return pos, 0
+
+    def _err(self, offset: int, message: str, name: str | None = None) -> None:
+        self.errors.append(PerfDataError(offset, message, name))
+
+    # -- file-like buffers (mmap) -----------------------------------------------------
+    def walk_buffer(self, src: int, buf: bytes | memoryview, start: int, end: int,
+                    state: StreamState, is_main: bool = True) -> Iterator[Chunk]:
+        """Walk a whole in-memory (mmapped) stream ``buf[start:end]``."""
+        pos = start
+        offs = array("q")
+        override: dict[int, int] = {}
+        while True:
+            pos, status = self._scan(buf, pos, end, offs, BATCH)
+            if status == 0 and len(offs) >= BATCH:
+                yield Chunk(src, buf, 0, offs, None, override)
+                offs, override = array("q"), {}
+                continue
+            if status == 0:
+                if pos < end:
+                    left = end - pos
+                    if left < 8:
+                        self._err(pos, f"{left} stray bytes after the last record")
+                    else:
+                        size = self.hdr.unpack_from(buf, pos)[2]
+                        self._err(pos, f"record of {size} bytes runs past the end of the "
+                                  f"data ({left} bytes left): truncated recording")
+                break
+            if status == -1:
+                t, _m, size = self.hdr.unpack_from(buf, pos)
+                self._err(pos, f"record of size {size} (type {t}) is smaller than its "
+                          "8-byte header: corrupt data, stopping here")
+                break
+            # a special record at pos
+            t, _m, size = self.hdr.unpack_from(buf, pos)
+            rec = buf[pos:pos + size]
+            idx = len(offs)
+            offs.append(pos)
+            nxt = pos + size
+            if t == T_ATTR or t == T_FEATURE:
+                yield Chunk(src, buf, 0, offs, None, override)
+                offs, override = array("q"), {}
+                cb = self.on_attr if t == T_ATTR else self.on_feature
+                if cb:
+                    cb(bytes(rec), pos)
+            elif t == T_INIT:
+                self.finished_init = True
+            elif t == T_TRACING:
+                extra = self.u32.unpack_from(rec, 8)[0] if size >= 12 else 0
+                if nxt + extra > end:
+                    self._err(pos, f"HEADER_TRACING_DATA payload of {extra} bytes runs "
+                              "past the end of the data")
+                    yield Chunk(src, buf, 0, offs, None, override)
+                    return
+                nxt += extra
+            elif t == T_AUXTRACE:
+                extra = self.u64.unpack_from(rec, 8)[0] if size >= 16 else 0
+                if nxt + extra > end:
+                    self._err(pos, f"AUXTRACE payload of {extra} bytes runs past the end "
+                              "of the data")
+                    yield Chunk(src, buf, 0, offs, None, override)
+                    return
+                nxt += extra
+            elif t == T_COMPRESSED or t == T_83:
+                kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
+                if kind != t:
+                    override[idx] = kind
+                if kind in (T_COMPRESSED, T_83):
+                    yield Chunk(src, buf, 0, offs, None, override)
+                    offs, override = array("q"), {}
+                    if kind == T_COMPRESSED:
+                        payload = rec[8:]
+                    else:
+                        payload = rec[16:16 + self._c2_size(rec)]
+                    yield from self._decompress(state, payload, pos)
+            pos = nxt
+        if offs:
+            yield Chunk(src, buf, 0, offs, None, override)
+
+    def _c2_size(self, rec: bytes | memoryview) -> int:
+        size = len(rec)
+        ds = self.u64.unpack_from(rec, 8)[0]
+        if 16 + ds <= size < 16 + ds + 8:
+            return ds
+        return size - 16
+
+    # -- zstd -------------------------------------------------------------------------
+    def _decompress(self, st: StreamState, payload: bytes | memoryview,
+                    outer: int) -> Iterator[Chunk]:
+        if st.broken:
+            return
+        if st.dctx is None:
+            st.dctx = zstandard.ZstdDecompressor().decompressobj()
+            if self.spill:
+                st.spill = SpillSource(st.name + " (decompressed)")
+                st.spill_src = len(self.sources)
+                self.sources.append(st.spill)
+        data = bytes(payload)
+        out = []
+        try:
+            while data:
+                out.append(st.dctx.decompress(data))  # type: ignore[attr-defined]
+                data = st.dctx.unused_data if st.dctx.eof else b""  # type: ignore[attr-defined]
+                if data or st.dctx.eof:  # type: ignore[attr-defined]
+                    st.dctx = zstandard.ZstdDecompressor().decompressobj()
+        except zstandard.ZstdError as e:
+            st.broken = True
+            self._err(outer, f"zstd data cannot be decompressed ({e}); the compressed "
+                      "records of this stream are skipped from here on")
+            return
+        buf = st.carry + b"".join(out)
+        spill_base = (st.spill.size if st.spill else 0)
+        offs = array("q")
+        pos, status = self._scan_all(buf, offs)
+        if status == -1:
+            t, _m, size = self.hdr.unpack_from(buf, pos)
+            self._err(outer, f"decompressed record of size {size} (type {t}) is smaller "
+                      "than its header: corrupt compressed data")
+            st.broken = True
+        src = st.spill_src
+        if offs:
+            st.outer_map.append((spill_base, outer))
+            if st.spill is not None:
+                st.spill.append(buf[:pos])
+            rel = array("q", offs)
+            for i in range(len(rel)):
+                rel[i] += spill_base
+            yield Chunk(src, buf, spill_base, rel, outer)
+        elif st.spill is not None and pos:
+            st.spill.append(buf[:pos])
+        st.carry = b"" if st.broken else buf[pos:]
+
+    def _scan_all(self, buf: bytes, offs: array) -> tuple[int, int]:
+        """Scan decompressed bytes: every type is plain data here."""
+        unpack = self.hdr.unpack_from
+        pos, end = 0, len(buf)
+        while pos + 8 <= end:
+            _t, _m, size = unpack(buf, pos)
+            if size < 8:
+                return pos, -1
+            if pos + size > end:
+                break
+            offs.append(pos)
+            pos += size
+        return pos, 0
+
+    def finish_stream(self, st: StreamState, end_offset: int) -> None:
+        if st.carry and not st.broken:
+            self._err(end_offset, f"{len(st.carry)} bytes of a record left undecoded at the "
+                      "end of the compressed data")
+
+    # -- streams (stdin) ----------------------------------------------------------------
+    def walk_stream(self, src: int, f: BinaryIO, start: int, state: StreamState,
+                    spill: SpillSource | None, head: bytes = b"") -> Iterator[Chunk]:
+        """Walk a non-seekable stream through a bounded buffer.
+
+        ``head`` holds bytes already read (the pipe header); positions are stream
+        offsets, and ``spill`` (if any) receives a copy of every byte read so records
+        can be read back by position.
+        """
+        buf = head
+        base = 0  # stream offset of buf[0]
+        pos = start
+        skip = 0  # payload bytes still to skip (TRACING_DATA / AUXTRACE)
+        eof = False
+        while True:
+            if not eof and (len(buf) - (pos - base) < STREAM_READ):
+                more = f.read(STREAM_READ)
+                if not more:
+                    eof = True
+                else:
+                    if spill is not None:
+                        spill.append(more)
+                    # drop what was consumed, keep the tail
+                    cut = pos - base
+                    buf = bytes(buf[cut:]) + more
+                    base = pos
+            if skip:
+                have = len(buf) - (pos - base)
+                n = min(skip, have)
+                pos += n
+                skip -= n
+                if skip and eof:
+                    self._err(pos, f"{skip} payload bytes missing at the end of the stream")
+                    return
+                continue
+            end = base + len(buf)
+            view = memoryview(buf)
+            offs = array("q")
+            rel_pos, status = self._scan(view, pos - base, len(buf), offs, BATCH)
+            newpos = base + rel_pos
+            if offs:
+                abs_offs = array("q", offs)
+                for i in range(len(abs_offs)):
+                    abs_offs[i] += base
+                yield Chunk(src, buf, base, abs_offs)
+            pos = newpos
+            if status == -1:
+                t, _m, size = self.hdr.unpack_from(buf, pos - base)
+                self._err(pos, f"record of size {size} (type {t}) is smaller than its "
+                          "8-byte header: corrupt data, stopping here")
+                return
+            if status == 0:
+                if len(offs) >= BATCH:
+                    continue
+                if eof:
+                    if pos < end:
+                        self._err(pos, f"the stream ends inside a record ({end - pos} "
+                                  "bytes left): truncated recording")
+                    return
+                continue
+            # special record
+            t, _m, size = self.hdr.unpack_from(buf, pos - base)
+            rec = bytes(buf[pos - base:pos - base + size])
+            one = array("q", [pos])
+            override: dict[int, int] = {}
+            nxt = pos + size
+            if t == T_ATTR or t == T_FEATURE:
+                yield Chunk(src, buf, base, one)
+                cb = self.on_attr if t == T_ATTR else self.on_feature
+                if cb:
+                    cb(rec, pos)
+                pos = nxt
+                continue
+            if t == T_INIT:
+                self.finished_init = True
+            elif t == T_TRACING:
+                skip = self.u32.unpack_from(rec, 8)[0] if size >= 12 else 0
+            elif t == T_AUXTRACE:
+                skip = self.u64.unpack_from(rec, 8)[0] if size >= 16 else 0
+            elif t == T_COMPRESSED or t == T_83:
+                kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
+                if kind != t:
+                    override[0] = kind
+                yield Chunk(src, buf, base, one, None, override)
+                if kind in (T_COMPRESSED, T_83):
+                    payload = rec[8:] if kind == T_COMPRESSED else rec[16:16 + self._c2_size(rec)]
+                    yield from self._decompress(state, payload, pos)
+                pos = nxt
+                continue
+            yield Chunk(src, buf, base, one, None, override)
+            pos = nxt
