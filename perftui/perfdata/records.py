@@ -250,6 +250,6 @@ def summary(fields: dict[str, Any]) -> str:
     if t == "KMOD_SEC_MAP":
         return (f"{f['section']} {f['start']:#x}-{f['start'] + f['len']:#x} "
                 f"pgoff {f['pgoff']:#x} {f['filename']}")
-    skip = {"type", "misc", "size", "sample_id"}
+    skip = {"type", "misc", "size", "sample_id", "offset", "compressed", "file"}
     items = [f"{k} {v}" for k, v in f.items() if k not in skip and not isinstance(v, (list, dict))]
     return " ".join(items)[:200]

@@ -1,0 +1,40 @@
+# perftui developer entry points.  `make run` and `make test` work on a fresh machine.
+PY      ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+
+.PHONY: setup run demo test lint typecheck bench screenshots clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+## Set up and open the app (the bundled demo recording unless FILE=... is given).
+run: $(STAMP)
+	$(BIN)/perftui $(if $(FILE),$(FILE),info tests/data/perf61/perf-normal-g.data)
+
+demo: run
+
+## Run the whole test suite.
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check perftui tests scripts bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy perftui
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+screenshots: $(STAMP)
+	$(BIN)/python scripts/make_screenshots.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

@@ -1,0 +1,1 @@
+"""Headless analysis: summaries, timeline bins, section and symbol counts."""

@@ -1,0 +1,95 @@
+"""Headless summaries of a recording: the data behind ``perftui info`` (and the ``i`` screen)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..perfdata import Feature, Recording, RecordType, type_name
+from ..perfdata.constants import feature_name, sample_type_names
+
+
+def record_counts(rec: Recording) -> dict[str, int]:
+    """Record type name -> count, with ``perf report --stats``'s convention.
+
+    A COMPRESSED record counts, and so does every record inside it.
+    """
+    types = rec.columns["type"]
+    if not len(types):
+        return {}
+    codes, counts = np.unique(types, return_counts=True)
+    return {type_name(int(c)): int(n) for c, n in zip(codes, counts, strict=True)}
+
+
+def samples_per_attr(rec: Recording) -> np.ndarray:
+    """SAMPLE count per attr index; the last slot counts samples of unknown ids."""
+    c = rec.columns
+    attr = c["attr"][c["type"] == RecordType.SAMPLE].astype(np.int64)
+    n = len(rec.attrs)
+    attr[attr < 0] = n
+    return np.bincount(attr, minlength=n + 1)
+
+
+def time_span(rec: Recording) -> tuple[int, int]:
+    """(first, last) sample time in ns; all timed records when there is no sample."""
+    c = rec.columns
+    t = c["time"]
+    s = t[(c["type"] == RecordType.SAMPLE) & (t > 0)]
+    if not len(s):
+        s = t[t > 0]
+    if not len(s):
+        return 0, 0
+    return int(s.min()), int(s.max())
+
+
+def info_dict(rec: Recording) -> dict[str, Any]:
+    """Everything ``perftui info --json`` prints (one stable object)."""
+    f = rec.feature
+    nrcpus = f(Feature.NRCPUS) or {}
+    per_attr = samples_per_attr(rec)
+    events = []
+    for k, a in enumerate(rec.attrs):
+        events.append({
+            "name": a.display_name, "type": a.type, "config": a.config,
+            "sample_type": sample_type_names(a.sample_type),
+            "sample_period" if not a.freq else "sample_freq": a.sample_period,
+            "ids": len(a.ids), "samples": int(per_attr[k]),
+        })
+    first, last = time_span(rec)
+    st = f(Feature.SAMPLE_TIME)
+    out: dict[str, Any] = {
+        "path": rec.path,
+        "mode": rec.mode,
+        "byte_order": rec.byte_order,
+        "file_size": rec.file_size,
+        "perf_version": f(Feature.VERSION),
+        "hostname": f(Feature.HOSTNAME),
+        "os_release": f(Feature.OSRELEASE),
+        "arch": f(Feature.ARCH),
+        "cpudesc": f(Feature.CPUDESC),
+        "cpuid": f(Feature.CPUID),
+        "total_mem_kb": f(Feature.TOTAL_MEM),
+        "cmdline": f(Feature.CMDLINE) or [],
+        "nr_cpus_online": nrcpus.get("nr_cpus_online"),
+        "nr_cpus_avail": nrcpus.get("nr_cpus_avail"),
+        "events": events,
+        "records": record_counts(rec),
+        "total_records": len(rec),
+        "first_time": first,
+        "last_time": last,
+        "duration_ns": last - first,
+        "header_sample_time": st,
+        "features": [feature_name(b) for b in sorted(rec.features)],
+        "compression": f(Feature.COMPRESSED),
+        "samples_with_unknown_id": int(per_attr[len(rec.attrs)]),
+        "errors": [e.as_dict() for e in rec.errors],
+        "warnings": list(rec.warnings),
+    }
+    if rec.mode == "file" or rec.mode == "directory":
+        out["data_offset"] = rec.header["data"]["offset"]
+        out["data_size"] = rec.header["data"]["size"]
+    if rec.mode == "directory":
+        out["data_files"] = list(rec.extra_files)
+    return out
+
