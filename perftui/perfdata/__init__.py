@@ -6,6 +6,15 @@ from .errors import NotPerfData, PerfDataError
 from .recording import Recording, open_recording
 
 __all__ = [
-    "EventAttr", "Feature", "KMOD_SEC_MAP", "NotPerfData", "PerfDataError", "Recording",
-    "RecordType", "Sample", "open_recording", "type_code", "type_name",
+    "KMOD_SEC_MAP",
+    "EventAttr",
+    "Feature",
+    "NotPerfData",
+    "PerfDataError",
+    "RecordType",
+    "Recording",
+    "Sample",
+    "open_recording",
+    "type_code",
+    "type_name",
 ]

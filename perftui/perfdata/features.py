@@ -163,7 +163,8 @@ def parse_feature(feat: int, buf: bytes, order: str, ctx: dict[int, Any]) -> Any
     if feat == Feature.CMDLINE:
         return c.strlist()
     if feat == Feature.NRCPUS:
-        return dict(F.nrcpus.parse(buf))
+        p = F.nrcpus.parse(buf)
+        return {"nr_cpus_avail": p.nr_cpus_avail, "nr_cpus_online": p.nr_cpus_online}
     if feat == Feature.TOTAL_MEM:
         return F.total_mem.parse(buf).kb
     if feat == Feature.EVENT_DESC:

@@ -37,6 +37,8 @@ from .records import RecordDecoder
 from .schemas import layouts
 from .walk import Chunk, MmapSource, Source, SpillSource, StreamState, Walker
 
+NO_SOURCE = 255  # index rows of records that cannot be read back (no spill)
+
 
 def detect(head: bytes, where: str) -> tuple[str, str]:
     """(byte order, "file" | "pipe") from the first 16 bytes."""
@@ -257,7 +259,7 @@ class Recording:
     def _add_feature(self, bit: int, payload: bytes, where: int) -> None:
         try:
             self.features[bit] = parse_feature(bit, payload, self.order, self.features)
-        except Exception as e:  # noqa: BLE001 - any malformed payload is one feature's error
+        except Exception as e:
             self.feature_errors[bit] = str(e) or type(e).__name__
             self.features[bit] = payload
             self.warnings.append(f"feature {feature_name(bit)} is malformed: {e}")
@@ -330,7 +332,7 @@ class Recording:
         for src, ch in self.chunks():
             if self.cancelled:
                 break
-            cols.append(self.builder.rows(ch, src))
+            cols.append(self.builder.rows(ch, src if src >= 0 else NO_SOURCE))
             if progress is not None:
                 now = time.monotonic()
                 if now - last >= budget:
@@ -352,6 +354,9 @@ class Recording:
     def record_bytes(self, i: int) -> bytes:
         c = self.columns
         src, pos, size = int(c["src"][i]), int(c["pos"][i]), int(c["size"][i])
+        if src == NO_SOURCE:
+            raise ValueError("record inside compressed data was not kept (opened with "
+                             "spill=False)")
         return self.sources[src].read(pos, size)
 
     def outer_offset(self, i: int) -> int:
@@ -395,4 +400,4 @@ def open_recording(path: str | os.PathLike[str], spill: bool = True) -> Recordin
     return Recording(Path(p) if p != "-" else None, spill=spill)
 
 
-__all__ = ["Recording", "open_recording", "detect", "RecordType"]
+__all__ = ["RecordType", "Recording", "detect", "open_recording"]

@@ -25,7 +25,6 @@ import zstandard
 from .constants import KMOD_SEC_MAP, UNKNOWN_83, RecordType
 from .errors import PerfDataError
 
-
 T_ATTR = RecordType.HEADER_ATTR
 T_TRACING = RecordType.HEADER_TRACING_DATA
 T_AUXTRACE = RecordType.AUXTRACE
@@ -84,7 +83,7 @@ class SpillSource(Source):
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.file = tempfile.TemporaryFile(prefix="perftui-")
+        self.file = tempfile.TemporaryFile(prefix="perftui-")  # noqa: SIM115 - lives with self
         self.size = 0
 
     def append(self, data: bytes | memoryview) -> None:
@@ -239,7 +238,7 @@ class Walker:
             idx = len(offs)
             offs.append(pos)
             nxt = pos + size
-            if t == T_ATTR or t == T_FEATURE:
+            if t in (T_ATTR, T_FEATURE):
                 yield Chunk(src, buf, 0, offs, None, override)
                 offs, override = array("q"), {}
                 cb = self.on_attr if t == T_ATTR else self.on_feature
@@ -263,7 +262,7 @@ class Walker:
                     yield Chunk(src, buf, 0, offs, None, override)
                     return
                 nxt += extra
-            elif t == T_COMPRESSED or t == T_83:
+            elif t in (T_COMPRESSED, T_83):
                 kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
                 if kind != t:
                     override[idx] = kind
@@ -417,7 +416,7 @@ class Walker:
             one = array("q", [pos])
             override: dict[int, int] = {}
             nxt = pos + size
-            if t == T_ATTR or t == T_FEATURE:
+            if t in (T_ATTR, T_FEATURE):
                 yield Chunk(src, buf, base, one)
                 cb = self.on_attr if t == T_ATTR else self.on_feature
                 if cb:
@@ -430,7 +429,7 @@ class Walker:
                 skip = self.u32.unpack_from(rec, 8)[0] if size >= 12 else 0
             elif t == T_AUXTRACE:
                 skip = self.u64.unpack_from(rec, 8)[0] if size >= 16 else 0
-            elif t == T_COMPRESSED or t == T_83:
+            elif t in (T_COMPRESSED, T_83):
                 kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
                 if kind != t:
                     override[0] = kind

@@ -1,0 +1,134 @@
+"""Recordings built with perftui's writer, for what the corpus lacks (test helpers)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from perftui.perfdata import EventAttr, Feature, Sample
+from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
+from perftui.perfdata.writer import Writer
+
+ALL_SAMPLE = (
+    Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.ID
+    | Sample.STREAM_ID | Sample.CPU | Sample.PERIOD | Sample.READ | Sample.CALLCHAIN
+    | Sample.RAW | Sample.BRANCH_STACK | Sample.REGS_USER | Sample.STACK_USER
+    | Sample.WEIGHT_STRUCT | Sample.DATA_SRC | Sample.TRANSACTION | Sample.REGS_INTR
+    | Sample.PHYS_ADDR | Sample.CGROUP | Sample.DATA_PAGE_SIZE | Sample.CODE_PAGE_SIZE
+    | Sample.AUX
+)
+# disabled, inherit, mmap, comm, freq, sample_id_all, mmap2, precise_ip=2 (exercises the
+# two-bit field under byte swapping)
+FLAGS = 1 | 2 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 18 | 1 << 23 | 2 << 15
+
+
+def full_attr(ids: list[int], size: int = 136) -> EventAttr:
+    return EventAttr(
+        type=4, size=size, config=0x1234, sample_period=4000, sample_type=int(ALL_SAMPLE),
+        read_format=0b11111, flags=FLAGS, branch_sample_type=1 << 17,
+        sample_regs_user=0b1011, sample_stack_user=64, clockid=1, sample_regs_intr=0b11,
+        aux_watermark=4096, sample_max_stack=127, aux_sample_size=16, sig_data=7,
+        config3=9 if size >= 136 else 0, ids=ids, name="raw-ev")
+
+
+def full_sample(i: int) -> dict[str, Any]:
+    return {
+        "id": 11, "ip": 0xFFFFFFFF81000000 + i, "pid": 100 + i, "tid": 200 + i,
+        "time": 1_000_000 + 1000 * i, "addr": 0xDEAD, "stream_id": 11, "cpu": i % 4,
+        "period": 4000,
+        "read": {"time_enabled": 5, "time_running": 4,
+                 "values": [{"value": 1, "id": 11, "lost": 0},
+                            {"value": 2, "id": 12, "lost": 3}]},
+        "callchain": [CONTEXT_KERNEL, 0xFFFFFFFF81000000 + i, 0xFFFFFFFF81000100,
+                      CONTEXT_USER, 0x401000],
+        "raw": bytes(range(12)),
+        "branch_stack": {"hw_idx": 3, "entries": [
+            {"from": 0x401000, "to": 0x401100, "flags": 0x1},
+            {"from": 0x401200, "to": 0x401300, "flags": 0x2}]},
+        "regs_user": {"abi": 2, "regs": [1, 2, 3]},
+        "stack_user": {"size": 16, "data": b"S" * 16, "dyn_size": 8},
+        "weight_struct": {"var1_dw": 77, "var2_w": 5, "var3_w": 6},
+        "data_src": 0x68100142, "transaction": 0x1_0000_0002,
+        "regs_intr": {"abi": 2, "regs": [9, 8]},
+        "phys_addr": 0x1000, "cgroup": 42, "data_page_size": 4096, "code_page_size": 4096,
+        "aux": b"AUXDATA!",
+    }
+
+
+FEATURES: dict[int, Any] = {
+    Feature.HOSTNAME: "bigbox", Feature.OSRELEASE: "6.1.0-test", Feature.VERSION: "6.1.0",
+    Feature.ARCH: "s390x", Feature.NRCPUS: {"nr_cpus_avail": 4, "nr_cpus_online": 4},
+    Feature.CMDLINE: ["/usr/bin/perf", "record", "-a"], Feature.TOTAL_MEM: 1024,
+    Feature.SAMPLE_TIME: {"first": 1_000_000, "last": 2_000_000},
+}
+
+
+def kitchen_sink(path: Path, order: str = "<", mode: str = "file",
+                 compress: str | None = None, attr_size: int = 136) -> list[bytes]:
+    """A recording with every kernel record type and a sample using every field.
+
+    Returns the records written, in order (decoded they must give the same fields).
+    """
+    attrs = [full_attr([11, 12], attr_size)]
+    feats = dict(FEATURES)
+    feats[Feature.EVENT_DESC] = True  # encoded from the attrs
+    with open(path, "wb") as f:
+        w = Writer(f, attrs, feats, mode=mode, order=order, compress=compress)
+        b = w.b
+        sid = {"pid": 7, "tid": 8, "time": 999, "id": 11, "stream_id": 11, "cpu": 1}
+        recs = [
+            b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": 0xFFFFFFFF81000000, "len": 0x100000,
+                              "pgoff": 0xFFFFFFFF81000000, "filename": "[kernel.kallsyms]_text"},
+                     misc=Misc.KERNEL),
+            b.kmod_sec_map(".noinstr.text", "/lib/modules/6.1.0/kernel/arch/x86/kvm/kvm-amd.ko",
+                           0xFFFFFFFFC0A3C000, 0x1C0, 0x5F40),
+            b.user("FINISHED_INIT"),
+        ]
+        w.write_all(recs)
+        w.start_compression()
+        live = [
+            b.kernel("COMM", {"pid": 7, "tid": 8, "comm": "worker"}, misc=Misc.COMM_EXEC,
+                     sample_id=sid),
+            b.kernel("MMAP2", {"pid": 7, "tid": 8, "addr": 0x400000, "len": 0x1000, "pgoff": 0,
+                               "maj": 8, "min": 1, "ino": 1234, "ino_generation": 1,
+                               "prot": 5, "flags": 2, "filename": "/usr/bin/worker"},
+                     misc=Misc.USER, sample_id=sid),
+            b.kernel("MMAP2", {"pid": 7, "tid": 8, "addr": 0x500000, "len": 0x1000, "pgoff": 0,
+                               "build_id": "ab" * 20, "prot": 5, "flags": 2,
+                               "filename": "/usr/lib/libx.so"}, misc=Misc.USER, sample_id=sid),
+            b.kernel("FORK", {"pid": 9, "ppid": 7, "tid": 9, "ptid": 8, "time": 999},
+                     sample_id=sid),
+            b.kernel("EXIT", {"pid": 9, "ppid": 7, "tid": 9, "ptid": 8, "time": 1999},
+                     sample_id=sid),
+            b.kernel("LOST", {"id": 11, "lost": 5}, sample_id=sid),
+            b.kernel("THROTTLE", {"time": 5, "id": 11, "stream_id": 11}, sample_id=sid),
+            b.kernel("UNTHROTTLE", {"time": 6, "id": 11, "stream_id": 11}, sample_id=sid),
+            b.kernel("AUX", {"aux_offset": 0, "aux_size": 4096, "flags": 1}, sample_id=sid),
+            b.kernel("ITRACE_START", {"pid": 7, "tid": 8}, sample_id=sid),
+            b.kernel("LOST_SAMPLES", {"lost": 3}, sample_id=sid),
+            b.kernel("SWITCH", {}, misc=Misc.SWITCH_OUT, sample_id=sid),
+            b.kernel("SWITCH_CPU_WIDE", {"next_prev_pid": 3, "next_prev_tid": 4}, sample_id=sid),
+            b.kernel("NAMESPACES", {"pid": 7, "tid": 8, "namespaces": [
+                {"dev": 1, "ino": 2}, {"dev": 3, "ino": 4}]}, sample_id=sid),
+            b.kernel("KSYMBOL", {"addr": 0xFFFFFFFFA0000000, "len": 64, "ksym_type": 1,
+                                 "flags": 0, "name": "bpf_prog_x"}, sample_id=sid),
+            b.kernel("BPF_EVENT", {"event_type": 1, "flags": 0, "id": 5, "tag": b"12345678"},
+                     sample_id=sid),
+            b.kernel("CGROUP", {"id": 42, "path": "/sys/fs/cgroup/x"}, sample_id=sid),
+            b.kernel("TEXT_POKE", {"addr": 0xFFFFFFFF81000010, "old_len": 2, "new_len": 2,
+                                   "old_bytes": b"\x90\x90", "new_bytes": b"\xeb\x00"},
+                     sample_id=sid),
+            b.kernel("AUX_OUTPUT_HW_ID", {"hw_id": 3}, sample_id=sid),
+            b.kernel("CALLCHAIN_DEFERRED", {"cookie": 77, "ips": [1, 2, 3]}, sample_id=sid),
+            b.sample(full_sample(0), misc=Misc.KERNEL),
+            b.sample(full_sample(1), misc=Misc.USER),
+            b.user("FINISHED_ROUND"),
+        ]
+        w.write_all(live)
+        w.close()
+    return recs + live
+
+
+def to_bytes(path: Path) -> io.BytesIO:
+    return io.BytesIO(path.read_bytes())
