@@ -35,6 +35,14 @@ class Columns:
     def __len__(self) -> int:
         return self.n
 
+    def reserve(self, capacity: int) -> None:
+        """Grow every column to ``capacity`` rows at once (an estimate from the file size)."""
+        if capacity > len(self.cols["pos"]):
+            for k, a in self.cols.items():
+                b = np.empty(capacity, dtype=a.dtype)
+                b[: self.n] = a[: self.n]
+                self.cols[k] = b
+
     def append(self, part: dict[str, np.ndarray]) -> None:
         m = len(part["pos"])
         need = self.n + m

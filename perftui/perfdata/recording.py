@@ -329,9 +329,16 @@ class Recording:
         cols = self.columns
         last = time.monotonic()
         self._outer: dict[int, list[tuple[int, int]]] = {}
+        reserved = False
         for src, ch in self.chunks():
             if self.cancelled:
                 break
+            if not reserved and ch.outer is None and len(ch.offs) > 1000 and self.file_size > 0:
+                # estimate the record count from the first big chunk's bytes per record
+                span = int(ch.offs[-1]) - int(ch.offs[0])
+                if span > 0:
+                    cols.reserve(int(self.file_size / (span / (len(ch.offs) - 1)) * 1.05))
+                reserved = True
             cols.append(self.builder.rows(ch, src if src >= 0 else NO_SOURCE))
             if progress is not None:
                 now = time.monotonic()

@@ -164,6 +164,7 @@ class Walker:
                  spill: bool = True) -> None:
         self.order = order
         self.hdr = struct.Struct(order + "IHH")
+        self.hdr2 = struct.Struct(order + "I2xH")  # type and size only: the hot loop
         self.u32 = struct.Struct(order + "I")
         self.u64 = struct.Struct(order + "Q")
         self.sources = sources
@@ -184,21 +185,27 @@ class Walker:
         1 a special record starts at the returned position, -1 a record smaller than its
         header starts there.
         """
-        unpack = self.hdr.unpack_from
+        unpack = self.hdr2.unpack_from
         app = offs.append
         special = SPECIAL
         stop = end - 8
-        n = len(offs) + limit
-        while pos <= stop and len(offs) < n:
-            t, _m, size = unpack(buf, pos)
+        k = limit - len(offs)
+        if k <= 0:
+            return pos, 0
+        while pos <= stop:
+            t, size = unpack(buf, pos)
             if size < 8:
                 return pos, -1
-            if pos + size > end:
+            nxt = pos + size
+            if nxt > end:
                 return pos, 0
-            if t in special:
+            if t > 63 and t in special:
                 return pos, 1
             app(pos)
-            pos += size
+            pos = nxt
+            k -= 1
+            if not k:
+                break
         return pos, 0
 
     def _err(self, offset: int, message: str, name: str | None = None) -> None:
