@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
@@ -17,7 +18,7 @@ from .perfdata.constants import feature_name
 from .perfdata.records import summary
 from .textsafe import safe
 
-SUBCOMMANDS = ("info", "dump")
+SUBCOMMANDS = ("info", "dump", "sections", "inject")
 
 
 def _jsonable(v: Any) -> Any:
@@ -72,7 +73,7 @@ def print_info(d: dict[str, Any], rec: Recording, out: TextIO) -> None:
         line("cpus", f"{d['nr_cpus_online']} online of {d['nr_cpus_avail']} available")
     if d["total_mem_kb"]:
         line("memory", f"{d['total_mem_kb']} kB")
-    line("cmdline", " ".join(d["cmdline"]))
+    line("cmdline", shlex.join(d["cmdline"]))
     if d["last_time"]:
         line("time", f"{d['first_time'] / 1e9:.6f} .. {d['last_time'] / 1e9:.6f} s "
              f"({d['duration_ns'] / 1e9:.3f} s)")
@@ -154,6 +155,103 @@ def _summary(r: dict[str, Any]) -> str:
         return ""
 
 
+# -- sections ---------------------------------------------------------------------------
+def _open_for_sections(args: argparse.Namespace) -> Recording:
+    if getattr(args, "demo", False):
+        from .demo import demo_path
+
+        args.file = str(demo_path())
+        args.modules_dir = [*args.modules_dir, str(demo_modules_dir())]
+    if not args.file:
+        raise SystemExit("perftui sections: give a FILE or --demo")
+    rec = open_recording(args.file, spill=True)
+    rec.build_index()
+    return rec
+
+
+def demo_modules_dir() -> str:
+    from .demo import MODULES_DIR
+
+    return str(MODULES_DIR)
+
+
+def cmd_sections(args: argparse.Namespace) -> int:
+    from .analysis.filters import FilterError, SampleFilter, parse_int_list, parse_time_range
+    from .analysis.summary import time_span
+    from .kmod.report import section_report
+
+    rec = _open_for_sections(args)
+    try:
+        flt = SampleFilter(
+            time=parse_time_range(args.time, time_span(rec)[0]) if args.time else None,
+            cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
+            pids=parse_int_list(args.pid, "pid list") if args.pid else None,
+        )
+    except FilterError as e:
+        print(f"perftui sections: {e}", file=sys.stderr)
+        return 2
+    rep = section_report(rec, args.modules_dir, flt)
+    d = rep.as_dict(symbols=args.symbols)
+    if args.json:
+        print(json.dumps(_jsonable(d)))
+    else:
+        print_sections(d, sys.stdout, args.symbols, args.all)
+    return _report_errors(rec)
+
+
+def print_sections(d: dict[str, Any], out: TextIO, symbols: bool,
+                   show_all: bool = False) -> None:
+    w = out.write
+    total = d["kernel_samples"] or 1
+    w(f"source: {d['source']}   kernel samples: {d['kernel_samples']}   "
+      f"in no module section: {d['unattributed_kernel_samples']}   "
+      f"user samples: {d['user_samples']}\n")
+    for m in d["modules"]:
+        bid = f"  build id {m['build_id']}" if m["build_id"] else ""
+        w("\n" + safe(f"[{m['name']}]  {m['samples']} samples  {m['path']}{bid}") + "\n")
+        quiet = [s for s in m["sections"] if not s["samples"]]
+        for s in m["sections"]:
+            if not s["samples"] and not show_all:
+                continue
+            name = s["name"] or "(whole module)"
+            pct = 100.0 * s["samples"] / total
+            w(safe(f"  {name:<22} {s['start']:#018x}-{s['end']:#018x} {s['end'] - s['start']:>9}"
+                   f" {s['samples']:>9} {pct:6.2f}%  {s['source']}") + "\n")
+            if symbols:
+                for sym in s.get("symbols", []):
+                    w(safe(f"      {sym['samples']:>9}  {sym['name']}") + "\n")
+        if quiet and not show_all:
+            w(f"  ... and {len(quiet)} sections without samples (--all lists them)\n")
+    for m in d["warnings"]:
+        w(safe(f"warning: {m}") + "\n")
+
+
+# -- inject -----------------------------------------------------------------------------
+def cmd_inject(args: argparse.Namespace) -> int:
+    from .kmod.inject import PERF_NOTE, InjectError, inject, strip
+
+    rec = open_recording(args.file, spill=False)
+    rec.build_index()
+    if rec.errors:
+        return _report_errors(rec)
+    try:
+        if args.strip:
+            res = strip(rec, args.output, force=args.force)
+            print(f"wrote {args.output}: {res.records} KMOD_SEC_MAP records removed")
+        else:
+            res = inject(rec, args.output, args.sysfs, args.modules_dir, args.include_init,
+                         args.force)
+            print(safe(f"wrote {args.output}: {res.records} KMOD_SEC_MAP records for "
+                       f"{len(res.modules)} modules ({', '.join(res.modules)})"))
+            print(PERF_NOTE, file=sys.stderr)
+        for w in res.warnings:
+            print(safe(f"warning: {w}"), file=sys.stderr)
+    except (InjectError, OSError) as e:
+        print(safe(f"perftui inject: {e}"), file=sys.stderr)
+        return 1
+    return 0
+
+
 # -- entry point -------------------------------------------------------------------------
 def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     main = argparse.ArgumentParser(
@@ -178,6 +276,29 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                    help="only records of this type (repeatable), e.g. SAMPLE, KMOD_SEC_MAP")
     p.add_argument("--limit", type=int, metavar="N")
     p.set_defaults(func=cmd_dump)
+    p = sp.add_parser("sections", help="kernel-module sections with sample counts")
+    p.add_argument("file", nargs="?")
+    p.add_argument("--demo", action="store_true", help="the bundled demo recording")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--symbols", action="store_true", help="per-symbol counts too")
+    p.add_argument("--all", action="store_true", help="list sections without samples too")
+    p.add_argument("--modules-dir", action="append", default=[], metavar="DIR",
+                   help="where to look for module files (repeatable)")
+    p.add_argument("--time", metavar="START,END",
+                   help="seconds relative to the first sample (either may be empty)")
+    p.add_argument("--cpu", metavar="LIST", help="CPUs, e.g. 0-3,7")
+    p.add_argument("--pid", metavar="LIST", help="process ids")
+    p.set_defaults(func=cmd_sections)
+    p = sp.add_parser("inject", help="add (or --strip) KMOD_SEC_MAP records")
+    p.add_argument("file")
+    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("--sysfs", default="/sys", metavar="ROOT",
+                   help="root of the sysfs tree with module/*/sections (default /sys)")
+    p.add_argument("--modules-dir", action="append", default=[], metavar="DIR")
+    p.add_argument("--include-init", action="store_true", help="also .init* sections")
+    p.add_argument("--strip", action="store_true", help="remove KMOD_SEC_MAP records instead")
+    p.add_argument("--force", action="store_true", help="replace an existing OUT")
+    p.set_defaults(func=cmd_inject)
     return main, sub
 
 

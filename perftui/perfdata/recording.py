@@ -377,6 +377,35 @@ class Recording:
         j = int(np.searchsorted(keys, pos, side="right")) - 1
         return m[max(j, 0)][1]
 
+    def sample_values(self, rows: np.ndarray, field: str = "ip") -> np.ndarray:
+        """A fixed-position u64 SAMPLE field (``ip``, ``period``, ``addr``, ``id``) of index
+        rows, gathered from the sources with numpy; 0 where the sample lacks it."""
+        c = self.columns
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(len(rows), dtype=np.uint64)
+        if not len(rows):
+            return out
+        src = c["src"][rows]
+        attr = c["attr"][rows]
+        pos = c["pos"][rows]
+        size = c["size"][rows].astype(np.int64)
+        dt = np.dtype(self.order + "u8")
+        ar = np.arange(8, dtype=np.int64)
+        for s in np.unique(src):
+            if s == NO_SOURCE:
+                continue
+            u8 = np.frombuffer(self.sources[int(s)].buf, dtype=np.uint8)  # type: ignore[attr-defined]
+            for a in np.unique(attr[src == s]):
+                if not 0 <= a < len(self.attrs):
+                    continue
+                off = self.decoder.sample_layouts[int(a)].offsets.get(field)
+                if off is None:
+                    continue
+                sel = np.nonzero((src == s) & (attr == a) & (size >= off + 8))[0]
+                at = pos[sel] + off
+                out[sel] = u8[at[:, None] + ar].view(dt).ravel()
+        return out
+
     def source_name(self, i: int) -> str:
         return self.sources[int(self.columns["src"][i])].name
 

@@ -12,6 +12,7 @@ type 83 told apart as COMPRESSED2 or KMOD_SEC_MAP (§10.2).
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 import tempfile
@@ -85,6 +86,7 @@ class SpillSource(Source):
         self.name = name
         self.file = tempfile.TemporaryFile(prefix="perftui-")  # noqa: SIM115 - lives with self
         self.size = 0
+        self._map: mmap.mmap | None = None
 
     def append(self, data: bytes | memoryview) -> None:
         self.file.write(data)
@@ -93,6 +95,16 @@ class SpillSource(Source):
     def read(self, pos: int, size: int) -> bytes:
         self.file.flush()
         return os.pread(self.file.fileno(), size, pos)
+
+    @property
+    def buf(self) -> memoryview:
+        """The bytes written so far, mapped (re-mapped when the file has grown)."""
+        if self._map is None or len(self._map) != self.size:
+            self.file.flush()
+            if self.size == 0:
+                return memoryview(b"")
+            self._map = mmap.mmap(self.file.fileno(), self.size, access=mmap.ACCESS_READ)
+        return memoryview(self._map)
 
     def close(self) -> None:
         self.file.close()

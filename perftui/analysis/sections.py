@@ -1,0 +1,65 @@
+"""Sample counts per module section (and the rows behind them), vectorised with numpy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..kmod.sectionmap import SectionMap
+from ..perfdata import Recording
+from ..perfdata.constants import Misc
+from .filters import SampleFilter, sample_rows
+
+
+@dataclass
+class SectionCounts:
+    """Counts of the samples that passed a filter.
+
+    ``per_entry[k]`` counts kernel-mode samples whose ip lies in entry *k* of the map;
+    ``kernel_rows``/``kernel_owner`` keep, for every kernel sample, its index row and
+    owning entry (-1: inside no module section), for drill-downs.
+    """
+
+    per_entry: np.ndarray
+    kernel_rows: np.ndarray
+    kernel_ips: np.ndarray
+    kernel_owner: np.ndarray
+    user_samples: int
+    other_samples: int
+
+    @property
+    def kernel_samples(self) -> int:
+        return len(self.kernel_rows)
+
+    @property
+    def unattributed_kernel_samples(self) -> int:
+        return int(np.count_nonzero(self.kernel_owner < 0))
+
+    def rows_of(self, entry: int) -> np.ndarray:
+        return self.kernel_rows[self.kernel_owner == entry]
+
+    def ips_of(self, entry: int) -> np.ndarray:
+        return self.kernel_ips[self.kernel_owner == entry]
+
+
+def count_sections(rec: Recording, smap: SectionMap,
+                   flt: SampleFilter | None = None) -> SectionCounts:
+    """Kernel samples per section entry; user and other cpumodes counted apart."""
+    rows = sample_rows(rec, flt)
+    mode = rec.columns["misc"][rows] & Misc.CPUMODE_MASK
+    kernel = rows[mode == Misc.KERNEL]
+    user = int(np.count_nonzero(mode == Misc.USER))
+    other = len(rows) - len(kernel) - user
+    ips = rec.sample_values(kernel, "ip")
+    owner = smap.lookup(ips)
+    per = np.bincount(owner[owner >= 0], minlength=len(smap.entries)) if len(smap.entries) \
+        else np.zeros(0, dtype=np.int64)
+    return SectionCounts(per.astype(np.int64), kernel, ips, owner, user, other)
+
+
+def split_by(rec: Recording, rows: np.ndarray, column: str) -> list[tuple[int, int]]:
+    """(value, count) of an index column (``cpu``, ``pid``, ``tid``) over rows, by count."""
+    vals, counts = np.unique(rec.columns[column][rows], return_counts=True)
+    order = np.lexsort((vals, -counts))
+    return [(int(vals[i]), int(counts[i])) for i in order]

@@ -1,0 +1,263 @@
+"""Make the demo recording: a realistic ``perf record -a -g`` of a box running the demo modules.
+
+Four CPUs over six seconds: a VM (``qemu-system-x86`` vCPU threads in ``demo-kvm``, whose
+hottest section is ``.noinstr.text``, not ``.text``), a network benchmark (``iperf3`` and
+``ksoftirqd`` in ``demo_nic``), a checksum job (``dd`` in ``demo_crc``), a shell and
+kernel samples outside any module.  Start-up records are written as an RFC-patched perf
+writes them (FORMAT.md §13.5): each module's ``.text`` as its shrunk MMAP, every other
+SHF_ALLOC section but ``.init*`` as a KMOD_SEC_MAP record.  Deterministic for a seed.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..kmod.elf import ModuleFile, load_module
+from ..perfdata import EventAttr, Feature, Sample
+from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
+from ..perfdata.writer import Writer
+
+MODULES_DIR = Path(__file__).parent / "modules"
+OS_RELEASE = "6.1.0-57-amd64"
+MODULE_PATH = f"/lib/modules/{OS_RELEASE}/updates/perftui-demo/{{}}.ko"
+KERNEL_TEXT = 0xFFFFFFFF81000000
+NCPU = 4
+SECONDS = 6
+FREQ = 1000  # samples per second per busy CPU
+
+# module file -> load base; sections follow each other, page aligned, as the loader does
+MODULE_BASES = {"demo-kvm": 0xFFFFFFFFC0A3C000, "demo_nic": 0xFFFFFFFFC0B00000,
+                "demo_crc": 0xFFFFFFFFC0C41000}
+VMLINUX_FUNCS = [("native_safe_halt", 0x1B7B9A0, 0x20), ("copy_user_generic_string",
+                 0x1B7BC20, 0x40), ("clear_page_erms", 0x1B6AA90, 0x30),
+                 ("__softirqentry_text_start", 0x1E00000, 0x80), ("do_syscall_64", 0x1B6E140,
+                 0x90), ("_raw_spin_unlock_irqrestore", 0x1B80F10, 0x30)]
+
+
+USER_IMAGE = {"bash": "bash", "qemu": "qemu", "vcpu0": "qemu", "vcpu1": "qemu",
+              "iperf3": "iperf3", "dd": "dd"}
+
+
+@dataclass
+class Proc:
+    pid: int
+    tid: int
+    comm: str
+    parent: int
+
+
+@dataclass
+class Placed:
+    module: str
+    path: str
+    mf: ModuleFile
+    sections: dict[str, int]  # section -> load address
+
+
+def place_modules() -> list[Placed]:
+    out = []
+    for name, base in MODULE_BASES.items():
+        mf = load_module(str(MODULES_DIR / f"{name}.ko"))
+        addr = base
+        secs: dict[str, int] = {}
+        # the loader drops .modinfo and __versions (no SHF_ALLOC once loaded, no sysfs file)
+        order = [".text"] + sorted(n for n, s in mf.sections.items()
+                                   if s.alloc and n != ".text" and s.size
+                                   and n not in (".modinfo", "__versions"))
+        for n in order:
+            if n not in mf.sections:
+                continue
+            secs[n] = addr
+            addr += (mf.sections[n].size + 0xFFF) & ~0xFFF
+        out.append(Placed(name, MODULE_PATH.format(name), mf, secs))
+    return out
+
+
+def _sym_ips(p: Placed, section: str, names: list[str]) -> list[tuple[int, int]]:
+    """(first ip, size) of each named symbol placed in memory."""
+    table = p.mf.symbols(section)
+    out = []
+    for i, n in enumerate(table.names):
+        if n in names:
+            out.append((p.sections[section] + int(table.starts[i]), max(1, int(table.sizes[i]))))
+    return out
+
+
+def generate(path: str | Path, seed: int = 6116) -> Path:
+    """Write the demo recording to ``path`` (deterministic for ``seed``)."""
+    rng = random.Random(seed)
+    mods = {p.module: p for p in place_modules()}
+    kvm, nic, crc = mods["demo-kvm"], mods["demo_nic"], mods["demo_crc"]
+    # hot spots: (weight, [(ip, size)])
+    kvm_hot = [
+        (55, _sym_ips(kvm, ".noinstr.text", ["__demo_svm_vcpu_run"])),
+        (12, _sym_ips(kvm, ".noinstr.text", ["demo_svm_vcpu_enter_exit",
+                                             "demo_kvm_guest_state_load",
+                                             "demo_kvm_guest_state_save"])),
+        (14, _sym_ips(kvm, ".text", ["demo_kvm_handle_exit", "demo_svm_handle_npf",
+                                     "demo_kvm_emulate_cpuid", "demo_kvm_arch_vcpu_ioctl_run"])),
+        (3, _sym_ips(kvm, ".text.unlikely", ["demo_kvm_report_emulation_failure"])),
+    ]
+    nic_hot = [
+        (40, _sym_ips(nic, ".text", ["demo_nic_rx_poll", "demo_nic_rx_one"])),
+        (25, _sym_ips(nic, ".text", ["demo_nic_csum_partial", "demo_nic_csum_fold",
+                                     "demo_nic_csum_ipv4_hdr"])),
+        (15, _sym_ips(nic, ".text", ["demo_nic_tx_xmit", "demo_nic_refill_rx"])),
+        (10, _sym_ips(nic, ".noinstr.text", ["demo_nic_irq_entry"])),
+        (2, _sym_ips(nic, ".text.unlikely", ["demo_nic_handle_error"])),
+    ]
+    crc_hot = [(70, _sym_ips(crc, ".text", ["demo_crc32_le_slice4"])),
+               (20, _sym_ips(crc, ".text", ["demo_crc_update", "demo_crc_fold_64"]))]
+    vmlinux = [(KERNEL_TEXT + off, size) for _n, off, size in VMLINUX_FUNCS]
+
+    procs = {
+        "bash": Proc(2101, 2101, "bash", 1),
+        "qemu": Proc(3150, 3150, "qemu-system-x86", 2101),
+        "vcpu0": Proc(3150, 3161, "CPU 0/KVM", 3150),
+        "vcpu1": Proc(3150, 3162, "CPU 1/KVM", 3150),
+        "iperf3": Proc(3300, 3300, "iperf3", 2101),
+        "ksoftirqd": Proc(16, 16, "ksoftirqd/1", 2),
+        "dd": Proc(3400, 3400, "dd", 2101),
+        "swapper": Proc(0, 0, "swapper/2", 0),
+    }
+    # what each CPU runs: list of (thread key, weight, kind)
+    plan = {
+        0: [("vcpu0", 80, "kvm"), ("bash", 5, "user"), ("swapper", 15, "idle")],
+        1: [("iperf3", 45, "nic"), ("ksoftirqd", 35, "nic"), ("vcpu1", 20, "kvm")],
+        2: [("vcpu1", 60, "kvm"), ("dd", 25, "crc"), ("swapper", 15, "idle")],
+        3: [("dd", 50, "crc"), ("iperf3", 20, "nic"), ("bash", 10, "user"),
+            ("swapper", 20, "idle")],
+    }
+    attr = EventAttr(type=1, size=128, config=0, sample_period=FREQ,
+                     sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.CPU
+                                     | Sample.PERIOD | Sample.CALLCHAIN),
+                     flags=(1 | 2 | 1 << 8 | 1 << 9 | 1 << 10 | 1 << 13 | 1 << 18 | 1 << 20
+                            | 1 << 23 | 1 << 24 | 1 << 29 | 1 << 30),
+                     ids=[301 + c for c in range(NCPU)], name="cpu-clock")
+    t0 = 5_012_345_678_901
+    t_end = t0 + SECONDS * 1_000_000_000
+    build_ids = [{"filename": p.path, "build_id": p.mf.build_id or "", "pid": -1,
+                  "misc": Misc.KERNEL | 0x8000} for p in mods.values() if p.mf.build_id]
+    features = {
+        Feature.HOSTNAME: "demo-host", Feature.OSRELEASE: OS_RELEASE,
+        Feature.VERSION: "6.1.187", Feature.ARCH: "x86_64",
+        Feature.NRCPUS: {"nr_cpus_avail": NCPU, "nr_cpus_online": NCPU},
+        Feature.CPUDESC: "AMD EPYC 7713 64-Core Processor",
+        Feature.CPUID: "AuthenticAMD,25,1,1", Feature.TOTAL_MEM: 32_779_224,
+        Feature.CMDLINE: ["/usr/bin/perf", "record", "-a", "-g", "-e", "cpu-clock", "-F",
+                          str(FREQ), "--", "sleep", str(SECONDS)],
+        Feature.EVENT_DESC: True,
+        Feature.SAMPLE_TIME: {"first": t0, "last": t_end},
+        Feature.BUILD_ID: build_ids,
+    }
+    path = Path(path)
+    with open(path, "wb") as f:
+        w = Writer(f, [attr], features)
+        b = w.b
+        w.write(b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": KERNEL_TEXT, "len": 0x1400000,
+                                  "pgoff": KERNEL_TEXT, "filename": "[kernel.kallsyms]_text"},
+                         misc=Misc.KERNEL))
+        for p in sorted(mods.values(), key=lambda p: p.sections[".text"]):
+            text = p.mf.sections[".text"]
+            w.write(b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": p.sections[".text"],
+                                      "len": text.size, "pgoff": 0, "filename": p.path},
+                             misc=Misc.KERNEL))
+            for sec, addr in sorted(p.sections.items(), key=lambda kv: kv[1]):
+                if sec == ".text" or sec.startswith(".init"):
+                    continue
+                s = p.mf.sections[sec]
+                w.write(b.kmod_sec_map(sec, p.path, addr, s.size, s.offset))
+        for key in ("bash", "qemu", "vcpu0", "vcpu1", "iperf3", "ksoftirqd", "dd"):
+            pr = procs[key]
+            w.write(b.kernel("COMM", {"pid": pr.pid, "tid": pr.tid, "comm": pr.comm}))
+        w.write(b.user("FINISHED_INIT"))
+
+        user_base = {"bash": 0x55D0C3A00000, "qemu": 0x5581E2400000, "iperf3": 0x55F1B1200000,
+                     "dd": 0x5603AF600000}
+        for key, image, base, size in (("bash", "/usr/bin/bash", user_base["bash"], 0xE5000),
+                                       ("qemu", "/usr/bin/qemu-system-x86_64",
+                                        user_base["qemu"], 0x5A3000),
+                                       ("iperf3", "/usr/bin/iperf3", user_base["iperf3"],
+                                        0x19000)):
+            pr = procs[key]
+            w.write(b.kernel("MMAP2", {
+                "pid": pr.pid, "tid": pr.tid, "addr": base, "len": size, "pgoff": 0x1000,
+                "maj": 254, "min": 1, "ino": 1700000 + pr.pid, "ino_generation": 0,
+                "prot": 5, "flags": 2, "filename": image}, misc=Misc.USER))
+        events: list[tuple[int, int, bytes]] = []
+        sid = {"cpu": 3}
+        # process lifetime events: dd starts late and exits early
+        t_dd0, t_dd1 = t0 + 1_500_000_000, t0 + 4_800_000_000
+        dd = procs["dd"]
+        events.append((t_dd0 - 1000, 3, b.kernel("FORK", {"pid": dd.pid, "ppid": 2101,
+                                                       "tid": dd.tid, "ptid": 2101,
+                                                       "time": t_dd0 - 1000},
+                                              sample_id={**sid, "pid": 2101, "tid": 2101,
+                                                         "time": t_dd0 - 1000})))
+        events.append((t_dd0, 3, b.kernel("COMM", {"pid": dd.pid, "tid": dd.tid, "comm": "dd"},
+                                       misc=Misc.COMM_EXEC,
+                                       sample_id={**sid, "pid": dd.pid, "tid": dd.tid,
+                                                  "time": t_dd0})))
+        events.append((t_dd0 + 5000, 3, b.kernel("MMAP2", {
+            "pid": dd.pid, "tid": dd.tid, "addr": user_base["dd"], "len": 0x12000,
+            "pgoff": 0x2000, "maj": 254, "min": 1, "ino": 1835027, "ino_generation": 0,
+            "prot": 5, "flags": 2, "filename": "/usr/bin/dd"}, misc=Misc.USER,
+            sample_id={**sid, "pid": dd.pid, "tid": dd.tid, "time": t_dd0 + 5000})))
+        events.append((t_dd1, 3, b.kernel("EXIT", {"pid": dd.pid, "ppid": 2101, "tid": dd.tid,
+                                                "ptid": 2101, "time": t_dd1},
+                                       sample_id={**sid, "pid": dd.pid, "tid": dd.tid,
+                                                  "time": t_dd1})))
+        hot = {"kvm": kvm_hot, "nic": nic_hot, "crc": crc_hot}
+        callers = {"kvm": _sym_ips(kvm, ".text", ["demo_kvm_arch_vcpu_ioctl_run"]),
+                   "nic": _sym_ips(nic, ".noinstr.text", ["demo_nic_irq_entry"]),
+                   "crc": _sym_ips(crc, ".text", ["demo_crc_update"])}
+        period = 1_000_000_000 // FREQ
+        for cpu, jobs in plan.items():
+            t = t0 + rng.randrange(period)
+            while t < t_end:
+                key, _w, kind = rng.choices(jobs, weights=[j[1] for j in jobs])[0]
+                pr = procs[key]
+                if key == "dd" and not t_dd0 + 10_000 < t < t_dd1:
+                    key, kind, pr = "bash", "user", procs["bash"]
+                # phase: network burst in the middle seconds
+                if kind == "nic" and not (t0 + 1_000_000_000 < t < t0 + 5_000_000_000) \
+                        and rng.random() < 0.7:
+                    kind = "user" if key == "iperf3" else "idle"
+                ub = user_base.get(USER_IMAGE.get(key, ""), 0)
+                uip = ub + 0x1000 + rng.randrange(0x8000)
+                if kind == "user":
+                    ip, misc = uip, Misc.USER
+                    chain = [CONTEXT_USER, ip, ub + 0x2F00]
+                elif kind == "idle":
+                    ip0, size = vmlinux[0]
+                    ip, misc = ip0 + rng.randrange(size), Misc.KERNEL
+                    chain = [CONTEXT_KERNEL, ip, KERNEL_TEXT + 0x1B7BA00]
+                else:
+                    group = rng.choices(hot[kind], weights=[g[0] for g in hot[kind]])[0][1]
+                    if rng.random() < 0.08:
+                        ip0, size = rng.choice(vmlinux[1:])
+                    else:
+                        ip0, size = rng.choice(group)
+                    ip, misc = ip0 + rng.randrange(size), Misc.KERNEL
+                    c0, _cs = callers[kind][0]
+                    chain = [CONTEXT_KERNEL, ip, c0 + 0x1B, KERNEL_TEXT + 0x1B6E1A0]
+                    if ub:
+                        chain += [CONTEXT_USER, uip]
+                events.append((t, cpu, b.sample({"ip": ip, "pid": pr.pid, "tid": pr.tid, "time": t,
+                                            "cpu": cpu, "period": period,
+                                            "callchain": chain}, misc=misc)))
+                t += period + rng.randrange(-20_000, 20_000)
+        # perf drains the ring buffers CPU by CPU in rounds: file order is not time order
+        events.sort(key=lambda e: (e[0] // 100_000_000, e[1], e[0]))
+        rnd = None
+        for t, _cpu, rec in events:
+            r = t // 100_000_000
+            if rnd is not None and r != rnd:
+                w.write(b.user("FINISHED_ROUND"))
+            rnd = r
+            w.write(rec)
+        w.write(b.user("FINISHED_ROUND"))
+        w.close()
+    return path

@@ -1,0 +1,157 @@
+"""Where each kernel-module section was loaded: the section map of a recording.
+
+Built from KMOD_SEC_MAP records (FORMAT.md §13.4) and the module MMAP/MMAP2 records:
+
+* An RFC perf writes a module's ``.text`` as its shrunk MMAP, not as a KMOD_SEC_MAP
+  (§13.5): for a module that has KMOD_SEC_MAP records but none for ``.text``, its MMAP
+  becomes the ``.text`` entry.
+* Without any KMOD_SEC_MAP record, each module MMAP is one entry for the whole module
+  (section unknown).
+
+**Overlap rule.** An address belongs to the KMOD_SEC_MAP entry that contains it; if
+several do, to the one with the smallest range, then the one recorded last.  Only an
+address inside no KMOD_SEC_MAP entry falls to an MMAP entry, by the same rule.  Empty
+ranges own no address (they are listed with 0 samples).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..perfdata import KMOD_SEC_MAP, Recording, RecordType
+from ..perfdata.constants import Misc
+from .names import is_module_path, module_name
+
+SOURCE_KMOD = "KMOD_SEC_MAP"
+SOURCE_MMAP = "MMAP"
+
+
+@dataclass
+class SectionEntry:
+    """One loaded range: a module section (or a whole module from the MMAP fallback)."""
+
+    module: str
+    section: str | None
+    start: int
+    end: int
+    pgoff: int
+    path: str
+    source: str
+    record: int = -1  # index row of the record it came from
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+    @property
+    def label(self) -> str:
+        return f"[{self.module}]{self.section or ''}"
+
+
+@dataclass
+class SectionMap:
+    """Entries plus a lookup table over elementary address intervals."""
+
+    entries: list[SectionEntry] = field(default_factory=list)
+    source: str = "none"
+    warnings: list[str] = field(default_factory=list)
+    bounds: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    owner: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.int32))
+
+    def modules(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for e in self.entries:
+            seen.setdefault(e.module)
+        return list(seen)
+
+    def lookup(self, ips: np.ndarray) -> np.ndarray:
+        """Entry index owning each address, -1 for none (vectorised)."""
+        ips = np.asarray(ips, dtype=np.uint64)
+        if not len(self.owner):
+            return np.full(len(ips), -1, dtype=np.int32)
+        i = np.searchsorted(self.bounds, ips, side="right").astype(np.int64) - 1
+        ok = (i >= 0) & (i < len(self.owner))
+        out = np.full(len(ips), -1, dtype=np.int32)
+        out[ok] = self.owner[i[ok]]
+        return out
+
+    def finish(self) -> None:
+        """Build the lookup table from the entries (applies the overlap rule)."""
+        live = [k for k, e in enumerate(self.entries) if e.end > e.start]
+        if not live:
+            return
+        pts = sorted({p for k in live for p in (self.entries[k].start, self.entries[k].end)})
+        bounds = np.array(pts, dtype=np.uint64)
+        owner = np.full(len(pts) - 1, -1, dtype=np.int32)
+        def rank(k: int) -> tuple[int, int, int]:
+            e = self.entries[k]
+            # KMOD before MMAP, then the smaller range, then the later record
+            return (0 if e.source == SOURCE_KMOD else 1, e.size, -k)
+
+        for k in sorted(live, key=rank, reverse=True):  # best last, so it wins
+            e = self.entries[k]
+            lo = int(np.searchsorted(bounds, np.uint64(e.start)))
+            hi = int(np.searchsorted(bounds, np.uint64(e.end)))
+            owner[lo:hi] = k
+        self.bounds, self.owner = bounds, owner
+
+
+def _kernel_map_rows(rec: Recording) -> np.ndarray:
+    c = rec.columns
+    t = c["type"]
+    is_map = (t == RecordType.MMAP) | (t == RecordType.MMAP2)
+    kernel = (c["misc"] & Misc.CPUMODE_MASK) == Misc.KERNEL
+    return np.nonzero((is_map & kernel) | (t == KMOD_SEC_MAP))[0]
+
+
+def build_section_map(rec: Recording) -> SectionMap:
+    """The section map of an indexed recording."""
+    kmod: list[SectionEntry] = []
+    mmaps: list[SectionEntry] = []
+    warnings: list[str] = []
+    seen: set[tuple] = set()
+    for i in _kernel_map_rows(rec):
+        i = int(i)
+        try:
+            f = rec.decode(i)
+        except ValueError as e:
+            warnings.append(f"record at offset {rec.outer_offset(i)}: {e}")
+            continue
+        if f["type"] == "KMOD_SEC_MAP":
+            path = f["filename"]
+            if "/" not in path and ".ko" not in path:
+                warnings.append(f"KMOD_SEC_MAP at offset {rec.outer_offset(i)} names no "
+                                f"module file ({path!r}); skipped")
+                continue
+            e = SectionEntry(module_name(path), f["section"], f["start"],
+                             f["start"] + f["len"], f["pgoff"], path, SOURCE_KMOD, i)
+            key = (e.module, e.section, e.start, e.end)
+            if key not in seen:
+                seen.add(key)
+                kmod.append(e)
+        else:
+            path = f["filename"]
+            if not is_module_path(path):
+                continue
+            e = SectionEntry(module_name(path), None, f["addr"], f["addr"] + f["len"],
+                             f["pgoff"], path, SOURCE_MMAP, i)
+            key = (e.module, None, e.start, e.end)
+            if key not in seen:
+                seen.add(key)
+                mmaps.append(e)
+    smap = SectionMap(warnings=warnings)
+    if kmod:
+        smap.source = SOURCE_KMOD
+        with_text = {e.module for e in kmod if e.section == ".text"}
+        with_kmod = {e.module for e in kmod}
+        for m in mmaps:
+            if m.module in with_kmod and m.module not in with_text:
+                m.section = ".text"  # the RFC's shrunk module map (FORMAT.md §13.5)
+        smap.entries = kmod + mmaps
+    elif mmaps:
+        smap.source = SOURCE_MMAP
+        smap.entries = mmaps
+    smap.finish()
+    return smap
