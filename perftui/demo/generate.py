@@ -63,9 +63,9 @@ def place_modules() -> list[Placed]:
         addr = base
         secs: dict[str, int] = {}
         # the loader drops .modinfo and __versions (no SHF_ALLOC once loaded, no sysfs file)
-        order = [".text"] + sorted(n for n, s in mf.sections.items()
-                                   if s.alloc and n != ".text" and s.size
-                                   and n not in (".modinfo", "__versions"))
+        dropped = (".text", ".modinfo", "__versions")
+        order = [".text", *sorted(n for n, s in mf.sections.items()
+                                  if s.alloc and s.size and n not in dropped)]
         for n in order:
             if n not in mf.sections:
                 continue

@@ -8,6 +8,7 @@ the AUXTRACE feature index are adjusted for the bytes moved (FORMAT.md §2, §11
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
 import tempfile
@@ -71,10 +72,8 @@ def rewrite(rec: Recording, out_path: str, edits: list[Edit]) -> int:
             size = f.tell()
         os.replace(tmp, out_path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
     return size
 
