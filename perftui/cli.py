@@ -330,10 +330,47 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run_browser(args: argparse.Namespace) -> int:
-    """Until the browser lands, show the ``info`` view of the recording."""
-    path = args.input or args.file or "perf.data"
-    ns = argparse.Namespace(file=path, json=False)
-    return cmd_info(ns)
+    """Open the browser on FILE, ``-`` (a pipe-mode stream on stdin) or the demo."""
+    modules_dirs = list(args.modules_dir)
+    if args.demo:
+        from .demo import demo_path
+
+        path = str(demo_path())
+        modules_dirs.append(demo_modules_dir())
+    else:
+        path = args.input or args.file or "perf.data"
+    if path == "-":
+        rec = _open_stdin_keep_tty()
+    else:
+        rec = open_recording(path, spill=True)
+    from .ui.app import PerftuiApp
+
+    app = PerftuiApp(rec, modules_dirs)
+    code = app.run()
+    errors = rec.errors
+    rec.close()
+    if errors:
+        _fail(errors[0])
+        return 1
+    return int(code or 0)
+
+
+def _open_stdin_keep_tty() -> Recording:
+    """Read the recording from the pipe on fd 0, and give the terminal back to fd 0."""
+    import os
+
+    if sys.stdin.isatty():
+        raise NotPerfData(0, "standard input is a terminal: pipe a recording in "
+                          "(perf record -o - ... | perftui -)", "-")
+    pipe = os.fdopen(os.dup(0), "rb", buffering=0)
+    try:
+        tty = os.open("/dev/tty", os.O_RDONLY)
+    except OSError:
+        raise NotPerfData(0, "no terminal to read keys from (/dev/tty)", "-") from None
+    os.dup2(tty, 0)
+    os.close(tty)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - fd 0 is the terminal now
+    return Recording(None, stream=pipe, spill=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -218,13 +218,16 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
             t = t0 + rng.randrange(period)
             while t < t_end:
                 key, _w, kind = rng.choices(jobs, weights=[j[1] for j in jobs])[0]
+                if kind == "idle" and rng.random() < 0.9:  # tickless idle: few samples
+                    t += period
+                    continue
                 pr = procs[key]
                 if key == "dd" and not t_dd0 + 10_000 < t < t_dd1:
-                    key, kind, pr = "bash", "user", procs["bash"]
+                    key, kind, pr = "swapper", "idle", procs["swapper"]
                 # phase: network burst in the middle seconds
                 if kind == "nic" and not (t0 + 1_000_000_000 < t < t0 + 5_000_000_000) \
                         and rng.random() < 0.7:
-                    kind = "user" if key == "iperf3" else "idle"
+                    key, kind, pr = "swapper", "idle", procs["swapper"]
                 ub = user_base.get(USER_IMAGE.get(key, ""), 0)
                 uip = ub + 0x1000 + rng.randrange(0x8000)
                 if kind == "user":

@@ -16,11 +16,13 @@ import io
 import lzma
 import os
 import stat
+import struct
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from elftools.common.utils import struct_parse
 from elftools.elf.elffile import ELFFile
 
 from perftui.kmod.names import module_name
@@ -58,6 +60,7 @@ _SHN_XINDEX = 0xFFFF
 
 _STT_NOTYPE, _STT_OBJECT, _STT_FUNC, _STT_GNU_IFUNC = 0, 1, 2, 10
 _STB_LOCAL, _STB_GLOBAL, _STB_WEAK = 0, 1, 2
+_NT_GNU_BUILD_ID = 3
 
 # Aliases the module loader needs; the real function at the same address is named better.
 _LOADER_ALIASES = frozenset({"init_module", "cleanup_module"})
@@ -185,7 +188,9 @@ class SymbolTable:
         different objects) stay separate entries.
         """
         per_symbol, missed = self.hits(offsets)
-        rows = [(self.names[i], int(per_symbol[i]), i) for i in np.flatnonzero(per_symbol)]
+        rows: list[tuple[str, int, int]] = [
+            (self.names[i], int(per_symbol[i]), int(i)) for i in np.flatnonzero(per_symbol)
+        ]
         if missed:
             rows.append((NO_SYMBOL, missed, len(self.names)))
         rows.sort(key=lambda r: (-r[1], r[0], r[2]))
@@ -268,14 +273,6 @@ class ModuleFile:
             return None
         return self.symbols(section).resolve(offset)
 
-    def _name_at(self, off: int) -> str:
-        strtab = self._strtab
-        if off >= len(strtab):
-            return ""
-        end = strtab.find(b"\0", off)
-        raw = strtab[off:] if end < 0 else strtab[off:end]
-        return raw.decode("utf-8", "backslashreplace")
-
     def _build_table(self, info: SectionInfo) -> SymbolTable:
         sym = self._symtab
         if sym is None or not len(sym):
@@ -290,7 +287,7 @@ class ModuleFile:
         # address -> (rank, name, size, [names])
         best: dict[int, tuple[tuple[int, ...], str, int, list[str]]] = {}
         for row in sym[keep]:
-            name = self._name_at(int(row["name"]))
+            name = _cstr(self._strtab, int(row["name"]))
             if not name or name.startswith("$"):  # ARM/RISC-V mapping symbols: $x, $d, ...
                 continue
             value, size = int(row["value"]), int(row["size"])
@@ -566,42 +563,63 @@ def _parse(
     shstrndx = int(elf.get_shstrndx())
     if not 0 < shstrndx < count:
         raise ModuleFileError(path, f"section name table index {shstrndx} out of range")
-    _check_range(
-        path,
-        "section name table",
-        int(elf.get_section(shstrndx)["sh_offset"]),
-        int(elf.get_section(shstrndx)["sh_size"]),
-        total,
-    )
+    stream = elf.stream
+    headers = [
+        struct_parse(elf.structs.Elf_Shdr, stream, stream_pos=shoff + i * shentsize)
+        for i in range(count)
+    ]
+    shstr = headers[shstrndx]
+    _check_range(path, "section name table", int(shstr["sh_offset"]), int(shstr["sh_size"]), total)
+    names = bytes(image[shstr["sh_offset"] : shstr["sh_offset"] + shstr["sh_size"]])
 
     sections: dict[str, SectionInfo] = {}
-    headers = []
-    for index in range(count):
-        sec = elf.get_section(index)
-        h = sec.header
+    notes = []
+    for index, h in enumerate(headers):
+        name = _cstr(names, int(h["sh_name"]))
         nobits = h["sh_type"] == "SHT_NOBITS"
         off, size = int(h["sh_offset"]), int(h["sh_size"])
         if index and not nobits and h["sh_type"] != "SHT_NULL":
-            _check_range(path, f"section {index} ({sec.name})", off, size, total)
-        headers.append(h)
-        if index == 0 or not sec.name:
+            _check_range(path, f"section {index} ({name})", off, size, total)
+        if h["sh_type"] == "SHT_NOTE":
+            notes.append(h)
+        if index == 0 or not name:
             continue
         flags = int(h["sh_flags"])
-        info = SectionInfo(index, sec.name, size, off, flags, bool(flags & _SHF_ALLOC), nobits)
-        sections.setdefault(sec.name, info)  # duplicate names: the first one counts
+        info = SectionInfo(index, name, size, off, flags, bool(flags & _SHF_ALLOC), nobits)
+        sections.setdefault(name, info)  # duplicate names: the first one counts
 
-    build_id = _build_id(elf)
+    build_id = _build_id(image, notes, elf.little_endian)
     symtab, strtab = _symbols(path, elf, image, headers)
     modinfo = _modinfo(image, sections.get(".modinfo"))
     return sections, build_id, symtab, strtab, modinfo
 
 
-def _build_id(elf: ELFFile) -> str | None:
-    for sec in elf.iter_sections("SHT_NOTE"):
-        for note in sec.iter_notes():
-            if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
-                desc = note["n_desc"]
-                return desc.lower() if isinstance(desc, str) else bytes(desc).hex()
+def _cstr(table: bytes, off: int) -> str:
+    """The NUL-terminated string at ``off`` of a string table ("" when out of range)."""
+    if off >= len(table):
+        return ""
+    end = table.find(b"\0", off)
+    raw = table[off:] if end < 0 else table[off:end]
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _build_id(image: bytes | bytearray, notes: list, little: bool) -> str | None:
+    """Hex of the first GNU build-id note (NT_GNU_BUILD_ID), None if absent or unreadable."""
+    order = "<" if little else ">"
+    for h in notes:
+        align = 8 if int(h["sh_addralign"]) == 8 else 4
+        data = bytes(image[h["sh_offset"] : h["sh_offset"] + h["sh_size"]])
+        pos = 0
+        while pos + 12 <= len(data):
+            namesz, descsz, ntype = struct.unpack_from(order + "III", data, pos)
+            name_at = pos + 12
+            desc_at = name_at + -(-namesz // align) * align
+            nxt = desc_at + -(-descsz // align) * align
+            if desc_at + descsz > len(data):
+                break
+            if ntype == _NT_GNU_BUILD_ID and data[name_at : name_at + namesz] == b"GNU\0":
+                return data[desc_at : desc_at + descsz].hex() or None
+            pos = nxt
     return None
 
 

@@ -169,12 +169,10 @@ def _cache_candidates(debug_dir: str, build_id: str) -> Iterator[str]:
 
 
 def _valid_release(os_release: str | None) -> bool:
-    return (
-        bool(os_release)
-        and "/" not in os_release
-        and os_release not in (".", "..")
-        and ("\0" not in os_release)
-    )
+    """A release string usable as one path component (it comes from the recording)."""
+    if not os_release:
+        return False
+    return "/" not in os_release and "\0" not in os_release and os_release not in (".", "..")
 
 
 def find_module_file(

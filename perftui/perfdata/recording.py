@@ -328,7 +328,6 @@ class Recording:
         """Index every record; ``progress(records, bytes_done)`` about every ``budget`` s."""
         cols = self.columns
         last = time.monotonic()
-        self._outer: dict[int, list[tuple[int, int]]] = {}
         reserved = False
         for src, ch in self.chunks():
             if self.cancelled:
@@ -345,9 +344,6 @@ class Recording:
                 if now - last >= budget:
                     last = now
                     progress(len(cols), int(ch.offs[-1]) if ch.outer is None else -1)
-        for st in self._walker.states:
-            if st.spill_src >= 0:
-                self._outer[st.spill_src] = st.outer_map
         self.unknown_ids = self.builder.unknown_ids
         cols.trim()
         self.indexed = not self.cancelled
@@ -366,16 +362,33 @@ class Recording:
                              "spill=False)")
         return self.sources[src].read(pos, size)
 
+    def _outer_map(self, src: int) -> list[tuple[int, int]]:
+        w = getattr(self, "_walker", None)
+        for st in (w.states if w else []):
+            if st.spill_src == src:
+                return st.outer_map
+        return []
+
     def outer_offset(self, i: int) -> int:
         """The file offset perf would name for record ``i`` (its COMPRESSED record's)."""
+        return int(self.outer_offsets(np.array([i]))[0])
+
+    def outer_offsets(self, rows: np.ndarray) -> np.ndarray:
+        """File offsets of index rows: their own position, or their COMPRESSED record's."""
         c = self.columns
-        src, pos = int(c["src"][i]), int(c["pos"][i])
-        m = self._outer.get(src)
-        if not m:
-            return pos
-        keys = [k for k, _ in m]
-        j = int(np.searchsorted(keys, pos, side="right")) - 1
-        return m[max(j, 0)][1]
+        rows = np.asarray(rows, dtype=np.int64)
+        src = c["src"][rows]
+        out = c["pos"][rows].copy()
+        for s in np.unique(src):
+            m = self._outer_map(int(s)) if s != NO_SOURCE else []
+            if not m:
+                continue
+            sel = np.nonzero(src == s)[0]
+            keys = np.array([k for k, _ in m], dtype=np.int64)
+            vals = np.array([v for _, v in m], dtype=np.int64)
+            j = np.maximum(np.searchsorted(keys, out[sel], side="right") - 1, 0)
+            out[sel] = vals[j]
+        return out
 
     def sample_values(self, rows: np.ndarray, field: str = "ip") -> np.ndarray:
         """A fixed-position u64 SAMPLE field (``ip``, ``period``, ``addr``, ``id``) of index

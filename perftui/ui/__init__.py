@@ -1,0 +1,1 @@
+"""The Textual browser (the only part of perftui that imports textual and rich)."""

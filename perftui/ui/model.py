@@ -1,0 +1,327 @@
+"""The browser's data model: one recording, its index, views over it.  No widgets here.
+
+The model is shared by the widgets; the indexing worker fills the recording's columns
+while widgets read the prefix indexed so far.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..analysis.filters import FilterError, SampleFilter, parse_int_list, parse_time_range
+from ..analysis.summary import info_dict, time_span
+from ..analysis.tasks import CommTable
+from ..kmod.report import ModuleFiles, SectionReport, recording_build_ids, section_report
+from ..kmod.sectionmap import SectionMap, build_section_map
+from ..kmod.symbolize import Symbolizer
+from ..perfdata import Feature, Recording, RecordType, type_code, type_name
+from ..perfdata.constants import CONTEXT_MARKERS
+from ..perfdata.records import summary
+from ..textsafe import safe
+
+
+@dataclass
+class RecordFilter:
+    """The record list's ``/`` filter (all parts optional, combined with AND)."""
+
+    types: frozenset[int] | None = None
+    cpus: frozenset[int] | None = None
+    pids: frozenset[int] | None = None
+    tids: frozenset[int] | None = None
+    comm: str | None = None
+    time: tuple[int, int] | None = None  # absolute ns, inclusive
+    section: str | None = None  # "[module]section", "module" or "section" substring
+    text: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.text.strip()
+
+
+FILTER_HELP = ("type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash time=1.5,2.0 "
+               "section=.noinstr.text")
+
+
+def parse_filter(text: str, first_time: int) -> RecordFilter:
+    """Parse ``key=value`` words (see FILTER_HELP); raises FilterError."""
+    f = RecordFilter(text=text)
+    for word in text.split():
+        if "=" not in word:
+            raise FilterError(f"{word!r}: expected key=value ({FILTER_HELP})")
+        key, val = word.split("=", 1)
+        key = key.lower()
+        if key == "type":
+            try:
+                f.types = frozenset(type_code(v) for v in val.split(",") if v)
+            except KeyError as e:
+                raise FilterError(f"unknown record type {e}") from None
+        elif key == "cpu":
+            f.cpus = parse_int_list(val, "cpu list")
+        elif key == "pid":
+            f.pids = parse_int_list(val, "pid list")
+        elif key == "tid":
+            f.tids = parse_int_list(val, "tid list")
+        elif key == "comm":
+            f.comm = val
+        elif key == "time":
+            f.time = parse_time_range(val, first_time)
+        elif key == "section":
+            f.section = val
+        else:
+            raise FilterError(f"unknown filter key {key!r} ({FILTER_HELP})")
+    return f
+
+
+class Model:
+    """A recording plus everything the views derive from it."""
+
+    def __init__(self, rec: Recording, modules_dirs: list[str] | None = None) -> None:
+        self.rec = rec
+        self.modules_dirs = list(modules_dirs or [])
+        self.lock = threading.Lock()
+        self.done = False
+        self.bytes_done = 0
+        self.comms = CommTable(rec)
+        self.smap: SectionMap | None = None
+        self.files: ModuleFiles | None = None
+        self.symbolizer: Symbolizer | None = None
+        self.report: SectionReport | None = None
+        self.time_order = False
+        self.flt = RecordFilter()
+        self.time_range: tuple[int, int] | None = None  # the timeline selection
+        self._view: np.ndarray | None = None
+        self._view_n = -1
+        self._first_time = 0
+
+    # -- indexing -------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return len(self.rec.columns)
+
+    def finish(self) -> None:
+        """After indexing: section map, module files, symbolizer, comms, report."""
+        rec = self.rec
+        self.comms.update(rec)
+        self.smap = build_section_map(rec)
+        self.files = ModuleFiles(self.modules_dirs, rec.feature(Feature.OSRELEASE),
+                                 recording_build_ids(rec))
+        self.symbolizer = Symbolizer(self.smap, self.files)
+        self._first_time = time_span(rec)[0]
+        self.refresh_report()
+        self.done = True
+
+    def refresh_report(self) -> None:
+        if self.smap is None:
+            return
+        flt = SampleFilter(time=self.time_range) if self.time_range else None
+        self.report = section_report(self.rec, self.modules_dirs, flt, smap=self.smap,
+                                     files=self.files)
+
+    @property
+    def first_time(self) -> int:
+        if not self._first_time and self.n:
+            self._first_time = time_span(self.rec)[0]
+        return self._first_time
+
+    def span(self) -> tuple[int, int]:
+        return time_span(self.rec)
+
+    def info(self) -> dict[str, Any]:
+        return info_dict(self.rec)
+
+    # -- the record view ------------------------------------------------------------------
+    def invalidate(self) -> None:
+        self._view_n = -1
+
+    def view(self) -> np.ndarray | None:
+        """Index rows in display order, or None for "every row in file order"."""
+        n = self.n
+        plain = not self.time_order and self.flt.empty and self.time_range is None
+        if plain:
+            return None
+        if self._view_n == n and self._view is not None:
+            return self._view
+        c = self.rec.columns
+        if self.time_order:
+            t = c["time"][:n]
+            # untimed records (time 0) keep their file position among the first
+            rows = np.argsort(t, kind="stable")
+        else:
+            rows = np.arange(n)
+        mask = self._mask(rows)
+        if mask is not None:
+            rows = rows[mask]
+        self._view, self._view_n = rows, n
+        return rows
+
+    def _mask(self, rows: np.ndarray) -> np.ndarray | None:
+        c = self.rec.columns
+        f = self.flt
+        m = np.ones(len(rows), dtype=bool)
+        touched = False
+        rng = self.time_range
+        if f.time is not None:
+            rng = f.time if rng is None else (max(rng[0], f.time[0]), min(rng[1], f.time[1]))
+        if rng is not None:
+            t = c["time"][rows]
+            m &= (t >= np.uint64(max(rng[0], 0))) & (t <= np.uint64(max(rng[1], 0)))
+            touched = True
+        if f.types is not None:
+            m &= np.isin(c["type"][rows], list(f.types))
+            touched = True
+        if f.cpus is not None:
+            m &= np.isin(c["cpu"][rows], list(f.cpus))
+            touched = True
+        if f.pids is not None:
+            m &= np.isin(c["pid"][rows], list(f.pids))
+            touched = True
+        if f.tids is not None:
+            m &= np.isin(c["tid"][rows], list(f.tids))
+            touched = True
+        if f.comm is not None:
+            want = f.comm.lower()
+            tids = {tid for tid, (_t, names) in self.comms.by_tid.items()
+                    if any(want in nm.lower() for nm in names)}
+            m &= np.isin(c["tid"][rows], list(tids))
+            touched = True
+        if f.section is not None and self.smap is not None:
+            ents = [k for k, e in enumerate(self.smap.entries)
+                    if f.section.lower() in f"{e.label} {e.module}".lower()]
+            sel = np.nonzero(m & (c["type"][rows] == RecordType.SAMPLE))[0]
+            owner = self.smap.lookup(self.rec.sample_values(rows[sel], "ip"))
+            keep = np.zeros(len(rows), dtype=bool)
+            keep[sel[np.isin(owner, ents)]] = True
+            m &= keep
+            touched = True
+        return m if touched else None
+
+    def count(self) -> int:
+        v = self.view()
+        return self.n if v is None else len(v)
+
+    def row(self, display: int) -> int:
+        v = self.view()
+        return display if v is None else int(v[display])
+
+    def display_of(self, row: int) -> int | None:
+        """Display position of index row ``row`` in the current view (None if hidden)."""
+        v = self.view()
+        if v is None:
+            return row if row < self.n else None
+        hit = np.nonzero(v == row)[0]
+        return int(hit[0]) if len(hit) else None
+
+    # -- one record ------------------------------------------------------------------------
+    def fields(self, row: int) -> dict[str, Any]:
+        try:
+            return self.rec.decode(row)
+        except ValueError as e:
+            c = self.rec.columns
+            return {"type": type_name(int(c["type"][row])), "misc": int(c["misc"][row]),
+                    "size": int(c["size"][row]), "error": str(e)}
+
+    def comm_of(self, row: int) -> str:
+        c = self.rec.columns
+        tid = int(c["tid"][row])
+        return self.comms.comm(tid, int(c["time"][row])) if tid >= 0 else ""
+
+    def describe_ip(self, ip: int) -> str:
+        if ip in CONTEXT_MARKERS:
+            return CONTEXT_MARKERS[ip]
+        if self.symbolizer is None:
+            return ""
+        return self.symbolizer.describe(ip)
+
+    def line_summary(self, row: int) -> str:
+        f = self.fields(row)
+        if "error" in f:
+            return f"! {f['error']}"
+        if f["type"] == "SAMPLE" and "ip" in f:
+            where = self.describe_ip(f["ip"])
+            s = f"{f['ip']:#x}"
+            return f"{s} {where}" if where else s
+        try:
+            return summary(f)
+        except (KeyError, TypeError, ValueError):
+            return ""
+
+    def rel_time(self, t: int) -> str:
+        if not t:
+            return ""
+        return f"{(t - self.first_time) / 1e9:.6f}"
+
+    def goto(self, text: str) -> int | None:
+        """Index row for ``g``: an offset (``0x1f0``, ``4096``) or a time (``2.5s``)."""
+        text = text.strip().lower()
+        c = self.rec.columns
+        n = self.n
+        if not n or not text:
+            return None
+        m = re.fullmatch(r"(-?[0-9.]+)\s*s", text)
+        if m:
+            want = self.first_time + round(float(m.group(1)) * 1e9)
+            t = c["time"][:n]
+            cand = np.nonzero(t >= np.uint64(max(want, 0)))[0]
+            if not len(cand):
+                return n - 1
+            return int(cand[np.argmin(t[cand])])
+        try:
+            off = int(text, 0)
+        except ValueError:
+            return None
+        outer = self.rec.outer_offsets(np.arange(n))
+        k = int(np.searchsorted(outer, off, side="left"))
+        return min(k, n - 1)
+
+
+def hexdump(raw: bytes, limit: int = 4096) -> list[str]:
+    """``0000:  xx xx ...  ascii`` lines (at most ``limit`` bytes)."""
+    lines = []
+    for off in range(0, min(len(raw), limit), 16):
+        chunk = raw[off:off + 16]
+        hexs = " ".join(f"{b:02x}" for b in chunk)
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
+        lines.append(f"{off:04x}:  {hexs:<47}  {text}")
+    if len(raw) > limit:
+        lines.append(f"... {len(raw) - limit} more bytes")
+    return lines
+
+
+def field_lines(model: Model, f: dict[str, Any], indent: str = "") -> list[str]:
+    """The decoded fields of a record as ``name: value`` lines (callchains symbolised)."""
+    out: list[str] = []
+    for k, v in f.items():
+        if k == "callchain":
+            out.append(f"{indent}callchain: {len(v)} entries")
+            for ip in v:
+                desc = model.describe_ip(ip)
+                out.append(f"{indent}  {ip:#018x} {desc}".rstrip())
+        elif isinstance(v, dict):
+            out.append(f"{indent}{k}:")
+            out.extend(field_lines(model, v, indent + "  "))
+        elif isinstance(v, list):
+            if v and isinstance(v[0], dict):
+                out.append(f"{indent}{k}: {len(v)}")
+                for x in v[:64]:
+                    out.append(f"{indent}  " + ", ".join(f"{a}={_fmt(b)}" for a, b in x.items()))
+            else:
+                out.append(f"{indent}{k}: {', '.join(_fmt(x) for x in v[:64])}")
+        else:
+            out.append(f"{indent}{k}: {_fmt(v, k)}")
+    return [safe(x) for x in out]
+
+
+_HEX_KEYS = {"ip", "addr", "start", "len", "pgoff", "misc", "phys_addr", "data_src", "id"}
+
+
+def _fmt(v: Any, key: str = "") -> str:
+    if isinstance(v, bytes):
+        return v[:64].hex() + ("..." if len(v) > 64 else "")
+    if isinstance(v, int) and key in _HEX_KEYS and key != "id":
+        return f"{v:#x}"
+    return str(v)

@@ -1,0 +1,169 @@
+"""The smaller panes: header line, record detail, module sections."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Static
+
+from ...textsafe import safe
+from ..model import Model, field_lines, hexdump
+
+
+def bar(frac: float, width: int = 12) -> str:
+    """A share as a bar of eighth blocks."""
+    eighths = round(max(0.0, min(1.0, frac)) * width * 8)
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")).ljust(width)
+
+
+class HeaderLine(Static):
+    """File, perf version, host, duration, counts and indexing progress."""
+
+    DEFAULT_CSS = "HeaderLine { height: 1; background: $primary 30%; }"
+
+    def __init__(self, model: Model, **kw: object) -> None:
+        super().__init__("", **kw)  # type: ignore[arg-type]
+        self.model = model
+        self.progress = ""
+
+    def update_line(self) -> None:
+        m = self.model
+        rec = m.rec
+        from ...perfdata import Feature
+
+        t0, t1 = m.span()
+        samples = int((rec.columns["type"] == 9).sum()) if m.n else 0
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(" perftui ", style="bold reverse")
+        t.append(" " + safe(rec.path, 60) + " ", style="bold")
+        ver = rec.feature(Feature.VERSION)
+        host = rec.feature(Feature.HOSTNAME)
+        if ver:
+            t.append(f" perf {safe(str(ver), 20)}")
+        if host:
+            t.append(f"  {safe(str(host), 30)}")
+        if t1 > t0:
+            t.append(f"  {(t1 - t0) / 1e9:.2f}s")
+        t.append(f"  {m.n:,} records  {samples:,} samples", style="bold")
+        if self.progress:
+            t.append(f"  {self.progress}", style="yellow")
+        self.update(t)
+
+
+class Detail(VerticalScroll, can_focus=True):
+    """The selected record, field by field, then its raw bytes."""
+
+    DEFAULT_CSS = """
+    Detail { border: round $primary 50%; }
+    Detail:focus { border: round $accent; }
+    Detail > Static { width: auto; }
+    """
+
+    def __init__(self, model: Model, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.model = model
+        self.body = Static("", markup=False)
+        self.border_title = "detail"
+        self.shown_row: int | None = None
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield self.body
+
+    def show(self, row: int | None) -> None:
+        self.shown_row = row
+        if row is None:
+            self.body.update("")
+            return
+        m = self.model
+        f = m.fields(row)
+        head = {"offset": f"{m.rec.outer_offset(row):#x}"}
+        if int(m.rec.columns["src"][row]) != 0:
+            head["stored in"] = m.rec.source_name(row)
+        comm = m.comm_of(row)
+        if comm:
+            head["comm"] = comm
+        lines = field_lines(m, {**head, **f})
+        try:
+            raw = m.rec.record_bytes(row)
+        except ValueError:
+            raw = b""
+        lines.append("")
+        lines.append(f"raw bytes ({len(raw)}):")
+        lines.extend(hexdump(raw))
+        self.body.update(Text("\n".join(lines), no_wrap=True))
+        self.border_title = f"detail: {safe(f['type'])}"
+        self.scroll_home(animate=False)
+
+
+class SectionsPane(DataTable):
+    """Modules and their sections: range, size, samples and share of kernel samples."""
+
+    BINDINGS = [Binding("enter", "choose", "Drill in", id="sections.drill")]
+    DEFAULT_CSS = """
+    SectionsPane { border: round $primary 50%; scrollbar-size-horizontal: 0; }
+    SectionsPane:focus { border: round $accent; }
+    """
+
+    class Chosen(Message):
+        def __init__(self, entry: int) -> None:
+            super().__init__()
+            self.entry = entry
+
+    def __init__(self, model: Model, **kw: object) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
+        self.model = model
+        self.border_title = "module sections"
+        self.entry_of_row: list[int] = []
+        self.message = ""
+
+    def on_mount(self) -> None:
+        self.add_columns("section", "samples", "share", "size", "range")
+
+    def fill(self) -> None:
+        m = self.model
+        self.clear()
+        self.entry_of_row = []
+        rep = m.report
+        if rep is None:
+            self.border_title = "module sections (indexing…)"
+            return
+        d = rep.as_dict()
+        src = d["source"]
+        self.border_title = f"module sections · {src}"
+        ksamples = max(1, d["kernel_samples"])
+        if src == "none":
+            self.border_subtitle = "no KMOD_SEC_MAP and no module MMAP in this recording"
+            self.add_row(Text("no module sections in this recording", style="dim"), "", "",
+                         "", "")
+            self.entry_of_row.append(-1)
+            return
+        self.border_subtitle = (f"{d['kernel_samples']:,} kernel · "
+                                f"{d['unattributed_kernel_samples']:,} outside modules")
+        index = {(e.module, e.section, e.start): k for k, e in enumerate(rep.smap.entries)}
+        for mod in d["modules"]:
+            self.add_row(Text(safe(f"[{mod['name']}]", 40), style="bold"),
+                         Text(f"{mod['samples']:,}", style="bold"),
+                         Text(bar(mod["samples"] / ksamples, 8), style="bold green"), "", "")
+            self.entry_of_row.append(-1)
+            for s in mod["sections"]:
+                name = s["name"] or "(whole module)"
+                k = index[(mod["name"], s["name"], s["start"])]
+                share = s["samples"] / ksamples
+                self.add_row(Text("  " + safe(name, 38)),
+                             Text(f"{s['samples']:,}"),
+                             Text(f"{bar(share, 8)}{100 * share:5.1f}%", style="green"),
+                             Text(f"{s['end'] - s['start']:,}", style="dim"),
+                             Text(f"{s['start']:#x}-{s['end']:#x}", style="dim"))
+                self.entry_of_row.append(k)
+
+    def action_choose(self) -> None:
+        r = self.cursor_row
+        if 0 <= r < len(self.entry_of_row) and self.entry_of_row[r] >= 0:
+            self.post_message(self.Chosen(self.entry_of_row[r]))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_choose()

@@ -1,0 +1,169 @@
+"""The record list: a Line-API view that draws only the visible records."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ...textsafe import safe
+from ..model import Model
+
+TYPE_STYLES = {
+    "SAMPLE": "green", "MMAP": "cyan", "MMAP2": "cyan", "KMOD_SEC_MAP": "bold magenta",
+    "COMM": "yellow", "FORK": "yellow", "EXIT": "yellow", "COMPRESSED": "dim",
+    "COMPRESSED2": "dim", "FINISHED_ROUND": "dim", "FINISHED_INIT": "dim",
+}
+HEADER = (f"{'offset':>9} {'time':>10} {'cpu':>3} {'pid/tid':>11} {'comm':<14} {'type':<12} "
+          "summary")
+
+
+class RecordList(ScrollView, can_focus=True):
+    """Every record (or the filtered view), one line each, with a cursor."""
+
+    BINDINGS = [
+        Binding("up", "cursor(-1)", "Up", show=False, id="records.up"),
+        Binding("down", "cursor(1)", "Down", show=False, id="records.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="records.pageup"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="records.pagedown"),
+        Binding("home", "jump(0)", "First", show=False, id="records.home"),
+        Binding("end", "jump(-1)", "Last", show=False, id="records.end"),
+    ]
+    DEFAULT_CSS = """
+    RecordList { height: 1fr; scrollbar-size-horizontal: 0; }
+    RecordList > .recordlist--cursor { background: $accent 40%; }
+    """
+    COMPONENT_CLASSES = {"recordlist--cursor"}
+
+    cursor = reactive(0, always_update=True)
+
+    class Highlighted(Message):
+        """The cursor moved to index row ``row``."""
+
+        def __init__(self, row: int) -> None:
+            super().__init__()
+            self.row = row
+
+    def __init__(self, model: Model, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.model = model
+        self._cache: OrderedDict[int, Text] = OrderedDict()
+        self._count = 0
+
+    # -- data --------------------------------------------------------------------------------
+    def refresh_data(self, keep_row: int | None = None) -> None:
+        """Re-read the model (after indexing progress, a filter or an order change)."""
+        self._count = self.model.count()
+        self.virtual_size = Size(max(self.size.width, 160), self._count + 1)
+        if keep_row is not None:
+            pos = self.model.display_of(keep_row)
+            self.cursor = pos if pos is not None else 0
+        elif self.cursor >= self._count:
+            self.cursor = max(0, self._count - 1)
+        self.refresh()
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def line_text(self, row: int) -> Text:
+        t = self._cache.get(row)
+        if t is not None:
+            self._cache.move_to_end(row)
+            return t
+        m = self.model
+        c = m.rec.columns
+        off = int(m.rec.outer_offset(row))
+        z = "z" if int(c["src"][row]) != 0 and m.rec.mode != "directory" else " "
+        time = int(c["time"][row])
+        cpu = int(c["cpu"][row])
+        pid, tid = int(c["pid"][row]), int(c["tid"][row])
+        f_type = m.fields(row)["type"]
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(f"{off:>#9x}{z}", style="dim")
+        t.append(f"{m.rel_time(time):>10} ")
+        t.append(f"{cpu:>3} " if cpu >= 0 else "    ", style="dim")
+        who = "" if tid < 0 else (str(pid) if pid == tid else f"{pid}/{tid}")
+        t.append(f"{who:>11} ")
+        t.append(f"{safe(m.comm_of(row), 14):<14} ", style="bold")
+        t.append(f"{f_type:<12} ", style=TYPE_STYLES.get(f_type, ""))
+        t.append(safe(m.line_summary(row), 400))
+        self._cache[row] = t
+        if len(self._cache) > 2048:
+            self._cache.popitem(last=False)
+        return t
+
+    # -- drawing -----------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        sx, sy = self.scroll_offset
+        width = self.size.width
+        if y == 0:
+            head = Text(HEADER, style="bold reverse", no_wrap=True)
+            segs = list(head.render(self.app.console))
+            return Strip(segs).crop(sx, sx + width).extend_cell_length(width, Style(
+                reverse=True, bold=True))
+        display = sy + y - 1
+        if display >= self._count:
+            return Strip.blank(width, self.rich_style)
+        row = self.model.row(display)
+        text = self.line_text(row)
+        segs = list(text.render(self.app.console))
+        strip = Strip(segs).crop(sx, sx + width).extend_cell_length(width)
+        if display == self.cursor:
+            strip = strip.apply_style(self.get_component_rich_style("recordlist--cursor"))
+        return strip.apply_style(self.rich_style)
+
+    # -- cursor ------------------------------------------------------------------------------
+    def watch_cursor(self, old: int, new: int) -> None:
+        if not self._count:
+            return
+        self._scroll_to_cursor()
+        self.refresh()
+        self.post_message(self.Highlighted(self.model.row(new)))
+
+    def _scroll_to_cursor(self) -> None:
+        sy = int(self.scroll_offset.y)
+        h = max(1, self.size.height - 1)
+        if self.cursor < sy:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= sy + h:
+            self.scroll_to(y=self.cursor - h + 1, animate=False)
+
+    def action_cursor(self, delta: int) -> None:
+        if self._count:
+            self.cursor = min(max(0, self.cursor + delta), self._count - 1)
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height - 2))
+
+    def action_jump(self, where: int) -> None:
+        if self._count:
+            self.cursor = 0 if where == 0 else self._count - 1
+
+    def jump_to_row(self, row: int) -> bool:
+        pos = self.model.display_of(row)
+        if pos is None:
+            return False
+        self.cursor = pos
+        return True
+
+    def current_row(self) -> int | None:
+        return self.model.row(self.cursor) if self._count else None
+
+    async def _on_click(self, event: events.Click) -> None:
+        y = event.y
+        if y >= 1:
+            target = int(self.scroll_offset.y) + y - 1
+            if target < self._count:
+                self.cursor = target
+
+    def _on_resize(self, event: events.Resize) -> None:
+        self.virtual_size = Size(max(self.size.width, 160), self._count + 1)
+

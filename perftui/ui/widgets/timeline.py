@@ -1,0 +1,182 @@
+"""The record timeline: density of records over time, per kind or per CPU, with a range."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.console import RenderableType
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widget import Widget
+
+from ...analysis.timeline import Bins, timeline_bins
+from ..model import Model
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+LABEL_W = 9
+ROW_STYLES = {"samples": "green", "maps": "cyan", "tasks": "yellow", "other": "magenta"}
+
+
+class Timeline(Widget, can_focus=True):
+    """One row per kind (or CPU); left/right move the cursor, shift extends a range."""
+
+    BINDINGS = [
+        Binding("left", "move(-1)", "Earlier", show=False, id="timeline.left"),
+        Binding("right", "move(1)", "Later", show=False, id="timeline.right"),
+        Binding("shift+left", "extend(-1)", "Extend range", id="timeline.extend_left"),
+        Binding("shift+right", "extend(1)", "Extend range", show=False,
+                id="timeline.extend_right"),
+        Binding("plus,equals_sign", "zoom(1)", "Zoom in", id="timeline.zoom_in",
+                key_display="+"),
+        Binding("minus", "zoom(-1)", "Zoom out", id="timeline.zoom_out", key_display="-"),
+        Binding("r", "reset", "Reset", id="timeline.reset"),
+        Binding("c", "toggle_rows", "Kind/CPU", id="timeline.rows"),
+    ]
+    DEFAULT_CSS = """
+    Timeline { height: 7; border: round $primary 50%; padding: 0 0; }
+    Timeline:focus { border: round $accent; }
+    """
+
+    class RangeChanged(Message):
+        """The selected time range changed (None: no selection)."""
+
+        def __init__(self, time_range: tuple[int, int] | None) -> None:
+            super().__init__()
+            self.time_range = time_range
+
+    def __init__(self, model: Model, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.model = model
+        self.by = "kind"
+        self.view: tuple[int, int] | None = None  # zoomed window [t0, t1)
+        self.cursor = 0  # column
+        self.anchor: int | None = None  # selection start column
+        self.bins: Bins | None = None
+        self.border_title = "timeline"
+
+    # -- data --------------------------------------------------------------------------------
+    def width_cols(self) -> int:
+        return max(4, self.content_size.width - LABEL_W)
+
+    def window(self) -> tuple[int, int]:
+        if self.view is not None:
+            return self.view
+        t0, t1 = self.model.span()
+        return t0, max(t1 + 1, t0 + 1)
+
+    def refresh_data(self) -> None:
+        if not self.model.n:
+            self.bins = None
+        else:
+            t0, t1 = self.window()
+            rows = max(1, self.content_size.height - 1)
+            self.bins = timeline_bins(self.model.rec, t0, t1, self.width_cols(), self.by,
+                                      max_rows=rows)
+        self.cursor = min(self.cursor, self.width_cols() - 1)
+        self.refresh()
+
+    def col_range(self) -> tuple[int, int] | None:
+        if self.anchor is None:
+            return None
+        return min(self.anchor, self.cursor), max(self.anchor, self.cursor)
+
+    def time_range(self) -> tuple[int, int] | None:
+        cr = self.col_range()
+        if cr is None or self.bins is None:
+            return None
+        b = self.bins
+        return b.col_time(cr[0]), b.col_time(cr[1] + 1) - 1
+
+    # -- drawing -----------------------------------------------------------------------------
+    def render(self) -> RenderableType:
+        b = self.bins
+        if b is None:
+            return Text("indexing…", style="dim")
+        w = b.width
+        cr = self.col_range()
+        lines = Text(no_wrap=True, overflow="crop")
+        rows = max(1, self.content_size.height - 1)
+        for r, label in enumerate(b.labels[:rows]):
+            counts = b.counts[r]
+            top = counts.max() if len(counts) else 0
+            lines.append(f"{label:<{LABEL_W - 1}} ", style="bold")
+            if top:
+                level = np.ceil(counts * (len(BLOCKS) - 1) / top).astype(int)
+            else:
+                level = np.zeros(w, dtype=int)
+            style = ROW_STYLES.get(label, "green")
+            for col in range(w):
+                ch = BLOCKS[level[col]]
+                st = style
+                if cr is not None and cr[0] <= col <= cr[1]:
+                    st += " on grey30"
+                if col == self.cursor and self.has_focus:
+                    st += " reverse"
+                lines.append(ch, style=st)
+            lines.append("\n")
+        t0, t1 = b.t0, b.t1
+        first = self.model.first_time
+        left = f"{(t0 - first) / 1e9:.3f}s"
+        mid = f"cursor {(b.col_time(self.cursor) - first) / 1e9:.3f}s"
+        tr = self.time_range()
+        if tr is not None:
+            mid = f"range {(tr[0] - first) / 1e9:.3f}–{(tr[1] - first) / 1e9:.3f}s"
+        right = f"{(t1 - first) / 1e9:.3f}s"
+        gap = max(1, w - len(left) - len(mid) - len(right))
+        axis = f"{'':<{LABEL_W}}{left}{' ' * (gap // 2)}{mid}{' ' * (gap - gap // 2)}{right}"
+        lines.append(axis, style="dim")
+        return lines
+
+    # -- keys --------------------------------------------------------------------------------
+    def action_move(self, delta: int) -> None:
+        self.cursor = min(max(0, self.cursor + delta), self.width_cols() - 1)
+        if self.anchor is not None:
+            self.anchor = None
+            self.post_message(self.RangeChanged(None))
+        self.refresh()
+
+    def action_extend(self, delta: int) -> None:
+        if self.anchor is None:
+            self.anchor = self.cursor
+        self.cursor = min(max(0, self.cursor + delta), self.width_cols() - 1)
+        self.refresh()
+        self.post_message(self.RangeChanged(self.time_range()))
+
+    def action_zoom(self, direction: int) -> None:
+        t0, t1 = self.window()
+        full0, full1 = self.model.span()
+        span = t1 - t0
+        if self.bins is not None:
+            center = self.bins.col_time(self.cursor)
+        else:
+            center = (t0 + t1) // 2
+        new = span // 2 if direction > 0 else span * 2
+        new = max(new, 1000)
+        lo = max(full0, center - new // 2)
+        hi = min(full1 + 1, lo + new)
+        lo = max(full0, hi - new)
+        self.view = None if (lo <= full0 and hi >= full1) else (lo, hi)
+        self.anchor = None
+        self.refresh_data()
+        self.cursor = self.width_cols() // 2 if self.view else self.cursor
+        self.post_message(self.RangeChanged(None))
+        self.refresh()
+
+    def action_reset(self) -> None:
+        self.view = None
+        self.anchor = None
+        self.refresh_data()
+        self.post_message(self.RangeChanged(None))
+
+    def action_toggle_rows(self) -> None:
+        self.by = "cpu" if self.by == "kind" else "kind"
+        self.refresh_data()
+
+    def on_resize(self) -> None:
+        self.refresh_data()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
