@@ -418,13 +418,7 @@ def test_records_match_perf_dump(rel: str, corpus: Corpus) -> None:
 
 
 @pytest.mark.parametrize("rel", params(
-    [*README_COUNTS, *BEYOND_PERF, CORRUPT],
-    xfail={"quipper/perf.data.intel_pt-4.14": "dump dicts: AUXTRACE_INFO/AUXTRACE body fields "
-                                              "'type', 'size', 'offset' overwrite the header's",
-           "quipper/perf.data.piped.intel_pt-4.14": "same: AUXTRACE_INFO 'type' 1, AUXTRACE "
-                                                    "'offset' 0 and 'size' = payload size",
-           CORRUPT: "the 24-byte HEADER_EVENT_TYPE of perf 3.2 (name 'cycles' padded to 8) "
-                    "is decoded as a 64-byte name and reported as an error"}))
+    [*README_COUNTS, *BEYOND_PERF, CORRUPT]))
 def test_dump_agrees_with_index(rel: str, corpus: Corpus) -> None:
     """``perftui dump`` (iter_decoded) names the same type, size and offset as the index,
     record by record, and adds no error of its own."""
@@ -499,15 +493,7 @@ def test_attrs_match_perf_evlist(rel: str, corpus: Corpus) -> None:
 
 @pytest.mark.perf
 @pytest.mark.parametrize("rel", params(
-    sorted(PIPE_MODE - {CORRUPT}),
-    xfail={"perfparser/probe.data.stream": "perf names the tracepoint from the TRACING_DATA "
-                                           "blob (probe_untitled1:main); perftui shows "
-                                           "tracepoint:0x531",
-           "quipper/perf.data.piped.lost_samples-4.4": "no name in the file: perf derives "
-                                                       "cycles:ppH, instructions:ppH, "
-                                                       "branches:ppH from the attrs; perftui "
-                                                       "drops the modifiers and says "
-                                                       "branch-instructions"}))
+    sorted(PIPE_MODE - {CORRUPT})))
 def test_event_names_match_perf(rel: str, corpus: Corpus) -> None:
     """Pipe mode: the names perf script prints for the events that have samples."""
     path = corpus(rel)
@@ -593,10 +579,7 @@ def test_corrupt_zero_size_record_perf(corpus: Corpus) -> None:
 
 
 @pytest.mark.parametrize("rel", params(
-    ["perf61/perf-normal-g.data", "perf61/perf-zstd.data", "perf61/perf-pipe.data"],
-    xfail={"perf61/perf-zstd.data": "a second walk reuses the stream's zstd decompressor: "
-                                    "'Data corruption detected', 11 of 201 records",
-           "perf61/perf-pipe.data": "a second walk registers the HEADER_ATTRs again: 4 attrs"}))
+    ["perf61/perf-normal-g.data", "perf61/perf-zstd.data", "perf61/perf-pipe.data"]))
 def test_walk_after_dump(rel: str, corpus: Corpus) -> None:
     """iter_decoded, then build_index on the same Recording: still perf's counts."""
     rec = open_recording(str(corpus(rel)), spill=False)
@@ -661,10 +644,7 @@ def test_cli_dump_json(rel: str, corpus: Corpus) -> None:
     assert [json.loads(line) for line in p.stdout.splitlines()] == samples[:5]
 
 
-@pytest.mark.parametrize("cmd", [
-    "info", pytest.param("dump", marks=pytest.mark.xfail(
-        strict=True, reason="dump adds a second stderr line: a false 'HEADER_EVENT_TYPE record "
-                            "cannot be decoded' at 0x88"))])
+@pytest.mark.parametrize("cmd", ["info", "dump"])
 def test_cli_corrupt_exit_1_one_line(cmd: str, corpus: Corpus) -> None:
     p = cli(cmd, str(corpus(CORRUPT)), "--json")
     assert p.returncode == 1

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from builders import kitchen_sink
-
 from perftui.analysis.summary import record_counts
 from perftui.cli import iter_decoded
 from perftui.kmod.elf import load_module

@@ -129,14 +129,36 @@ class EventAttr:
                 out.append(fname if width == 1 else f"{fname}={v}")
         return out
 
+    def modifiers(self) -> str:
+        """perf's event modifiers (``ppH``, ``u``, ...): evsel__add_modifiers() of perf."""
+        ek, eu, eh = (self.flag(n) for n in ("exclude_kernel", "exclude_user", "exclude_hv"))
+        out = ""
+        guest_default = False
+        if ek or eu or eh:
+            out += ("" if ek else "k") + ("" if eu else "u") + ("" if eh else "h")
+            guest_default = True
+        precise = self.flag("precise_ip")
+        if precise:
+            out += "p" * precise
+            guest_default = True
+        if self.flag("exclude_host") or bool(self.flag("exclude_guest")) == guest_default:
+            out += ("" if self.flag("exclude_host") else "H")
+            out += ("" if self.flag("exclude_guest") else "G")
+        return out
+
     def default_name(self) -> str:
         """A perf-like event name from type/config when the recording names none."""
         if self.type == 1:
-            return SW_EVENT_NAMES.get(self.config, f"software:{self.config:#x}")
-        if self.type == 0:
-            return HW_EVENT_NAMES.get(self.config & 0xFF, f"hardware:{self.config:#x}")
-        kind = ATTR_TYPE_NAMES.get(self.type, f"pmu{self.type}")
-        return f"{kind}:{self.config:#x}"
+            base = SW_EVENT_NAMES.get(self.config, f"software:{self.config:#x}")
+        elif self.type == 0:
+            base = HW_EVENT_NAMES.get(self.config & 0xFF, f"hardware:{self.config:#x}")
+        elif self.type == 4:
+            base = f"r{self.config:x}"
+        else:
+            kind = ATTR_TYPE_NAMES.get(self.type, f"pmu{self.type}")
+            base = f"{kind}:{self.config:#x}"
+        mods = self.modifiers()
+        return f"{base}:{mods}" if mods else base
 
     @property
     def display_name(self) -> str:

@@ -86,9 +86,17 @@ def type_name(code: int) -> str:
     return _NAMES.get(code, f"UNKNOWN({code})")
 
 
+#: perf's own spellings of the user types (``perf report -D`` prints ``ATTR``, ...)
+_ALIASES = {"ATTR": "HEADER_ATTR", "EVENT_TYPE": "HEADER_EVENT_TYPE",
+            "TRACING_DATA": "HEADER_TRACING_DATA", "BUILD_ID": "HEADER_BUILD_ID",
+            "FEATURE": "HEADER_FEATURE"}
+
+
 def type_code(name: str) -> int:
-    """Inverse of :func:`type_name`; accepts ``PERF_RECORD_`` prefixes and any case."""
+    """Inverse of :func:`type_name`; accepts ``PERF_RECORD_`` prefixes, perf's short names
+    of the user types (``ATTR``, ``FEATURE``, ...) and any case."""
     key = name.upper().removeprefix("PERF_RECORD_")
+    key = _ALIASES.get(key, key)
     if key in _BY_NAME:
         return _BY_NAME[key]
     if key.startswith("UNKNOWN(") and key.endswith(")"):
@@ -259,7 +267,7 @@ ATTR_TYPE_NAMES = {0: "hardware", 1: "software", 2: "tracepoint", 3: "hw-cache",
                    4: "raw", 5: "breakpoint"}
 
 HW_EVENT_NAMES = {0: "cycles", 1: "instructions", 2: "cache-references", 3: "cache-misses",
-                  4: "branch-instructions", 5: "branch-misses", 6: "bus-cycles",
+                  4: "branches", 5: "branch-misses", 6: "bus-cycles",
                   7: "stalled-cycles-frontend", 8: "stalled-cycles-backend", 9: "ref-cycles"}
 SW_EVENT_NAMES = {0: "cpu-clock", 1: "task-clock", 2: "page-faults", 3: "context-switches",
                   4: "cpu-migrations", 5: "minor-faults", 6: "major-faults",

@@ -239,3 +239,59 @@ def feature_summary(feat: int, value: Any) -> str:
     if isinstance(value, bytes):
         return f"{name}: {len(value)} raw bytes"
     return f"{name}: {value}"
+
+
+def parse_tracing_data(buf: bytes) -> dict[int, str]:
+    """Tracepoint id -> ``system:name`` from a tracing-data blob (trace-event-read.c)."""
+    if buf[:10] != b"\x17\x08\x44tracing":
+        raise ValueError("no tracing-data magic")
+    pos = 10
+    end = buf.index(b"\0", pos)  # version string
+    pos = end + 1
+    if pos + 6 > len(buf):
+        raise ValueError("tracing data ends early")
+    order = ">" if buf[pos] else "<"
+    pos += 2 + 4  # endianness, long size, page size
+
+    def take(fmt: str) -> int:
+        nonlocal pos
+        st = struct.Struct(order + fmt)
+        if pos + st.size > len(buf):
+            raise ValueError("tracing data ends early")
+        (v,) = st.unpack_from(buf, pos)
+        pos += st.size
+        return v
+
+    def skip_named(name: bytes) -> None:
+        nonlocal pos
+        if buf[pos:pos + len(name)] != name:
+            raise ValueError(f"expected {name!r} in tracing data")
+        pos += len(name)
+        n = take("Q")
+        pos += n
+
+    skip_named(b"header_page\0")
+    skip_named(b"header_event\0")
+    for _ in range(take("I")):  # ftrace formats
+        pos += take("Q")
+    out: dict[int, str] = {}
+    for _ in range(take("I")):  # event systems
+        end = buf.index(b"\0", pos)
+        system = buf[pos:end].decode("utf-8", "backslashreplace")
+        pos = end + 1
+        for _ in range(take("I")):
+            n = take("Q")
+            text = buf[pos:pos + n].decode("utf-8", "backslashreplace")
+            pos += n
+            name = id_ = None
+            for line in text.splitlines():
+                if line.startswith("name: "):
+                    name = line[6:].strip()
+                elif line.startswith("ID: "):
+                    try:
+                        id_ = int(line[4:].strip())
+                    except ValueError:
+                        id_ = None
+            if name is not None and id_ is not None:
+                out[id_] = f"{system}:{name}"
+    return out

@@ -31,7 +31,7 @@ from .constants import (
     feature_name,
 )
 from .errors import NotPerfData, PerfDataError
-from .features import parse_feature
+from .features import parse_feature, parse_tracing_data
 from .index import Columns, IndexBuilder
 from .records import RecordDecoder
 from .schemas import layouts
@@ -74,9 +74,11 @@ class Recording:
         self.attrs: list[EventAttr] = []
         self.features: dict[int, Any] = {}
         self.feature_errors: dict[int, str] = {}
+        self.tracepoints: dict[int, str] = {}
         self.header: dict[str, Any] = {}
         self.sources: list[Source] = []
-        self.streams: list[tuple[int, StreamState, int, int]] = []  # (src, state, start, end)
+        self.streams: list[tuple[int, str, int, int]] = []  # (src, name, start, end)
+        self.walks = 0
         self.extra_files: list[str] = []
         self.columns = Columns()
         self.indexed = False
@@ -93,6 +95,7 @@ class Recording:
             self._open_directory(self.path)
         else:
             self._open_file(self.path)
+        self._n_open_errors = len(self.errors)
         self.decoder = RecordDecoder(self.order, self.attrs)
         self.builder = IndexBuilder(self.order)
         self.builder.set_attrs(self.attrs)
@@ -118,11 +121,10 @@ class Recording:
         src = len(self.sources)
         self.sources.append(MmapSource(os.path.basename(path), buf))
         if self.mode == "pipe":
-            self.streams.append((src, StreamState(os.path.basename(path)), PIPE_HEADER_SIZE,
-                                 len(buf)))
+            self.streams.append((src, os.path.basename(path), PIPE_HEADER_SIZE, len(buf)))
             return
         start, end = self._read_file_header(buf, path)
-        self.streams.append((src, StreamState(os.path.basename(path)), start, end))
+        self.streams.append((src, os.path.basename(path), start, end))
 
     def _open_directory(self, path: str) -> None:
         data = os.path.join(path, "data")
@@ -137,7 +139,7 @@ class Recording:
             buf = self._map(os.path.join(path, n))
             src = len(self.sources)
             self.sources.append(MmapSource(n, buf))
-            self.streams.append((src, StreamState(n), 0, len(buf)))
+            self.streams.append((src, n, 0, len(buf)))
             self.extra_files.append(n)
 
     def _open_stream(self, f: BinaryIO) -> None:
@@ -158,7 +160,7 @@ class Recording:
         self.sources.append(SpillSource("stdin") if self.spill else MmapSource("stdin", b""))
         if self.spill:
             self.sources[0].append(head)  # type: ignore[attr-defined]
-        self.streams.append((0, StreamState("stdin"), PIPE_HEADER_SIZE, -1))
+        self.streams.append((0, "stdin", PIPE_HEADER_SIZE, -1))
 
     def _read_file_header(self, buf: memoryview, path: str) -> tuple[int, int]:
         L = layouts(self.order)
@@ -266,8 +268,13 @@ class Recording:
             return
         if bit == Feature.EVENT_DESC:
             self._name_events()
+        if bit == Feature.TRACING_DATA:
+            self._tracing_names(payload)
 
     def _name_events(self) -> None:
+        for a in self.attrs:
+            if a.type == 2 and a.config in self.tracepoints:
+                a.name = self.tracepoints[a.config]
         desc = self.features.get(Feature.EVENT_DESC) or []
         by_id = {i: d["name"] for d in desc for i in d["ids"]}
         for k, a in enumerate(self.attrs):
@@ -301,15 +308,39 @@ class Recording:
 
     # -- walking ------------------------------------------------------------------------------
     def walker(self) -> Walker:
-        return Walker(self.order, self.sources, self.errors, self._on_attr, self._on_feature,
-                      spill=self.spill)
+        w = Walker(self.order, self.sources, self.errors, self._on_attr, self._on_feature,
+                   spill=self.spill)
+        w.on_tracing = self._on_tracing
+        return w
+
+    def _on_tracing(self, payload: bytes, offset: int) -> None:
+        """The tracing-data blob (pipe mode): it names the tracepoint events."""
+        self._tracing_names(payload)
+
+    def _tracing_names(self, payload: bytes) -> None:
+        try:
+            self.tracepoints = parse_tracing_data(payload)
+        except ValueError as e:
+            self.warnings.append(f"tracing data: {e}")
+            return
+        self._name_events()
 
     def chunks(self) -> Iterator[tuple[int, Chunk]]:
         """Every record in file order as chunks: (source index, chunk)."""
+        if self.walks and self._stdin is not None:
+            raise PerfDataError(0, "standard input can be read only once", self.path)
+        self.walks += 1
+        del self.errors[self._n_open_errors:]
+        if self.mode == "pipe":  # attrs and features come from the stream: learn them anew
+            self.attrs.clear()
+            self.features.clear()
+            self.feature_errors.clear()
+            self.decoder.set_attrs(self.attrs)
+            self.builder.set_attrs(self.attrs)
         w = self.walker()
         self._walker = w
-        for src, st, start, end in self.streams:
-            st.spill_src = -1
+        for src, name, start, end in self.streams:
+            st = StreamState(name)
             w.states.append(st)
             if end < 0:
                 assert self._stdin is not None
@@ -326,7 +357,8 @@ class Recording:
     def build_index(self, progress: Callable[[int, int], None] | None = None,
                     budget: float = 0.25) -> None:
         """Index every record; ``progress(records, bytes_done)`` about every ``budget`` s."""
-        cols = self.columns
+        cols = self.columns = Columns()
+        self.builder.unknown_ids = 0
         last = time.monotonic()
         reserved = False
         for src, ch in self.chunks():

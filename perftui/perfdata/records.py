@@ -81,7 +81,10 @@ class RecordDecoder:
         code = t if type_code is None else type_code
         out: dict[str, Any] = {"type": type_name(code), "misc": misc, "size": size}
         try:
-            out.update(self._body(code, rec, misc, attr_idx))
+            body = self._body(code, rec, misc, attr_idx)
+            for k in [k for k in body if k in out]:  # never let a body field hide the header
+                body[f"body_{k}"] = body.pop(k)
+            out.update(body)
         except (ConstructError, struct.error, SampleTruncated, IndexError) as e:
             raise ValueError(f"{type_name(code)} record cannot be decoded: {e}") from None
         return out
@@ -187,7 +190,8 @@ class RecordDecoder:
             return {"tracing_data_size": struct.unpack_from(self.order + "I", rec, 8)[0]}
         if t == RecordType.AUXTRACE_ERROR:
             c = R.AUXTRACE_ERROR.parse(body)
-            d = {k: c[k] for k in ("type", "code", "cpu", "pid", "tid", "fmt", "ip", "time")}
+            d = {k: c[k] for k in ("error_type", "code", "cpu", "pid", "tid", "fmt", "ip",
+                                   "time")}
             d["msg"] = cstring(c.msg)
             return d
         if t == RecordType.HEADER_EVENT_TYPE:

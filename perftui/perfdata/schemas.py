@@ -157,7 +157,8 @@ def layouts(order: str) -> SimpleNamespace:
                          "old_bytes" / Bytes(this.old_len), "new_bytes" / Bytes(this.new_len)),
         AUX_OUTPUT_HW_ID=Struct("hw_id" / u64),
         CALLCHAIN_DEFERRED=Struct("cookie" / u64, "ips" / PrefixedArray(u64, u64)),
-        HEADER_EVENT_TYPE=Struct("event_id" / u64, "name" / Bytes(64)),
+        # perf writes char name[64]; perf 3.2 pipe files pad the name only to 8 bytes
+        HEADER_EVENT_TYPE=Struct("event_id" / u64, "name" / GreedyBytes),
         HEADER_TRACING_DATA=Struct("size" / u32, Padding(4)),
         HEADER_BUILD_ID=Struct("pid" / s32, "build_id" / Bytes(20), "build_id_size" / u8,
                                Padding(3), "filename" / cstr),
@@ -165,10 +166,10 @@ def layouts(order: str) -> SimpleNamespace:
         FINISHED_INIT=Struct(),
         ID_INDEX=Struct("entries" / PrefixedArray(u64, Struct(
             "id" / u64, "idx" / u64, "cpu" / u64, "tid" / u64))),
-        AUXTRACE_INFO=Struct("type" / u32, Padding(4), "priv" / GreedyRange(u64)),
-        AUXTRACE=Struct("size" / u64, "offset" / u64, "reference" / u64, "idx" / u32,
+        AUXTRACE_INFO=Struct("auxtrace_type" / u32, Padding(4), "priv" / GreedyRange(u64)),
+        AUXTRACE=Struct("aux_size" / u64, "aux_offset" / u64, "reference" / u64, "idx" / u32,
                         "tid" / u32, "cpu" / u32, Padding(4)),
-        AUXTRACE_ERROR=Struct("type" / u32, "code" / u32, "cpu" / u32, "pid" / u32,
+        AUXTRACE_ERROR=Struct("error_type" / u32, "code" / u32, "cpu" / u32, "pid" / u32,
                               "tid" / u32, "fmt" / u32, "ip" / u64, "time" / u64,
                               "msg" / Bytes(64)),
         THREAD_MAP=Struct("entries" / PrefixedArray(u64, Struct("pid" / u64,

@@ -37,6 +37,7 @@ SPECIAL = frozenset({T_ATTR, T_TRACING, T_AUXTRACE, T_FEATURE, T_COMPRESSED, T_8
 BATCH = 1 << 16
 STREAM_READ = 4 << 20
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+TRACING_KEEP_MAX = 64 << 20  # tracing-data blobs larger than this are skipped unread
 
 
 @dataclass
@@ -187,6 +188,7 @@ class Walker:
         self.states: list[StreamState] = []
         self.finished_init = False
         self.stopped = False
+        self.on_tracing: Callable[[bytes, int], None] | None = None
 
     # -- the tight loop ---------------------------------------------------------------
     def _scan(self, buf: bytes | memoryview, pos: int, end: int, offs: array,
@@ -272,6 +274,8 @@ class Walker:
                               "past the end of the data")
                     yield Chunk(src, buf, 0, offs, None, override)
                     return
+                if self.on_tracing is not None:
+                    self.on_tracing(bytes(buf[nxt:nxt + extra]), pos)
                 nxt += extra
             elif t == T_AUXTRACE:
                 extra = self.u64.unpack_from(rec, 8)[0] if size >= 16 else 0
@@ -382,6 +386,8 @@ class Walker:
         base = 0  # stream offset of buf[0]
         pos = start
         skip = 0  # payload bytes still to skip (TRACING_DATA / AUXTRACE)
+        keep: list[bytes] | None = None  # tracing-data payload being collected
+        keep_at = 0
         eof = False
         while True:
             if not eof and (len(buf) - (pos - base) < STREAM_READ):
@@ -398,8 +404,14 @@ class Walker:
             if skip:
                 have = len(buf) - (pos - base)
                 n = min(skip, have)
+                if keep is not None:
+                    keep.append(bytes(buf[pos - base:pos - base + n]))
                 pos += n
                 skip -= n
+                if not skip and keep is not None:
+                    if self.on_tracing is not None:
+                        self.on_tracing(b"".join(keep), keep_at)
+                    keep = None
                 if skip and eof:
                     self._err(pos, f"{skip} payload bytes missing at the end of the stream")
                     return
@@ -446,6 +458,8 @@ class Walker:
                 self.finished_init = True
             elif t == T_TRACING:
                 skip = self.u32.unpack_from(rec, 8)[0] if size >= 12 else 0
+                if skip <= TRACING_KEEP_MAX:
+                    keep, keep_at = [], pos
             elif t == T_AUXTRACE:
                 skip = self.u64.unpack_from(rec, 8)[0] if size >= 16 else 0
             elif t in (T_COMPRESSED, T_83):

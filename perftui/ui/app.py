@@ -116,7 +116,7 @@ class PerftuiApp(App[int]):
         try:
             rec.build_index(progress=progress, budget=0.25)
             self.model.finish()
-        except Exception as e:  # noqa: BLE001 - shown in the header, never a traceback
+        except Exception as e:
             self.index_error = f"indexing stopped: {e}"
         self.post_message(Progress(len(rec.columns), done=True))
 

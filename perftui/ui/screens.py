@@ -174,9 +174,9 @@ class InfoScreen(BackScreen):
         self.model = model
 
     def compose(self) -> ComposeResult:
-        from ..cli import print_info
-
         import io
+
+        from ..cli import print_info
 
         buf = io.StringIO()
         print_info(self.model.info(), self.model.rec, buf)
