@@ -222,6 +222,8 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
                     t += period
                     continue
                 pr = procs[key]
+                if key == "vcpu1" and not t0 + 2_000_000_000 < t < t0 + 4_500_000_000:
+                    key, kind, pr = "swapper", "idle", procs["swapper"]  # the guest idles
                 if key == "dd" and not t_dd0 + 10_000 < t < t_dd1:
                     key, kind, pr = "swapper", "idle", procs["swapper"]
                 # phase: network burst in the middle seconds

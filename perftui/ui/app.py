@@ -97,6 +97,13 @@ class PerftuiApp(App[int]):
         self.query_one(Timeline).styles.height = 6 if small else 7
         self.query_one("#bottom").styles.height = "45%" if small else "40%"
 
+    MAIN_ONLY = frozenset({"focus_sections", "focus_records", "focus_timeline", "filter",
+                           "goto", "toggle_order", "zoom_pane"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The main screen's keys do nothing (and are not shown) on the other screens."""
+        return not (action in self.MAIN_ONLY and len(self.screen_stack) > 1)
+
     def on_mount(self) -> None:
         self.query_one(HeaderLine).update_line()
         self.query_one(RecordList).focus()

@@ -27,15 +27,21 @@ class BackScreen(Screen):
         Binding("q", "app.pop_screen", "Back", show=False, id="screen.back_q"),
     ]
 
+    def action_noop(self) -> None:
+        """Enter is handled by the focused table; this binding only names it in the footer."""
+
 
 class SectionScreen(BackScreen):
     """One section: its symbols by samples, and the split of its samples by CPU and process."""
 
+    BINDINGS = [Binding("enter", "noop", "Samples", id="section.samples")]
+
     DEFAULT_CSS = """
-    SectionScreen #title { height: 1; background: $primary 30%; }
-    SectionScreen #symbols { width: 60%; border: round $accent; }
+    SectionScreen #title { height: 1; width: 100%; background: $primary 30%; }
+    SectionScreen #symbols { width: 60%; height: 1fr; border: round $accent; }
     SectionScreen #splits { width: 40%; }
     SectionScreen .split { height: 1fr; border: round $primary 50%; }
+    SectionScreen .split:focus { border: round $accent; }
     """
 
     def __init__(self, model: Model, entry: int) -> None:
@@ -86,13 +92,14 @@ class SectionScreen(BackScreen):
         for v, n in split_by(self.model.rec, rows, "cpu"):
             cpu.add_row(str(v), f"{n:,}", Text(bar(n / total, 10), style="green"))
         proc = self.query_one("#by-proc", DataTable)
-        proc.add_columns("pid", "comm", "samples")
+        proc.add_columns("pid", "process", "samples", "share")
+        c = self.model.rec.columns
         for v, n in split_by(self.model.rec, rows, "pid"):
-            comm = ""
-            sel = rows[self.model.rec.columns["pid"][rows] == v]
-            if len(sel):
-                comm = self.model.comm_of(int(sel[0]))
-            proc.add_row(str(v), Text(safe(comm, 16)), f"{n:,}")
+            sel = rows[c["pid"][rows] == v]
+            # the process's name: its main thread's comm at its first sample here
+            comm = self.model.comms.comm(v, int(c["time"][sel[0]])) if len(sel) else ""
+            proc.add_row(str(v), Text(safe(comm, 16)), f"{n:,}",
+                         Text(bar(n / total, 8), style="green"))
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -107,9 +114,11 @@ class SectionScreen(BackScreen):
 class SamplesScreen(BackScreen):
     """The samples of one symbol: time, CPU, pid/tid, comm, ip+offset; Enter jumps there."""
 
+    BINDINGS = [Binding("enter", "noop", "Jump to record", id="samples.jump")]
+
     DEFAULT_CSS = """
-    SamplesScreen #title { height: 1; background: $primary 30%; }
-    SamplesScreen DataTable { border: round $accent; }
+    SamplesScreen #title { height: 1; width: 100%; background: $primary 30%; }
+    SamplesScreen DataTable { border: round $accent; height: 1fr; }
     """
 
     def __init__(self, model: Model, entry: int, symbol: str) -> None:

@@ -120,7 +120,11 @@ class SectionsPane(DataTable):
         self.message = ""
 
     def on_mount(self) -> None:
-        self.add_columns("section", "samples", "share", "size", "range")
+        self.add_column("section", width=18)
+        self.add_column("samples", width=7)
+        self.add_column("share", width=13)
+        self.add_column("size", width=8)
+        self.add_column("range", width=37)
 
     def fill(self) -> None:
         m = self.model
@@ -144,17 +148,19 @@ class SectionsPane(DataTable):
                                 f"{d['unattributed_kernel_samples']:,} outside modules")
         index = {(e.module, e.section, e.start): k for k, e in enumerate(rep.smap.entries)}
         for mod in d["modules"]:
-            self.add_row(Text(safe(f"[{mod['name']}]", 40), style="bold"),
+            self.add_row(Text(safe(f"[{mod['name']}]", 18), style="bold"),
                          Text(f"{mod['samples']:,}", style="bold"),
-                         Text(bar(mod["samples"] / ksamples, 8), style="bold green"), "", "")
+                         Text(f"{bar(mod['samples'] / ksamples, 6)}"
+                              f"{100 * mod['samples'] / ksamples:5.1f}%", style="bold green"),
+                         "", "")
             self.entry_of_row.append(-1)
             for s in mod["sections"]:
                 name = s["name"] or "(whole module)"
                 k = index[(mod["name"], s["name"], s["start"])]
                 share = s["samples"] / ksamples
-                self.add_row(Text("  " + safe(name, 38)),
+                self.add_row(Text(" " + safe(name, 17)),
                              Text(f"{s['samples']:,}"),
-                             Text(f"{bar(share, 8)}{100 * share:5.1f}%", style="green"),
+                             Text(f"{bar(share, 6)}{100 * share:5.1f}%", style="green"),
                              Text(f"{s['end'] - s['start']:,}", style="dim"),
                              Text(f"{s['start']:#x}-{s['end']:#x}", style="dim"))
                 self.entry_of_row.append(k)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
@@ -40,8 +39,9 @@ class RecordList(ScrollView, can_focus=True):
     DEFAULT_CSS = """
     RecordList { height: 1fr; scrollbar-size-horizontal: 0; }
     RecordList > .recordlist--cursor { background: $accent 40%; }
+    RecordList > .recordlist--header { background: $primary 25%; text-style: bold; }
     """
-    COMPONENT_CLASSES = {"recordlist--cursor"}
+    COMPONENT_CLASSES = {"recordlist--cursor", "recordlist--header"}
 
     cursor = reactive(0, always_update=True)
 
@@ -89,7 +89,9 @@ class RecordList(ScrollView, can_focus=True):
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f"{off:>#9x}{z}", style="dim")
         t.append(f"{m.rel_time(time):>10} ")
-        t.append(f"{cpu:>3} " if cpu >= 0 else "    ", style="dim")
+        # synthesized records carry a zeroed trailer: no time, so no CPU either
+        known = time > 0 or f_type == "SAMPLE"
+        t.append(f"{cpu:>3} " if cpu >= 0 and known else "    ", style="dim")
         who = "" if tid < 0 else (str(pid) if pid == tid else f"{pid}/{tid}")
         t.append(f"{who:>11} ")
         t.append(f"{safe(m.comm_of(row), 14):<14} ", style="bold")
@@ -105,10 +107,10 @@ class RecordList(ScrollView, can_focus=True):
         sx, sy = self.scroll_offset
         width = self.size.width
         if y == 0:
-            head = Text(HEADER, style="bold reverse", no_wrap=True)
+            style = self.get_component_rich_style("recordlist--header")
+            head = Text(HEADER, style=style, no_wrap=True)
             segs = list(head.render(self.app.console))
-            return Strip(segs).crop(sx, sx + width).extend_cell_length(width, Style(
-                reverse=True, bold=True))
+            return Strip(segs).crop(sx, sx + width).extend_cell_length(width, style)
         display = sy + y - 1
         if display >= self._count:
             return Strip.blank(width, self.rich_style)

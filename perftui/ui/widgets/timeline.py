@@ -101,7 +101,8 @@ class Timeline(Widget, can_focus=True):
             top = counts.max() if len(counts) else 0
             lines.append(f"{label:<{LABEL_W - 1}} ", style="bold")
             if top:
-                level = np.ceil(counts * (len(BLOCKS) - 1) / top).astype(int)
+                level = np.round(counts * (len(BLOCKS) - 1) / top).astype(int)
+                level[(counts > 0) & (level == 0)] = 1  # never hide a record
             else:
                 level = np.zeros(w, dtype=int)
             style = ROW_STYLES.get(label, "green")
