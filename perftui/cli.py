@@ -106,9 +106,6 @@ def iter_decoded(rec: Recording) -> Iterator[dict[str, Any]]:
             head: dict[str, Any] = {"offset": offset}
             if ch.outer is not None:
                 head["compressed"] = True
-            if rec.mode == "directory":
-                head["file"] = rec.sources[src].name if ch.outer is None else \
-                    rec.sources[src].name if src >= 0 else "?"
             try:
                 fields = rec.decoder.decode(raw, int(attrs[i]), int(types[i]))
             except ValueError as e:
@@ -116,6 +113,22 @@ def iter_decoded(rec: Recording) -> Iterator[dict[str, Any]]:
                 fields = {"type": "?", "misc": 0, "size": int(sizes[i]), "error": str(e)}
             head.update(fields)
             yield head
+
+
+def iter_directory(rec: Recording) -> Iterator[dict[str, Any]]:
+    """A ``perf.data/`` directory as perf reads it: ``data``, then ``data.N`` by time."""
+    rec.spill = True
+    rec.build_index()
+    for i in rec.merged_order():
+        i = int(i)
+        head: dict[str, Any] = {"offset": rec.outer_offset(i), "file": rec.source_name(i)}
+        try:
+            head.update(rec.decode(i))
+        except ValueError as e:
+            rec.errors.append(PerfDataError(head["offset"], str(e), rec.path))
+            head.update({"type": "?", "misc": 0, "size": int(rec.columns["size"][i]),
+                         "error": str(e)})
+        yield head
 
 
 def cmd_dump(args: argparse.Namespace) -> int:
@@ -131,7 +144,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
     rec = open_recording(args.file, spill=False)
     out = sys.stdout
     n = 0
-    for r in iter_decoded(rec):
+    records = iter_decoded(rec) if rec.mode != "directory" else iter_directory(rec)
+    for r in records:
         if wanted is not None and r["type"] not in wanted:
             continue
         if args.limit is not None and n >= args.limit:
@@ -141,7 +155,8 @@ def cmd_dump(args: argparse.Namespace) -> int:
             out.write(json.dumps(_jsonable(r)) + "\n")
         else:
             sfx = "z" if r.get("compressed") else " "
-            text = f"{r['offset']:#010x}{sfx} {r['type']:<16} misc {r['misc']:#06x} " \
+            where = f"{r['file']}:" if "file" in r else ""
+            text = f"{where}{r['offset']:#010x}{sfx} {r['type']:<16} misc {r['misc']:#06x} " \
                    f"size {r['size']:>5}  {r.get('error') or _summary(r)}"
             out.write(safe(text) + "\n")
     out.flush()

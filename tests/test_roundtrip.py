@@ -128,3 +128,20 @@ def test_stdin_stream_matches_file(tmp_path: Path) -> None:
     fields = [rec.decode(i) for i in range(len(rec))]
     assert [f["type"] for f in fields] == [r["type"] for r in from_file]
     assert fields[-2]["ip"] == from_file[-2]["ip"]
+
+
+def test_big_endian_32_bit_feature_bitmap(tmp_path: Path) -> None:
+    """A 32-bit big-endian writer stored the bitmap as eight BE u32 words (FORMAT.md §2.1)."""
+    import struct
+
+    p = tmp_path / "be32.data"
+    kitchen_sink(p, ">", "file", None)
+    raw = bytearray(p.read_bytes())
+    words64 = struct.unpack_from(">4Q", raw, 72)
+    bits = sum(w << (64 * k) for k, w in enumerate(words64))
+    struct.pack_into(">8I", raw, 72, *[(bits >> (32 * k)) & 0xFFFFFFFF for k in range(8)])
+    p.write_bytes(bytes(raw))
+    rec = open_recording(p)
+    assert rec.features[Feature.HOSTNAME] == "bigbox"
+    assert rec.feature_bits == sorted(rec.feature_bits)
+    assert Feature.CMDLINE in rec.features

@@ -79,6 +79,7 @@ class Recording:
         self.sources: list[Source] = []
         self.streams: list[tuple[int, str, int, int]] = []  # (src, name, start, end)
         self.walks = 0
+        self.stream_starts: list[int] = []  # first index row of each stream (data, data.N)
         self.extra_files: list[str] = []
         self.columns = Columns()
         self.indexed = False
@@ -350,6 +351,7 @@ class Recording:
             else:
                 buf = self.sources[src].buf  # type: ignore[attr-defined]
                 it = w.walk_buffer(src, buf, start, end, st)
+            self.stream_starts.append(len(self.columns))
             for ch in it:
                 yield (src if ch.outer is None else st.spill_src), ch
             w.finish_stream(st, end if end >= 0 else 0)
@@ -358,6 +360,7 @@ class Recording:
                     budget: float = 0.25) -> None:
         """Index every record; ``progress(records, bytes_done)`` about every ``budget`` s."""
         cols = self.columns = Columns()
+        self.stream_starts = []
         self.builder.unknown_ids = 0
         last = time.monotonic()
         reserved = False
@@ -450,6 +453,17 @@ class Recording:
                 at = pos[sel] + off
                 out[sel] = u8[at[:, None] + ar].view(dt).ravel()
         return out
+
+    def merged_order(self) -> np.ndarray:
+        """Index rows as perf reads a directory: ``data`` first, then every ``data.N``
+        merged by time (equal times keep their order)."""
+        n = len(self.columns)
+        if self.mode != "directory" or len(self.stream_starts) < 2:
+            return np.arange(n)
+        cut = self.stream_starts[1]
+        rest = np.arange(cut, n)
+        rest = rest[np.argsort(self.columns["time"][cut:n], kind="stable")]
+        return np.concatenate([np.arange(cut), rest])
 
     def source_name(self, i: int) -> str:
         return self.sources[int(self.columns["src"][i])].name
