@@ -131,6 +131,11 @@ class IndexBuilder:
         self.id_vals = np.array([p[1] for p in pairs], dtype=np.int16)
 
     def _g(self, u8: np.ndarray, at: np.ndarray, width: int, dt: str) -> np.ndarray:
+        """The ``width``-byte field at each byte position ``at`` (a typed view when every
+        position is aligned, which kernel records make the common case)."""
+        if len(at) and not np.any(at & (width - 1)):
+            view = u8[: len(u8) // width * width].view(self.dt[dt])
+            return view[at // width]
         return u8[at[:, None] + _AR[width]].view(self.dt[dt]).ravel()
 
     def _lookup(self, ids: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+import numpy as np
 import zstandard
 
 from .constants import KMOD_SEC_MAP, UNKNOWN_83, RecordType
@@ -37,6 +38,11 @@ SPECIAL = frozenset({T_ATTR, T_TRACING, T_AUXTRACE, T_FEATURE, T_COMPRESSED, T_8
 BATCH = 1 << 16
 STREAM_READ = 4 << 20
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+SPECULATE_MIN = 4096  # bytes left before the numpy walk is worth trying
+SPECULATE_WORDS = 1 << 19  # 4 MiB of words per numpy window
+SLOW_RUN = 256  # records the plain loop takes before numpy tries again
+KERNEL_TYPE_LAST = 22
+T_ROUND = 68
 TRACING_KEEP_MAX = 64 << 20  # tracing-data blobs larger than this are skipped unread
 
 
@@ -178,6 +184,7 @@ class Walker:
         self.order = order
         self.hdr = struct.Struct(order + "IHH")
         self.hdr2 = struct.Struct(order + "I2xH")  # type and size only: the hot loop
+        self.u64_dtype = np.dtype(order + "u8")
         self.u32 = struct.Struct(order + "I")
         self.u64 = struct.Struct(order + "Q")
         self.sources = sources
@@ -195,9 +202,9 @@ class Walker:
               limit: int) -> tuple[int, int]:
         """Append record starts from ``pos`` until a special record, ``end`` or ``limit``.
 
-        Returns (new position, status): 0 reached end/limit or an incomplete record,
-        1 a special record starts at the returned position, -1 a record smaller than its
-        header starts there.
+        Returns (new position, status): 0 reached ``end`` or an incomplete record, 1 a
+        special record starts at the returned position, -1 a record smaller than its
+        header starts there, 2 ``limit`` records are in ``offs``.
         """
         unpack = self.hdr2.unpack_from
         app = offs.append
@@ -205,7 +212,7 @@ class Walker:
         stop = end - 8
         k = limit - len(offs)
         if k <= 0:
-            return pos, 0
+            return pos, 2
         while pos <= stop:
             t, size = unpack(buf, pos)
             if size < 8:
@@ -219,8 +226,78 @@ class Walker:
             pos = nxt
             k -= 1
             if not k:
-                break
+                return pos, 2
         return pos, 0
+
+    def _speculate(self, buf: bytes | memoryview, pos: int, end: int, offs: array,
+                   limit: int) -> int:
+        """Find record starts from ``pos`` with numpy, verifying the chain; returns where
+        the plain loop must take over.
+
+        Kernel records are 8-byte multiples, so after ``pos`` every header sits on a word
+        boundary: the words that look like a header (type 1..22 or FINISHED_ROUND, size a
+        multiple of 8) are candidates, and the records are the chain start -> start + size
+        through them.  Where the chain leaves the candidates (a perf-tool record, a
+        false candidate, the end of the window), the plain loop of :meth:`_scan` resumes.
+        """
+        words = min((end - pos) // 8, SPECULATE_WORDS, (limit - len(offs)) * 64)
+        if words < 64:
+            return pos
+        raw = np.frombuffer(buf, dtype=np.uint8, count=words * 8, offset=pos)
+        # cheap first cut on one byte per word: the low byte of the type
+        tb = raw[0::8] if self.order == "<" else raw[3::8]
+        cand = np.nonzero(((tb - np.uint8(1)) < KERNEL_TYPE_LAST) | (tb == T_ROUND))[0]
+        if not len(cand) or cand[0] != 0:
+            return pos
+        w = np.frombuffer(buf, dtype=self.u64_dtype, count=words, offset=pos)[cand]
+        if self.order == "<":
+            typ = w & 0xFFFFFFFF
+            size = (w >> 48).astype(np.int64)
+        else:
+            typ = w >> 32
+            size = (w & 0xFFFF).astype(np.int64)
+        ok = (((typ >= 1) & (typ <= KERNEL_TYPE_LAST)) | (typ == T_ROUND))
+        ok &= (size >= 8) & ((size & 7) == 0)
+        cand, size = cand[ok], size[ok]
+        if not len(cand) or cand[0] != 0:
+            return pos
+        nxt = cand + (size >> 3)
+        bad = np.nonzero(nxt[:-1] != cand[1:])[0]
+        room = limit - len(offs)
+        parts = []
+        taken = 0
+        i = 0
+        stop_word = -1
+        for b in bad.tolist():
+            if b < i:
+                continue
+            parts.append(cand[i:b + 1])
+            taken += b + 1 - i
+            q = int(nxt[b])
+            j = int(np.searchsorted(cand, q))
+            if taken >= room or j >= len(cand) or int(cand[j]) != q:
+                stop_word = q
+                break
+            i = j
+        else:
+            # the rest is one verified run; its last record may leave the window
+            last = len(cand) - 1
+            if int(nxt[last]) <= words:
+                parts.append(cand[i:])
+                stop_word = int(nxt[last])
+            else:
+                parts.append(cand[i:last])
+                stop_word = int(cand[last])
+        if not parts:
+            return pos
+        run = np.concatenate(parts)
+        if len(run) > room:
+            stop_word = int(run[room])
+            run = run[:room]
+        if stop_word > words:  # never past what was looked at
+            stop_word = words
+        offs.frombytes((run * 8 + pos).astype(np.int64).tobytes())
+        return pos + 8 * stop_word
 
     def _err(self, offset: int, message: str, name: str | None = None) -> None:
         self.errors.append(PerfDataError(offset, message, name))
@@ -233,10 +310,16 @@ class Walker:
         offs = array("q")
         override: dict[int, int] = {}
         while True:
-            pos, status = self._scan(buf, pos, end, offs, BATCH)
-            if status == 0 and len(offs) >= BATCH:
-                yield Chunk(src, buf, 0, offs, None, override)
-                offs, override = array("q"), {}
+            if end - pos >= SPECULATE_MIN:
+                pos = self._speculate(buf, pos, end, offs, BATCH)
+            if len(offs) < BATCH:
+                pos, status = self._scan(buf, pos, end, offs, min(BATCH, len(offs) + SLOW_RUN))
+            else:
+                status = 2
+            if status == 2:
+                if len(offs) >= BATCH:
+                    yield Chunk(src, buf, 0, offs, None, override)
+                    offs, override = array("q"), {}
                 continue
             if status == 0:
                 if pos < end:
@@ -359,6 +442,10 @@ class Walker:
         unpack = self.hdr.unpack_from
         pos, end = 0, len(buf)
         while pos + 8 <= end:
+            if end - pos >= SPECULATE_MIN:
+                pos = self._speculate(buf, pos, end, offs, len(offs) + (1 << 30))
+                if pos + 8 > end:
+                    break
             _t, _m, size = unpack(buf, pos)
             if size < 8:
                 return pos, -1
@@ -432,9 +519,9 @@ class Walker:
                 self._err(pos, f"record of size {size} (type {t}) is smaller than its "
                           "8-byte header: corrupt data, stopping here")
                 return
+            if status == 2:
+                continue
             if status == 0:
-                if len(offs) >= BATCH:
-                    continue
                 if eof:
                     if pos < end:
                         self._err(pos, f"the stream ends inside a record ({end - pos} "
