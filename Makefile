@@ -16,7 +16,7 @@ setup: $(STAMP)
 
 ## Set up and open the app (the bundled demo recording unless FILE=... is given).
 run: $(STAMP)
-	$(BIN)/perftui $(if $(FILE),$(FILE),info tests/data/perf61/perf-normal-g.data)
+	$(BIN)/perftui $(if $(FILE),$(FILE),--demo)
 
 demo: run
 
