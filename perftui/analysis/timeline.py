@@ -48,8 +48,10 @@ def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind"
     n = len(c["time"])
     time = c["time"] if rows is None else c["time"][rows]
     width = max(1, width)
+    t0 = min(max(t0, 0), 2**64 - 1)
+    t1 = min(max(t1, t0 + 1), 2**64 - 1)
     span = max(1, t1 - t0)
-    sel = (time > 0) & (time >= np.uint64(max(t0, 0))) & (time < np.uint64(max(t1, 0)))
+    sel = (time > 0) & (time >= np.uint64(t0)) & (time < np.uint64(t1))
     idx = np.nonzero(sel)[0]
     col = ((time[idx] - np.uint64(t0)).astype(np.float64) * width / span).astype(np.int64)
     np.clip(col, 0, width - 1, out=col)

@@ -24,6 +24,7 @@ from ..perfdata import KMOD_SEC_MAP, Recording, RecordType
 from ..perfdata.constants import Misc
 from .names import is_module_path, module_name
 
+U64_MAX = 2**64 - 1
 SOURCE_KMOD = "KMOD_SEC_MAP"
 SOURCE_MMAP = "MMAP"
 
@@ -126,7 +127,8 @@ def build_section_map(rec: Recording) -> SectionMap:
                                 f"module file ({path!r}); skipped")
                 continue
             e = SectionEntry(module_name(path), f["section"], f["start"],
-                             f["start"] + f["len"], f["pgoff"], path, SOURCE_KMOD, i)
+                             min(f["start"] + f["len"], U64_MAX), f["pgoff"], path,
+                             SOURCE_KMOD, i)
             key = (e.module, e.section, e.start, e.end)
             if key not in seen:
                 seen.add(key)
@@ -135,8 +137,9 @@ def build_section_map(rec: Recording) -> SectionMap:
             path = f["filename"]
             if not is_module_path(path):
                 continue
-            e = SectionEntry(module_name(path), None, f["addr"], f["addr"] + f["len"],
-                             f["pgoff"], path, SOURCE_MMAP, i)
+            e = SectionEntry(module_name(path), None, f["addr"],
+                             min(f["addr"] + f["len"], U64_MAX), f["pgoff"], path,
+                             SOURCE_MMAP, i)
             key = (e.module, None, e.start, e.end)
             if key not in seen:
                 seen.add(key)

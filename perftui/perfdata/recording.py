@@ -292,7 +292,11 @@ class Recording:
         except ValueError as e:
             self.errors.append(PerfDataError(offset, f"HEADER_ATTR: {e}", self.path))
             return
-        n = max(0, (len(rec) - 8 - a.size) // 8)
+        if a.size % 8 or 8 + a.size > len(rec):
+            self.errors.append(PerfDataError(offset, f"HEADER_ATTR: attr size {a.size} does "
+                                             f"not fit its {len(rec)}-byte record", self.path))
+            return
+        n = (len(rec) - 8 - a.size) // 8
         a.ids = list(struct.unpack_from(f"{self.order}{n}Q", rec, 8 + a.size))
         self.attrs.append(a)
         self.decoder.set_attrs(self.attrs)

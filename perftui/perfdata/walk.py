@@ -271,9 +271,13 @@ class Walker:
         for b in bad.tolist():
             if b < i:
                 continue
+            q = int(nxt[b])
+            if q > words:  # record b runs past the window: the plain loop judges it
+                parts.append(cand[i:b])
+                stop_word = int(cand[b])
+                break
             parts.append(cand[i:b + 1])
             taken += b + 1 - i
-            q = int(nxt[b])
             j = int(np.searchsorted(cand, q))
             if taken >= room or j >= len(cand) or int(cand[j]) != q:
                 stop_word = q
@@ -294,8 +298,6 @@ class Walker:
         if len(run) > room:
             stop_word = int(run[room])
             run = run[:room]
-        if stop_word > words:  # never past what was looked at
-            stop_word = words
         offs.frombytes((run * 8 + pos).astype(np.int64).tobytes())
         return pos + 8 * stop_word
 

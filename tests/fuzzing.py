@@ -1,0 +1,204 @@
+"""The fuzz harness: mutate real recordings and run every consumer of the decoder on them.
+
+Used by ``tests/test_fuzz.py`` (bounded, fixed seed, in CI) and by
+``python tests/fuzzing.py --seconds N`` for longer runs.  An outcome is either a result or
+a clear error with an offset (``PerfDataError``); anything else is a crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import struct
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SEEDS = [
+    "data/perf61/perf-normal-g.data", "data/perf61/perf-pipe.data", "data/perf61/perf-zstd.data",
+    "data/linux-perf-data/sleep.compressed2.data", "data/linux-perf-data/sleep.compressed.data",
+    "data/linux-perf-data/sleep.compressed.pipe.data",
+    "data/quipper/perf.data.ctx_switch_namespaces-4.14", "data/quipper/perf.data.branch-4.14",
+    "data/quipper/perf.data.piped.header_features-4.16",
+    "data/quipper/perf.data.group_desc-4.14", "data/quipper/perf.data.lost_samples-4.4",
+    "data/quipper/perf.data.singleprocess-3.4",
+]
+
+
+@dataclass
+class Mutation:
+    kind: str
+    at: int
+    value: int
+
+    def __str__(self) -> str:
+        return f"{self.kind}@{self.at:#x}={self.value:#x}"
+
+
+def record_offsets(buf: bytes) -> list[int]:
+    """Top-level record starts of a little-endian file- or pipe-mode recording (best effort)."""
+    if len(buf) < 16:
+        return []
+    size = struct.unpack_from("<Q", buf, 8)[0]
+    if size == 16:
+        pos, end = 16, len(buf)
+    else:
+        pos, dsize = struct.unpack_from("<QQ", buf, 40)
+        end = pos + dsize
+    out = []
+    while pos + 8 <= end:
+        t, _m, s = struct.unpack_from("<IHH", buf, pos)
+        if s < 8:
+            break
+        out.append(pos)
+        pos += s
+        if t == 66 and s >= 12:
+            pos += struct.unpack_from("<I", buf, pos - s + 8)[0]
+        if t == 71 and s >= 16:
+            pos += struct.unpack_from("<Q", buf, pos - s + 8)[0]
+    return out
+
+
+INTERESTING = [0, 1, 7, 8, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 2**60, 2**63, 2**64 - 1]
+
+
+def mutate(buf: bytes, rng: random.Random, n: int) -> tuple[bytes, list[Mutation]]:
+    """``n`` mutations aimed at sizes, counts, offsets and payloads."""
+    b = bytearray(buf)
+    recs = record_offsets(buf)
+    done = []
+    for _ in range(n):
+        kind = rng.choice(["flip", "byte", "rec_size", "rec_u64", "rec_u32", "header",
+                           "truncate", "splice", "zero"])
+        if kind == "flip" and b:
+            at = rng.randrange(len(b))
+            v = 1 << rng.randrange(8)
+            b[at] ^= v
+        elif kind == "byte" and b:
+            at, v = rng.randrange(len(b)), rng.randrange(256)
+            b[at] = v
+        elif kind == "rec_size" and recs:
+            at = rng.choice(recs) + 6
+            v = rng.choice([0, 1, 4, 7, 8, 9, 16, 0xFFFF, rng.randrange(0x10000)])
+            if at + 2 <= len(b):
+                struct.pack_into("<H", b, at, v)
+        elif kind in ("rec_u64", "rec_u32") and recs:
+            r = rng.choice(recs)
+            width = 8 if kind == "rec_u64" else 4
+            at = r + 8 + width * rng.randrange(8)
+            v = rng.choice(INTERESTING) & (2 ** (8 * width) - 1)
+            if at + width <= len(b):
+                struct.pack_into("<Q" if width == 8 else "<I", b, at, v)
+        elif kind == "header" and len(b) >= 104:
+            at = rng.choice([8, 16, 24, 32, 40, 48, 72, 80])
+            v = rng.choice([*INTERESTING, rng.randrange(len(b) + 1)])
+            struct.pack_into("<Q", b, at, v)
+        elif kind == "truncate" and b:
+            at = rng.randrange(len(b))
+            v = 0
+            del b[at:]
+        elif kind == "splice" and b:
+            at = rng.randrange(len(b))
+            ln = rng.randrange(1, 256)
+            src = rng.randrange(len(b))
+            v = ln
+            b[at:at] = b[src:src + ln]
+        elif kind == "zero" and b:
+            at = rng.randrange(len(b))
+            v = rng.randrange(1, 64)
+            b[at:at + v] = bytes(min(v, len(b) - at))
+        else:
+            continue
+        done.append(Mutation(kind, at, v))
+    return bytes(b), done
+
+
+def run_all(path: str) -> None:
+    """Every consumer: open, index, decode every record, info, dump, sections, symbols."""
+    from perftui.analysis.summary import info_dict
+    from perftui.analysis.timeline import timeline_bins
+    from perftui.cli import iter_decoded
+    from perftui.kmod.report import section_report
+    from perftui.perfdata import NotPerfData, PerfDataError, open_recording
+
+    try:
+        rec = open_recording(path)
+    except (NotPerfData, PerfDataError):
+        return
+    try:
+        rec.build_index()
+        info_dict(rec)
+        for i in range(len(rec)):
+            with contextlib.suppress(ValueError):
+                rec.decode(i)
+        t0, t1 = int(rec.columns["time"].min(initial=0)), int(rec.columns["time"].max(
+            initial=1))
+        timeline_bins(rec, t0, t1 + 1, 80, "kind")
+        timeline_bins(rec, t0, t1 + 1, 80, "cpu")
+        rep = section_report(rec, [])
+        rep.as_dict(symbols=True)
+    finally:
+        rec.close()
+    try:
+        for _ in iter_decoded(open_recording(path, spill=False)):
+            pass
+    except (NotPerfData, PerfDataError):
+        pass
+
+
+def campaign(seconds: float, seed: int, workdir: Path, max_cases: int | None = None,
+             per_case_limit: float = 5.0) -> tuple[int, list[str]]:
+    """Run mutated cases for ``seconds``; returns (cases tried, crash descriptions)."""
+    rng = random.Random(seed)
+    seeds = [(s, (HERE / s).read_bytes()) for s in SEEDS if (HERE / s).is_file()]
+    crashes: list[str] = []
+    n = 0
+    deadline = time.monotonic() + seconds
+    workdir.mkdir(parents=True, exist_ok=True)
+    while time.monotonic() < deadline and (max_cases is None or n < max_cases):
+        name, buf = rng.choice(seeds)
+        data, muts = mutate(buf, rng, rng.randrange(1, 5))
+        case = workdir / f"case-{n}.data"
+        case.write_bytes(data)
+        t = time.monotonic()
+        try:
+            run_all(str(case))
+        except Exception as e:
+            keep = workdir / f"crash-{n}.data"
+            case.rename(keep)
+            crashes.append(f"{name} {' '.join(map(str, muts))}: {type(e).__name__}: {e} "
+                           f"(kept as {keep})")
+        else:
+            took = time.monotonic() - t
+            if took > per_case_limit:
+                keep = workdir / f"slow-{n}.data"
+                case.rename(keep)
+                crashes.append(f"{name} {' '.join(map(str, muts))}: took {took:.1f}s "
+                               f"(kept as {keep})")
+            else:
+                case.unlink()
+        n += 1
+    return n, crashes
+
+
+if __name__ == "__main__":
+    import argparse
+    import tempfile
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--seconds", type=float, default=60)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--dir", default=tempfile.mkdtemp(prefix="perftui-fuzz-"))
+    ap.add_argument("--mem-gb", type=float, default=4, help="address-space limit")
+    a = ap.parse_args()
+    import resource
+
+    lim = int(a.mem_gb * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+    sys.path.insert(0, str(HERE.parent))
+    tried, found = campaign(a.seconds, a.seed, Path(a.dir))
+    print(f"{tried} cases, {len(found)} crashes")
+    for c in found:
+        print(c)
