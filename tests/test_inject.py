@@ -184,3 +184,37 @@ def test_pipe_mode_insertion_point_without_finished_init(tmp_path: Path) -> None
     assert types.index("SAMPLE") > max(i for i, t in enumerate(types) if t == "KMOD_SEC_MAP")
     raw = out.read_bytes()
     assert raw[:8] == src.read_bytes()[:8] and struct.unpack_from("<Q", raw, 8)[0] == 16
+
+
+def test_killed_inject_leaves_no_broken_output(tmp_path: Path) -> None:
+    """SIGKILL while OUT is being written: OUT does not exist, FILE is untouched."""
+    import os
+    import signal
+    import time
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
+    from bigfile import repeat_data
+
+    big = tmp_path / "big.data"
+    repeat_data(str(PERF61), str(big), 150_000_000)
+    before = big.stat().st_size
+    sysfs_tree(tmp_path / "sys")
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    out = outdir / "o.data"
+    p = subprocess.Popen([sys.executable, "-m", "perftui", "inject", str(big), "-o", str(out),
+                          "--sysfs", str(tmp_path / "sys"), "--modules-dir", str(MODS)],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    seen_tmp = False
+    while time.monotonic() < deadline and p.poll() is None:
+        if any(n.endswith(".tmp") for n in os.listdir(outdir)):
+            seen_tmp = True
+            p.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.001)
+    p.wait()
+    if not seen_tmp:
+        pytest.skip("inject finished before it could be interrupted")
+    assert not out.exists()
+    assert big.stat().st_size == before
