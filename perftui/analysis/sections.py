@@ -21,9 +21,9 @@ class SectionCounts:
     owning entry (-1: inside no module section), for drill-downs.
     """
 
+    rec: Recording
     per_entry: np.ndarray
     kernel_rows: np.ndarray
-    kernel_ips: np.ndarray
     kernel_owner: np.ndarray
     user_samples: int
     other_samples: int
@@ -37,10 +37,14 @@ class SectionCounts:
         return int(np.count_nonzero(self.kernel_owner < 0))
 
     def rows_of(self, entry: int) -> np.ndarray:
-        return self.kernel_rows[self.kernel_owner == entry]
+        return self.kernel_rows[self.kernel_owner == entry].astype(np.int64)
 
     def ips_of(self, entry: int) -> np.ndarray:
-        return self.kernel_ips[self.kernel_owner == entry]
+        """The ips of one entry's samples, read back from the recording."""
+        return self.rec.sample_values(self.rows_of(entry), "ip")
+
+
+BLOCK = 1 << 20  # samples per gather: bounds the temporary arrays
 
 
 def count_sections(rec: Recording, smap: SectionMap,
@@ -51,11 +55,16 @@ def count_sections(rec: Recording, smap: SectionMap,
     kernel = rows[mode == Misc.KERNEL]
     user = int(np.count_nonzero(mode == Misc.USER))
     other = len(rows) - len(kernel) - user
-    ips = rec.sample_values(kernel, "ip")
-    owner = smap.lookup(ips)
-    per = np.bincount(owner[owner >= 0], minlength=len(smap.entries)) if len(smap.entries) \
-        else np.zeros(0, dtype=np.int64)
-    return SectionCounts(per.astype(np.int64), kernel, ips, owner, user, other)
+    del rows, mode
+    small = np.int32 if len(rec.columns) < 2**31 else np.int64
+    kernel = kernel.astype(small)
+    owner = np.empty(len(kernel), dtype=np.int32)
+    for i in range(0, len(kernel), BLOCK):
+        part = kernel[i:i + BLOCK]
+        owner[i:i + BLOCK] = smap.lookup(rec.sample_values(part, "ip"))
+    n = len(smap.entries)
+    per = np.bincount(owner[owner >= 0], minlength=n) if n else np.zeros(0, dtype=np.int64)
+    return SectionCounts(rec, per.astype(np.int64), kernel, owner, user, other)
 
 
 def split_by(rec: Recording, rows: np.ndarray, column: str) -> list[tuple[int, int]]:

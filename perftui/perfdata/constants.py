@@ -66,18 +66,19 @@ class RecordType(IntEnum):
 
 
 #: Type 83 is upstream's COMPRESSED2 *or* the RFC's KMOD_SEC_MAP (FORMAT.md §10.2).
-#: The index stores an RFC record under this private code so the two never mix; raw
-#: types above 0xFFFF are stored as 0xFFFF, so codes past it are free.
-KMOD_SEC_MAP = 0x10053
+#: The index (a u16 column) stores an RFC record under this private code so the two
+#: never mix; raw types from 0xFF00 up are all stored as 0xFF00, so codes past it are free.
+KMOD_SEC_MAP = 0xFF53
 #: A type-83 record that is neither COMPRESSED2 nor an RFC KMOD_SEC_MAP.
-UNKNOWN_83 = 0x20053
-RAW_TYPE_CLAMP = 0xFFFF
+UNKNOWN_83 = 0xFF83
+RAW_TYPE_CLAMP = 0xFF00
 USER_TYPE_START = 64
 KERNEL_TYPE_MAX = 63
 
 _NAMES: dict[int, str] = {t.value: t.name for t in RecordType}
 _NAMES[KMOD_SEC_MAP] = "KMOD_SEC_MAP"
 _NAMES[UNKNOWN_83] = "UNKNOWN(83)"
+_NAMES[RAW_TYPE_CLAMP] = "UNKNOWN(>=65280)"
 _BY_NAME: dict[str, int] = {v: k for k, v in _NAMES.items()}
 
 

@@ -16,7 +16,7 @@ from .constants import RAW_TYPE_CLAMP, USER_TYPE_START, RecordType, Sample
 from .walk import Chunk
 
 COLUMNS: dict[str, str] = {
-    "src": "u1", "pos": "i8", "type": "u4", "misc": "u2", "size": "u2",
+    "src": "u1", "pos": "i8", "type": "u2", "misc": "u2", "size": "u2",
     "time": "u8", "cpu": "i4", "pid": "i4", "tid": "i4", "attr": "i2",
 }
 _AR = {k: np.arange(k, dtype=np.int64) for k in (2, 4, 8)}
@@ -58,8 +58,10 @@ class Columns:
         self.n = need
 
     def trim(self) -> None:
+        """Drop spare capacity when it is large (pages never written cost no memory, so a
+        small excess stays: copying would double the peak)."""
         for k, a in self.cols.items():
-            if len(a) != self.n:
+            if len(a) > 2 * self.n + 4096:
                 self.cols[k] = a[: self.n].copy()
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -156,7 +158,7 @@ class IndexBuilder:
         n = len(offs)
         rel = offs - chunk.base
         raw_type = self._g(u8, rel, 4, "u4")
-        typ = np.minimum(raw_type, RAW_TYPE_CLAMP).astype(np.uint32)
+        typ = np.minimum(raw_type, RAW_TYPE_CLAMP).astype(np.uint16)
         for i, code in chunk.override.items():
             typ[i] = code
         misc = self._g(u8, rel + 4, 2, "u2")

@@ -455,7 +455,10 @@ class Recording:
                     continue
                 sel = np.nonzero((src == s) & (attr == a) & (size >= off + 8))[0]
                 at = pos[sel] + off
-                out[sel] = u8[at[:, None] + ar].view(dt).ravel()
+                if not np.any(at & 7):  # aligned: one typed view, no byte gather
+                    out[sel] = u8[: len(u8) // 8 * 8].view(dt)[at >> 3]
+                else:
+                    out[sel] = u8[at[:, None] + ar].view(dt).ravel()
         return out
 
     def merged_order(self) -> np.ndarray:
