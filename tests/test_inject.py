@@ -13,6 +13,7 @@ import pytest
 from builders import kitchen_sink
 from perftui.analysis.summary import record_counts
 from perftui.cli import iter_decoded
+from perftui.demo.sysfs import write_sysfs_tree
 from perftui.kmod.elf import load_module
 from perftui.kmod.inject import InjectError, inject, strip
 from perftui.perfdata import open_recording
@@ -23,21 +24,8 @@ PERF61 = DATA / "perf61" / "perf-normal-g.data"
 
 
 def sysfs_tree(root: Path, zero: bool = False) -> dict[tuple[str, str], int]:
-    """A /sys/module tree for the three demo modules; returns (module, section) -> address."""
-    want = {}
-    base = 0xFFFFFFFFC0A00000
-    for ko in ("demo_nic", "demo-kvm", "demo_crc"):
-        mod = ko.replace("-", "_")
-        d = root / "module" / mod / "sections"
-        d.mkdir(parents=True)
-        mf = load_module(str(MODS / f"{ko}.ko"))
-        for name, s in sorted(mf.sections.items()):
-            if not s.alloc or name in (".modinfo", "__versions"):
-                continue
-            addr = 0 if zero else base
-            (d / name).write_text(f"0x{addr:016x}\n")
-            want[(mod, name)] = addr
-            base += (s.size + 0xFFF) & ~0xFFF
+    """A /sys/module tree for the three demo modules, plus a built-in module without one."""
+    want = write_sysfs_tree(root, zero=zero)
     (root / "module" / "builtin_thing").mkdir(parents=True)  # built-in: no sections/
     return want
 

@@ -368,6 +368,7 @@ class Recording:
         self.builder.unknown_ids = 0
         last = time.monotonic()
         reserved = False
+        first = True
         for src, ch in self.chunks():
             if self.cancelled:
                 break
@@ -380,7 +381,8 @@ class Recording:
             cols.append(self.builder.rows(ch, src if src >= 0 else NO_SOURCE))
             if progress is not None:
                 now = time.monotonic()
-                if now - last >= budget:
+                if now - last >= budget or first:  # the first chunk at once: first screen
+                    first = False
                     last = now
                     progress(len(cols), int(ch.offs[-1]) if ch.outer is None else -1)
         self.unknown_ids = self.builder.unknown_ids
