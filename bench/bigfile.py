@@ -23,7 +23,7 @@ def repeat_data(src_path: str, dst_path: str, target: int) -> tuple[int, int]:
         if t == 82:  # FINISHED_INIT
             break
     head, body = data[:pos], data[pos:]
-    reps = max(1, (target - len(src)) // max(1, len(body)))
+    reps = max(1, -(-(target - len(src)) // max(1, len(body))))  # at least target
     delta = len(head) + len(body) * reps - d_size
     feats = bytearray(src[d_off + d_size:])
     nbits = sum(bin(b).count("1") for b in src[72:104])

@@ -1,12 +1,16 @@
-"""``make bench``: perftui next to perf 6.1 on the same large recording.
+"""``make bench``: perftui next to perf 6.1 on the same large recording, one table.
 
-Records a real ``perf record -g -a`` run, repeats its data section to >= 500 MB (not
-committed: it lives in a temporary directory, or BENCH_DIR), then times each command
-in a subprocess and samples its peak anonymous memory (RssAnon, not the mmapped file).
+The recording (``recording.py``) is a real ``perf record -g -a`` run with the demo
+modules' KMOD_SEC_MAP records and samples planted in their sections, its data repeated to
+>= 500 MB; perf's side runs on its stripped twin (perf 6.1 stops at type 83).  Every
+command runs in its own process; peak anonymous memory (RssAnon: not the mmapped file's
+pages) is sampled from /proc every 5 ms.  BENCH_DIR keeps the files between runs,
+BENCH_BYTES sets the size (default 520 MB).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -15,18 +19,27 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-from bigfile import repeat_data
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+from bigfile import repeat_data  # noqa: E402
+from recording import make  # noqa: E402
 
 TARGET = int(float(os.environ.get("BENCH_BYTES", 520e6)))
-PERFTUI = [sys.executable, "-m", "perftui"]
+PY = sys.executable
+PERFTUI = [PY, "-m", "perftui"]
 
 
-def peak_anon_run(cmd: list[str]) -> tuple[float, int, int]:
-    """Wall seconds, peak RssAnon (kB) and exit status of ``cmd``."""
+def measure(cmd: list[str], stdin: Path | None = None) -> tuple[float, int, int, bytes]:
+    """Wall seconds, peak RssAnon (kB), exit status and stdout of ``cmd``."""
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    fin = open(stdin, "rb") if stdin else subprocess.DEVNULL  # noqa: SIM115
+    p = subprocess.Popen(cmd, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     peak = 0
+    chunks: list[bytes] = []
+    import threading
+
+    reader = threading.Thread(target=lambda: chunks.append(p.stdout.read()))  # type: ignore
+    reader.start()
     status = f"/proc/{p.pid}/status"
     while p.poll() is None:
         try:
@@ -37,23 +50,23 @@ def peak_anon_run(cmd: list[str]) -> tuple[float, int, int]:
         except OSError:
             pass
         time.sleep(0.005)
-    return time.perf_counter() - t0, peak, p.returncode
+    reader.join()
+    if stdin:
+        fin.close()  # type: ignore[union-attr]
+    return time.perf_counter() - t0, peak, p.returncode, b"".join(chunks)
 
 
-def record(out: Path) -> None:
-    work = ("i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done; "
-            "head -c 50000000 /dev/urandom | gzip -1 > /dev/null")
-    subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g", "-a",
-                    "-o", str(out), "--", "sh", "-c", work], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def count_records(path: Path) -> int:
+def records_of(path: Path) -> int:
     out = subprocess.run([*PERFTUI, "info", "--json", str(path)], capture_output=True,
-                         text=True, check=True).stdout
-    import json
-
+                         check=True).stdout
     return int(json.loads(out)["total_records"])
+
+
+def probe(path: Path) -> dict:
+    out = subprocess.run([PY, str(HERE / "browser_probe.py"), str(path), str(time.time())],
+                         capture_output=True, text=True, check=True,
+                         env={**os.environ, "TEXTUAL_ANIMATIONS": "none"}).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def main() -> int:
@@ -61,31 +74,55 @@ def main() -> int:
         print("bench: perf is not on the PATH; nothing to compare against")
         return 1
     base = Path(os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="perftui-bench-"))
-    base.mkdir(parents=True, exist_ok=True)
-    small = base / "small.data"
-    big = base / "big.data"
-    if not big.exists():
-        record(small)
-        reps, size = repeat_data(str(small), str(big), TARGET)
-        print(f"recording: {big} ({size / 1e6:.0f} MB, data repeated {reps}x)")
-    n = count_records(big)
+    files = make(base, TARGET)
+    big, stripped, pipe = files["big"], files["stripped"], files["pipe"]
+    double = base / "big2.data"
+    if not double.exists():
+        repeat_data(str(base / "small-planted.data"), str(double), 2 * TARGET)
+    n, n2 = records_of(big), records_of(double)
     size = big.stat().st_size
-    rows = []
-    for label, cmd in [
-        ("perftui info --json", [*PERFTUI, "info", "--json", str(big)]),
-        ("perf report --stats", ["perf", "report", "-f", "--stats", "-i", str(big)]),
-        ("perf report --sort dso", ["perf", "report", "-f", "--stdio", "--sort", "dso",
-                                    "-g", "none", "-i", str(big)]),
-    ]:
-        secs, anon, rc = peak_anon_run(cmd)
-        rows.append((label, secs, anon, rc))
-    print(f"\n{size / 1e6:.0f} MB, {n:,} records, {os.cpu_count()} cores\n")
-    print(f"{'command':<26}{'seconds':>9}{'records/s':>14}{'peak RssAnon':>15}{'exit':>6}")
-    for label, secs, anon, rc in rows:
-        print(f"{label:<26}{secs:>9.2f}{n / secs:>14,.0f}{anon / 1024:>12.0f} MB{rc:>6}")
-    pt = rows[0][1]
-    print(f"\nperftui info / perf --stats: {pt / rows[1][1]:.2f}x;"
-          f"  / perf --sort dso: {pt / rows[2][1]:.2f}x   (target: >= 2,000,000 records/s)")
+
+    rows: list[tuple[str, str, str, str, str]] = []
+
+    def row(what: str, ours: float, theirs: float | None, target: str, unit: str) -> None:
+        ratio = f"{ours / theirs:.2f}x" if theirs else ""
+        rows.append((what, f"{ours:.2f} {unit}", f"{theirs:.2f} {unit}" if theirs else "",
+                     ratio, target))
+
+    t_info, a_info, rc1, _ = measure([*PERFTUI, "info", "--json", str(big)])
+    t_stats, _a_stats, _, _ = measure(["perf", "report", "-f", "--stats", "-i", str(stripped)])
+    row("info: records/s (M)", n / t_info / 1e6, n / t_stats / 1e6, ">= 2", "M/s")
+    t_sec, a_sec, rc2, out = measure([*PERFTUI, "sections", "--json", str(big)])
+    t_dso, a_dso, _, _ = measure(["perf", "report", "-f", "--stdio", "--sort", "dso", "-g",
+                                  "none", "-i", str(stripped)])
+    row("sections --json: time", t_sec, t_dso, "<= 0.5x perf", "s")
+    sec = json.loads(out)
+    planted = sum(m["samples"] for m in sec["modules"])
+    row("sections --json: peak RssAnon", a_sec / 1024, a_dso / 1024, "<= 250 MB", "MB")
+    _t_sec2, a_sec2, _, _ = measure([*PERFTUI, "sections", "--json", str(double)])
+    row("RssAnon growth per record (2x file)", (a_sec2 - a_sec) * 1024 / max(1, n2 - n),
+        None, "<= 40", "B")
+    pr = probe(big)
+    row("browser: first screen", pr["first_screen_s"], None, "<= 1 s", "s")
+    row("browser: all indexed", pr["indexed_s"], t_dso, "", "s")
+    if pr["pagedown_during_ms"] is not None:
+        row("browser: page-down while indexing (median)", pr["pagedown_during_ms"], None,
+            "<= 50 ms", "ms")
+    row("browser: page-down after (median)", pr["pagedown_after_ms"], None, "<= 50 ms", "ms")
+    t_pipe, a_pipe, rc3, _ = measure([*PERFTUI, "info", "-"], stdin=pipe)
+    row("pipe mode (stdin) info: peak RssAnon", a_pipe / 1024, a_info / 1024,
+        "same as file", "MB")
+    row("pipe mode (stdin) info: time", t_pipe, t_info, "", "s")
+
+    print(f"\nrecording: {big} ({size / 1e6:.0f} MB, {n:,} records, {planted:,} samples in "
+          f"the demo modules' sections; 2x file: {n2:,} records); {os.cpu_count()} cores; "
+          f"exit codes {rc1} {rc2} {rc3}\n")
+    widths = [max(len(r[i]) for r in [("figure", "perftui", "perf 6.1", "ratio", "target"),
+                                       *rows]) for i in range(5)]
+    head = ("figure", "perftui", "perf 6.1", "ratio", "target")
+    for r in [head, tuple("-" * w for w in widths), *rows]:
+        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(r, widths, strict=True))))
     return 0
 
 

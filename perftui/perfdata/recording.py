@@ -276,7 +276,7 @@ class Recording:
         for a in self.attrs:
             if a.type == 2 and a.config in self.tracepoints:
                 a.name = self.tracepoints[a.config]
-        desc = self.features.get(Feature.EVENT_DESC) or []
+        desc = self.feature(Feature.EVENT_DESC) or []
         by_id = {i: d["name"] for d in desc for i in d["ids"]}
         for k, a in enumerate(self.attrs):
             name = next((by_id[i] for i in a.ids if i in by_id), None)

@@ -1,0 +1,69 @@
+"""Run the browser headless on FILE; print how fast the first screen came and how long
+page-down took while indexing ran and after it (JSON on stdout).
+
+``python bench/browser_probe.py FILE START`` where START is the parent's ``time.time()``
+when it launched this process (so interpreter start-up counts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+
+async def main(path: str, started: float) -> dict:
+    from perftui.perfdata import open_recording
+    from perftui.ui import app as ui_app
+    from perftui.ui.app import PerftuiApp, Progress
+    from perftui.ui.widgets.records import RecordList
+
+    marks: dict[str, float] = {}
+
+    class Probe(PerftuiApp):
+        CSS_PATH = str(Path(ui_app.__file__).parent / "perftui.tcss")
+
+        def on_progress(self, msg: Progress) -> None:
+            super().on_progress(msg)
+            if "first" not in marks and msg.records > 0:
+                self.call_after_refresh(lambda: marks.setdefault("first", time.time()))
+
+    rec = open_recording(path)
+    app = Probe(rec, [])
+    during: list[float] = []
+    after: list[float] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        while "first" not in marks:
+            await pilot.pause(0.005)
+        records = app.query_one(RecordList)
+        while not app.model.done and len(during) < 40:
+            t = time.perf_counter()
+            await pilot.press("pagedown")
+            during.append(1000 * (time.perf_counter() - t))
+            await pilot.pause(0.02)
+        indexed_during = app.model.done
+        while not app.model.done:
+            await pilot.pause(0.05)
+        marks["indexed"] = time.time()
+        for _ in range(40):
+            t = time.perf_counter()
+            await pilot.press("pagedown")
+            after.append(1000 * (time.perf_counter() - t))
+        cursor = records.cursor
+    return {
+        "first_screen_s": marks["first"] - started,
+        "indexed_s": marks["indexed"] - started,
+        "records": len(rec.columns),
+        "pagedown_during_ms": statistics.median(during) if during else None,
+        "pagedown_during_n": len(during),
+        "finished_before_pagedowns": indexed_during and not during,
+        "pagedown_after_ms": statistics.median(after),
+        "cursor": cursor,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(sys.argv[1], float(sys.argv[2])))))
