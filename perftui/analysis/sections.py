@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..kmod.sectionmap import SectionMap
-from ..perfdata import Recording
+from ..perfdata import Recording, RecordType
 from ..perfdata.constants import Misc
-from .filters import SampleFilter, sample_rows
+from .filters import SampleFilter
 
 
 @dataclass
@@ -49,22 +49,32 @@ BLOCK = 1 << 20  # samples per gather: bounds the temporary arrays
 
 def count_sections(rec: Recording, smap: SectionMap,
                    flt: SampleFilter | None = None) -> SectionCounts:
-    """Kernel samples per section entry; user and other cpumodes counted apart."""
-    rows = sample_rows(rec, flt)
-    mode = rec.columns["misc"][rows] & Misc.CPUMODE_MASK
-    kernel = rows[mode == Misc.KERNEL]
-    user = int(np.count_nonzero(mode == Misc.USER))
-    other = len(rows) - len(kernel) - user
-    del rows, mode
-    small = np.int32 if len(rec.columns) < 2**31 else np.int64
-    kernel = kernel.astype(small)
-    owner = np.empty(len(kernel), dtype=np.int32)
-    for i in range(0, len(kernel), BLOCK):
-        part = kernel[i:i + BLOCK]
-        owner[i:i + BLOCK] = smap.lookup(rec.sample_values(part, "ip"))
-    n = len(smap.entries)
-    per = np.bincount(owner[owner >= 0], minlength=n) if n else np.zeros(0, dtype=np.int64)
-    return SectionCounts(rec, per.astype(np.int64), kernel, owner, user, other)
+    """Kernel samples per section entry; user and other cpumodes counted apart.
+
+    Works through the index in blocks, so the temporaries stay small whatever its size.
+    """
+    c = rec.columns
+    n = len(c)
+    small = np.int32 if n < 2**31 else np.int64
+    kernel_parts, owner_parts = [], []
+    user = other = 0
+    for lo in range(0, n, BLOCK):
+        hi = min(n, lo + BLOCK)
+        rows = np.nonzero(c["type"][lo:hi] == RecordType.SAMPLE)[0] + lo
+        if flt is not None:
+            rows = rows[flt.mask(rec, rows)]
+        mode = c["misc"][rows] & Misc.CPUMODE_MASK
+        kernel = rows[mode == Misc.KERNEL]
+        u = int(np.count_nonzero(mode == Misc.USER))
+        user += u
+        other += len(rows) - len(kernel) - u
+        kernel_parts.append(kernel.astype(small))
+        owner_parts.append(smap.lookup(rec.sample_values(kernel, "ip")))
+    kernel_rows = np.concatenate(kernel_parts) if kernel_parts else np.empty(0, small)
+    owner = np.concatenate(owner_parts) if owner_parts else np.empty(0, np.int32)
+    ne = len(smap.entries)
+    per = np.bincount(owner[owner >= 0], minlength=ne) if ne else np.zeros(0, dtype=np.int64)
+    return SectionCounts(rec, per.astype(np.int64), kernel_rows, owner, user, other)
 
 
 def split_by(rec: Recording, rows: np.ndarray, column: str) -> list[tuple[int, int]]:

@@ -367,17 +367,14 @@ class Recording:
         self.stream_starts = []
         self.builder.unknown_ids = 0
         last = time.monotonic()
-        reserved = False
         first = True
+        start_at = self.streams[0][2] if self.streams else 0
+        self._next_estimate = 0.0
         for src, ch in self.chunks():
             if self.cancelled:
                 break
-            if not reserved and ch.outer is None and len(ch.offs) > 1000 and self.file_size > 0:
-                # estimate the record count from the first big chunk's bytes per record
-                span = int(ch.offs[-1]) - int(ch.offs[0])
-                if span > 0:
-                    cols.reserve(int(self.file_size / (span / (len(ch.offs) - 1)) * 1.05))
-                reserved = True
+            if ch.outer is None and len(ch.offs) and self.file_size > 0 and src == 0:
+                self._reserve(cols, int(ch.offs[-1]), start_at)
             cols.append(self.builder.rows(ch, src if src >= 0 else NO_SOURCE))
             if progress is not None:
                 now = time.monotonic()
@@ -390,6 +387,20 @@ class Recording:
         self.indexed = not self.cancelled
         if progress is not None:
             progress(len(cols), -1)
+
+    def _reserve(self, cols: Columns, done_at: int, start_at: int) -> None:
+        """Grow the columns to the record count the bytes read so far predict.
+
+        Estimated after the first chunk and again at 5%, 15% and 40% of the file, while the
+        columns are still small: a late growth would copy (and briefly double) them all.
+        """
+        done = (done_at - start_at) / max(1, self.file_size - start_at)
+        if done < self._next_estimate:
+            return
+        self._next_estimate = next((f for f in (0.05, 0.15, 0.4) if f > done), 2.0)
+        per_byte = len(cols) / max(1, done_at - start_at)
+        if per_byte > 0:
+            cols.reserve(int((self.file_size - start_at) * per_byte * 1.05) + 1024)
 
     # -- access -------------------------------------------------------------------------------
     def __len__(self) -> int:
