@@ -132,3 +132,38 @@ def kitchen_sink(path: Path, order: str = "<", mode: str = "file",
 
 def to_bytes(path: Path) -> io.BytesIO:
     return io.BytesIO(path.read_bytes())
+
+
+# -- hostile strings: what the browser must show literally, never interpret ---------------
+EVIL_COMM = b"[bold red]x\x1b[31m"  # Rich markup and an SGR escape in a comm
+BAD_COMM = b"bad\xff\xfename"  # invalid UTF-8
+EVIL_KO = "/lib/modules/6.1.0-test/[link=http://x]evil/evil.ko"  # a markup link in a path
+EVIL_SECTION = ".text\x1b]0;title\x07"  # an OSC sequence that would set the window title
+EVIL_LIB = b"/tmp/[link=http://x]\xff\xfelib\x1b]0;title\x07.so"
+EVIL_BASE = 0xFFFFFFFFC0B00000
+
+
+def hostile(path: Path, samples: int = 20) -> Path:
+    """A recording whose comms, file names, section name and host name attack a terminal."""
+    attr = EventAttr(type=1, size=128, sample_type=int(
+        Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD | Sample.CALLCHAIN),
+        flags=1 << 18, ids=[7], name="cpu-clock")
+    feats = {Feature.OSRELEASE: "6.1.0-test", Feature.HOSTNAME: "host[b]\x1b[2J"}
+    with open(path, "wb") as f:
+        w = Writer(f, [attr], feats)
+        b = w.b
+        for tid, comm in ((10, EVIL_COMM), (11, BAD_COMM)):
+            sid = {"pid": tid, "tid": tid, "time": 900, "cpu": 0}
+            w.write(b.kernel("COMM", {"pid": tid, "tid": tid, "comm": comm}, sample_id=sid))
+        w.write(b.kmod_sec_map(EVIL_SECTION, EVIL_KO, EVIL_BASE, 0x1000, 0x40))
+        w.write(b.kernel("MMAP2", {"pid": 10, "tid": 10, "addr": 0x400000, "len": 0x1000,
+                                   "pgoff": 0, "prot": 5, "flags": 2, "filename": EVIL_LIB},
+                         misc=Misc.USER, sample_id={"pid": 10, "tid": 10, "time": 950, "cpu": 0}))
+        w.write(b.user("FINISHED_INIT"))
+        for k in range(samples):
+            tid = 10 + k % 2
+            ip = EVIL_BASE + 0x10 * k
+            w.write(b.sample({"ip": ip, "pid": tid, "tid": tid, "time": 1000 + k, "cpu": k % 2,
+                              "period": 1, "callchain": [CONTEXT_KERNEL, ip]}, misc=Misc.KERNEL))
+        w.close()
+    return path

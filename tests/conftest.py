@@ -5,11 +5,17 @@ Tests marked ``@pytest.mark.perf`` are skipped when ``perf`` is not on the PATH.
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# UI tests: no animations (stable snapshots).  Textual reads this when it is first imported,
+# which a pytest plugin may have done already: the fixture below covers that case.
+os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
 DATA = Path(__file__).parent / "data"
 # GPL recordings are not copied into tests/data (licences, see tests/data/NOTICE.md)
@@ -40,3 +46,10 @@ def corpus() -> Callable[[str], Path]:
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("perf") is not None and PERF is None:
         pytest.skip("perf is not on the PATH")
+
+
+@pytest.fixture(autouse=True)
+def _no_animations(monkeypatch: pytest.MonkeyPatch) -> None:
+    constants = sys.modules.get("textual.constants")
+    if constants is not None:
+        monkeypatch.setattr(constants, "TEXTUAL_ANIMATIONS", "none")

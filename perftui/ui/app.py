@@ -146,7 +146,8 @@ class PerftuiApp(App[int]):
             self.query_one(SectionsPane).fill()
             records.clear_cache()
             if rec.errors:
-                self.notify(safe(str(rec.errors[0]), 300), severity="error", timeout=10)
+                self.notify(safe(str(rec.errors[0]), 300), severity="error", timeout=10,
+                            markup=False)
         else:
             header.progress = f"indexing… {msg.records:,} records"
             m.invalidate()
@@ -251,7 +252,7 @@ class PerftuiApp(App[int]):
         try:
             m.flt = parse_filter(text, m.first_time)
         except FilterError as e:
-            self.notify(safe(str(e), 300), severity="error")
+            self.notify(safe(str(e), 300), severity="error", markup=False)
             return
         records = self.query_one(RecordList)
         keep = records.current_row()
@@ -269,7 +270,8 @@ class PerftuiApp(App[int]):
             return
         row = self.model.goto(text)
         if row is None:
-            self.notify(f"cannot go to {safe(text, 60)!r}", severity="error")
+            self.notify(f"cannot go to {safe(text, 60)!r}", severity="error",
+                        markup=False)
             return
         self.jump_to_record(row)
 

@@ -37,7 +37,8 @@ class SectionScreen(BackScreen):
     BINDINGS = [Binding("enter", "noop", "Samples", id="section.samples")]
 
     DEFAULT_CSS = """
-    SectionScreen #title { height: 1; width: 100%; background: $primary 30%; }
+    SectionScreen #title { height: 1; width: 100%; background: $primary 30%;
+                      text-wrap: nowrap; text-overflow: ellipsis; }
     SectionScreen #symbols { width: 60%; height: 1fr; border: round $accent; }
     SectionScreen #splits { width: 40%; }
     SectionScreen .split { height: 1fr; border: round $primary 50%; }
@@ -65,7 +66,7 @@ class SectionScreen(BackScreen):
             table = DataTable(id="symbols", cursor_type="row")
             table.border_title = "symbols"
             if note:
-                table.border_subtitle = safe(note, 120)
+                table.border_subtitle = Text(safe(note, 120))  # a path: not markup
             yield table
             with Vertical(id="splits"):
                 cpu = DataTable(id="by-cpu", classes="split", cursor_type="row")
@@ -117,7 +118,8 @@ class SamplesScreen(BackScreen):
     BINDINGS = [Binding("enter", "noop", "Jump to record", id="samples.jump")]
 
     DEFAULT_CSS = """
-    SamplesScreen #title { height: 1; width: 100%; background: $primary 30%; }
+    SamplesScreen #title { height: 1; width: 100%; background: $primary 30%;
+                      text-wrap: nowrap; text-overflow: ellipsis; }
     SamplesScreen DataTable { border: round $accent; height: 1fr; }
     """
 
@@ -217,28 +219,29 @@ class HelpScreen(BackScreen):
 
 HELP_TEXT = """\
 everywhere
-  ?            this help                      i        header and feature information
-  q            back one level, or quit        ctrl+p   command palette
-  tab          next pane                      shift+tab previous pane
-  m            focus the module sections      l        focus the record list
-  T            focus the timeline             esc      cancel indexing / back one level
+  ?          this help                    i          header and feature info
+  q          back one level, or quit      ctrl+p     command palette
+  tab        next pane                    shift+tab  previous pane
+  m          focus the module sections    l          focus the record list
+  T          focus the timeline           z          zoom the focused pane
+  esc        cancel indexing / un-zoom / back one level
 
 record list
-  up/down, pgup/pgdn, home/end     move         t   file order / time order
-  /            filter: type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash
-                       time=1.5,2.0 section=.noinstr.text   (empty clears)
-  g            go to an offset (0x1f0, 4096) or a time (2.5s)
+  up/down, pgup/pgdn, home/end  move      t          file order / time order
+  /          filter: type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash
+                     time=1.5,2.0 section=.noinstr.text   (empty clears)
+  g          go to an offset (0x1f0, 4096) or a time (2.5s)
 
 timeline
-  left/right   move the cursor                shift+left/right  select a time range
-  + / -        zoom in / out around the cursor r      reset zoom and range
-  c            one row per kind / per CPU
+  left/right move the cursor              shift+left/right  select a range
+  + / -      zoom in / out at the cursor  r          reset zoom and range
+  c          one row per kind / per CPU
   The selected range filters the record list and the section counts.
 
 module sections
-  enter        open the section: its symbols, and its samples by CPU and process
-  enter        on a symbol: its samples;  on a sample: jump to its record
-  esc          back one level
+  enter      open the section: its symbols, its samples by CPU and process
+  enter      on a symbol: its samples;  on a sample: jump to its record
+  esc        back one level
 """
 
 

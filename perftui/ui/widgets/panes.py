@@ -22,7 +22,8 @@ def bar(frac: float, width: int = 12) -> str:
 class HeaderLine(Static):
     """File, perf version, host, duration, counts and indexing progress."""
 
-    DEFAULT_CSS = "HeaderLine { height: 1; background: $primary 30%; }"
+    DEFAULT_CSS = ("HeaderLine { height: 1; background: $primary 30%; text-wrap: nowrap; "
+                   "text-overflow: ellipsis; }")
 
     def __init__(self, model: Model, **kw: object) -> None:
         super().__init__("", **kw)  # type: ignore[arg-type]
@@ -36,21 +37,32 @@ class HeaderLine(Static):
 
         t0, t1 = m.span()
         samples = int((rec.columns["type"] == 9).sum()) if m.n else 0
-        t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(" perftui ", style="bold reverse")
-        t.append(" " + safe(rec.path, 60) + " ", style="bold")
+        tail = Text()
         ver = rec.feature(Feature.VERSION)
         host = rec.feature(Feature.HOSTNAME)
         if ver:
-            t.append(f" perf {safe(str(ver), 20)}")
+            tail.append(f" perf {safe(str(ver), 20)}")
         if host:
-            t.append(f"  {safe(str(host), 30)}")
+            tail.append(f"  {safe(str(host), 30)}")
         if t1 > t0:
-            t.append(f"  {(t1 - t0) / 1e9:.2f}s")
-        t.append(f"  {m.n:,} records  {samples:,} samples", style="bold")
+            tail.append(f"  {(t1 - t0) / 1e9:.2f}s")
+        tail.append(f"  {m.n:,} records  {samples:,} samples", style="bold")
         if self.progress:
-            t.append(f"  {self.progress}", style="yellow")
+            tail.append(f"  {self.progress}", style="yellow")
+        # the path gives way first (from the left: the file name stays), not the counts
+        room = self.size.width - 11 - tail.cell_len
+        limit = max(12, min(60, room)) if self.size.width else 60
+        path = safe(rec.path)
+        if len(path) > limit:
+            path = "…" + path[len(path) - limit + 1:]
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(" perftui ", style="bold reverse")
+        t.append(" " + path + " ", style="bold")
+        t.append_text(tail)
         self.update(t)
+
+    def on_resize(self) -> None:
+        self.update_line()
 
 
 class Detail(VerticalScroll, can_focus=True):
@@ -120,9 +132,9 @@ class SectionsPane(DataTable):
         self.message = ""
 
     def on_mount(self) -> None:
-        self.add_column("section", width=18)
+        self.add_column("section", width=17)
         self.add_column("samples", width=7)
-        self.add_column("share", width=13)
+        self.add_column("share", width=11)
         self.add_column("size", width=8)
         self.add_column("range", width=37)
 
@@ -139,18 +151,21 @@ class SectionsPane(DataTable):
         self.border_title = f"module sections · {src}"
         ksamples = max(1, d["kernel_samples"])
         if src == "none":
+            # one wide column, so that the message is not cut to the section column's width
+            self.clear(columns=True)
+            self.add_column("module sections")
             self.border_subtitle = "no KMOD_SEC_MAP and no module MMAP in this recording"
-            self.add_row(Text("no module sections in this recording", style="dim"), "", "",
-                         "", "")
-            self.entry_of_row.append(-1)
+            self.add_row(Text("no module sections in this recording:", style="dim"))
+            self.add_row(Text("no KMOD_SEC_MAP record and no module MMAP", style="dim"))
+            self.entry_of_row += [-1, -1]
             return
         self.border_subtitle = (f"{d['kernel_samples']:,} kernel · "
                                 f"{d['unattributed_kernel_samples']:,} outside modules")
         index = {(e.module, e.section, e.start): k for k, e in enumerate(rep.smap.entries)}
         for mod in d["modules"]:
-            self.add_row(Text(safe(f"[{mod['name']}]", 18), style="bold"),
+            self.add_row(Text(safe(f"[{mod['name']}]", 17), style="bold"),
                          Text(f"{mod['samples']:,}", style="bold"),
-                         Text(f"{bar(mod['samples'] / ksamples, 6)}"
+                         Text(f"{bar(mod['samples'] / ksamples, 5)}"
                               f"{100 * mod['samples'] / ksamples:5.1f}%", style="bold green"),
                          "", "")
             self.entry_of_row.append(-1)
@@ -158,9 +173,9 @@ class SectionsPane(DataTable):
                 name = s["name"] or "(whole module)"
                 k = index[(mod["name"], s["name"], s["start"])]
                 share = s["samples"] / ksamples
-                self.add_row(Text(" " + safe(name, 17)),
+                self.add_row(Text(" " + safe(name, 16)),
                              Text(f"{s['samples']:,}"),
-                             Text(f"{bar(share, 6)}{100 * share:5.1f}%", style="green"),
+                             Text(f"{bar(share, 5)}{100 * share:5.1f}%", style="green"),
                              Text(f"{s['end'] - s['start']:,}", style="dim"),
                              Text(f"{s['start']:#x}-{s['end']:#x}", style="dim"))
                 self.entry_of_row.append(k)

@@ -108,7 +108,8 @@ class RecordList(ScrollView, can_focus=True):
         width = self.size.width
         if y == 0:
             style = self.get_component_rich_style("recordlist--header")
-            head = Text(HEADER, style=style, no_wrap=True)
+            head = Text(HEADER, no_wrap=True)
+            head.stylize(style)  # Text.render drops a span-less Text's base style
             segs = list(head.render(self.app.console))
             return Strip(segs).crop(sx, sx + width).extend_cell_length(width, style)
         display = sy + y - 1

@@ -112,7 +112,9 @@ class Timeline(Widget, can_focus=True):
                 if cr is not None and cr[0] <= col <= cr[1]:
                     st += " on grey30"
                 if col == self.cursor and self.has_focus:
-                    st += " reverse"
+                    # reversed, an empty cell would show a block of the row's colour: a
+                    # record that is not there
+                    st += " reverse" if level[col] else " on grey62"
                 lines.append(ch, style=st)
             lines.append("\n")
         t0, t1 = b.t0, b.t1

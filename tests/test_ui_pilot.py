@@ -1,0 +1,660 @@
+"""The browser driven by Textual's pilot: every key path of issue 4, checked against the index.
+
+Counts the UI shows are compared with counts computed here with numpy from the recording's
+index columns, not with the UI's own helpers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import numpy as np
+import pytest
+from textual.command import CommandPalette
+from textual.widgets import DataTable, Input
+from uihelpers import screen_text, settle, sync, wait_indexed
+
+from builders import BAD_COMM, EVIL_COMM, EVIL_KO, EVIL_LIB, EVIL_SECTION, hostile
+from perftui.demo import MODULES_DIR
+from perftui.demo.generate import generate
+from perftui.kmod.report import section_report
+from perftui.perfdata import RecordType, open_recording, walk
+from perftui.perfdata.constants import Misc
+from perftui.textsafe import safe
+from perftui.ui.app import PerftuiApp
+from perftui.ui.screens import (
+    HELP_TEXT,
+    HelpScreen,
+    InfoScreen,
+    PromptScreen,
+    SamplesScreen,
+    SectionScreen,
+)
+from perftui.ui.widgets.panes import Detail, HeaderLine, SectionsPane
+from perftui.ui.widgets.records import RecordList
+from perftui.ui.widgets.timeline import Timeline
+
+SAMPLE = int(RecordType.SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate(tmp_path_factory.mktemp("demo") / "demo.data")
+
+
+@asynccontextmanager
+async def browse(path: Path, size: tuple[int, int] = (120, 40), index: bool = True,
+                 **kw: object) -> AsyncIterator[tuple[PerftuiApp, object]]:
+    """The app on ``path`` (the demo's module files at hand), indexed unless told not to."""
+    rec = open_recording(path)
+    app = PerftuiApp(rec, [str(MODULES_DIR)], auto_index=index)
+    try:
+        async with app.run_test(size=size, **kw) as pilot:  # type: ignore[arg-type]
+            if index:
+                await wait_indexed(pilot)
+            yield app, pilot
+    finally:
+        rec.close()
+
+
+def detail_text(app: PerftuiApp) -> str:
+    return str(app.query_one(Detail).body.content)
+
+
+def header_text(app: PerftuiApp) -> str:
+    return str(app.query_one(HeaderLine).content)
+
+
+def view_rows(app: PerftuiApp) -> np.ndarray:
+    """Index rows in display order, as the record list shows them."""
+    m = app.model
+    return np.array([m.row(i) for i in range(m.count())], dtype=np.int64)
+
+
+async def type_prompt(pilot, text: str, keys: bool = False) -> None:  # type: ignore[no-untyped-def]
+    """Enter ``text`` in the open prompt's Input (key by key with ``keys``), press enter."""
+    app = pilot.app
+    assert isinstance(app.screen, PromptScreen)
+    inp = app.screen.query_one(Input)
+    inp.value = ""
+    if keys:
+        await pilot.press(*text)
+    else:
+        inp.value = text
+    assert inp.value == text
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+# -- indexing, header, record list ------------------------------------------------------------
+@sync
+async def test_indexing_fills_header_and_views(demo: Path) -> None:
+    async with browse(demo) as (app, _pilot):
+        c = app.model.rec.columns
+        n = len(c)
+        samples = int(np.count_nonzero(c["type"] == SAMPLE))
+        assert n == 21469 and samples == 21334  # the demo is deterministic
+        head = header_text(app)
+        assert f"{n:,} records" in head and f"{samples:,} samples" in head
+        assert "indexing" not in head
+        assert "perf 6.1.187" in head and "demo-host" in head
+        assert app.query_one(RecordList)._count == n
+        assert app.query_one(Detail).shown_row == 0
+        assert app.query_one(Timeline).bins is not None
+        assert isinstance(app.focused, RecordList)
+
+
+@sync
+async def test_record_cursor_keys_and_detail(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        rl = app.query_one(RecordList)
+        rec = app.model.rec
+        n = len(rec.columns)
+
+        def shows(row: int) -> None:
+            assert rl.current_row() == row
+            assert app.query_one(Detail).shown_row == row
+            text = detail_text(app)
+            assert f"offset: {rec.outer_offset(row):#x}" in text
+            assert f"type: {rec.decode(row)['type']}" in text
+            assert f"raw bytes ({int(rec.columns['size'][row])}):" in text
+
+        await pilot.press("down", "down", "down")
+        assert rl.cursor == 3
+        shows(3)
+        await pilot.press("up")
+        shows(2)
+        await pilot.press("pagedown")
+        page = max(1, rl.size.height - 2)
+        assert rl.cursor == 2 + page
+        shows(2 + page)
+        await pilot.press("pageup")
+        shows(2)
+        await pilot.press("end")
+        assert rl.cursor == n - 1
+        shows(n - 1)
+        # the last line is on screen
+        assert f"{rec.outer_offset(n - 1):#x}" in screen_text(app)
+        await pilot.press("home")
+        shows(0)
+        await pilot.press("up")  # stays on the first record
+        shows(0)
+        # a sample: its symbolised ip in the detail
+        first_sample = int(np.nonzero(rec.columns["type"] == SAMPLE)[0][0])
+        assert rl.jump_to_row(first_sample)
+        await settle(pilot)
+        text = detail_text(app)
+        assert "type: SAMPLE" in text and "callchain:" in text
+        assert "PERF_CONTEXT_KERNEL" in text
+
+
+@sync
+async def test_t_toggles_file_and_time_order(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        c = app.model.rec.columns
+        t = c["time"][: len(c)]
+        rl = app.query_one(RecordList)
+        await pilot.press("down", "down", "down", "down", "down", "down", "down")
+        keep = rl.current_row()
+        assert app.model.view() is None  # file order: the identity
+        await pilot.press("t")
+        assert app.model.time_order
+        rows = view_rows(app)
+        assert sorted(rows.tolist()) == list(range(len(c)))
+        assert np.array_equal(rows, np.argsort(t, kind="stable"))
+        assert np.all(np.diff(t[rows].astype(np.int64)) >= 0)
+        assert not np.array_equal(rows, np.arange(len(c)))  # really re-ordered
+        assert rl.current_row() == keep  # the cursor stays on its record
+        await pilot.press("home")
+        assert rl.current_row() == int(rows[0])
+        await pilot.press("t")
+        assert not app.model.time_order and app.model.view() is None
+        assert rl.current_row() == int(rows[0])
+
+
+@sync
+async def test_filter_matches_numpy(demo: Path) -> None:
+    async with browse(demo, notifications=True) as (app, pilot):
+        c = app.model.rec.columns
+        want = np.nonzero((c["type"] == SAMPLE) & (c["cpu"] == 1))[0]
+        await pilot.press("slash")
+        await type_prompt(pilot, "type=SAMPLE cpu=1", keys=True)
+        assert app.model.count() == len(want) > 0
+        assert np.array_equal(view_rows(app), want)
+        assert app.query_one(RecordList)._count == len(want)
+        assert any(f"{len(want):,} records match" in n.message for n in app._notifications)
+        # a second filter replaces the first; time and comm filters too
+        await pilot.press("slash")
+        await type_prompt(pilot, "comm=iperf3 time=1,2")
+        first = int(c["time"][c["type"] == SAMPLE].min())
+        tids = [tid for tid, (_t, names) in app.model.comms.by_tid.items()
+                if any("iperf3" in nm for nm in names)]
+        t = c["time"]
+        want2 = np.nonzero(np.isin(c["tid"], tids) & (t >= first + 10**9)
+                           & (t <= first + 2 * 10**9))[0]
+        assert np.array_equal(view_rows(app), want2) and len(want2)
+        # the empty filter clears
+        await pilot.press("slash")
+        await type_prompt(pilot, "")
+        assert app.model.view() is None and app.model.count() == len(c)
+
+
+@sync
+async def test_invalid_filter_notifies_and_keeps_view(demo: Path) -> None:
+    async with browse(demo, notifications=True) as (app, pilot):
+        await pilot.press("slash")
+        await type_prompt(pilot, "type=MMAP2")
+        before = view_rows(app)
+        assert len(before) == 4
+        flt = app.model.flt
+        for bad in ["bogus", "type=NOPE", "[/x]", "[bold]x"]:
+            app.clear_notifications()
+            await pilot.press("slash")
+            await type_prompt(pilot, bad)
+            assert len(app.screen_stack) == 1  # the prompt closed, the app lives
+            assert app.model.flt is flt
+            assert np.array_equal(view_rows(app), before)
+            errors = [n for n in app._notifications if n.severity == "error"]
+            assert len(errors) == 1 and not errors[0].markup  # user text is never markup
+            await pilot.pause(0.1)  # the toast renders (as markup, "[/x]" would raise)
+            if "[" in bad:
+                assert f"'{bad}': expected key=value" in screen_text(app)
+
+
+@sync
+async def test_goto_offset_and_time(demo: Path) -> None:
+    async with browse(demo, notifications=True) as (app, pilot):
+        rec = app.model.rec
+        rl = app.query_one(RecordList)
+        c = rec.columns
+        row = 5000
+        await pilot.press("g")
+        await type_prompt(pilot, f"{rec.outer_offset(row):#x}")
+        assert rl.current_row() == row and rl.cursor == row
+        assert f"offset: {rec.outer_offset(row):#x}" in detail_text(app)
+        # decimal offsets too
+        await pilot.press("g")
+        await type_prompt(pilot, str(rec.outer_offset(123)))
+        assert rl.current_row() == 123
+        # a time: the earliest record at or after first sample + 2.5 s
+        await pilot.press("g")
+        await type_prompt(pilot, "2.5s")
+        first = int(c["time"][(c["type"] == SAMPLE) & (c["time"] > 0)].min())
+        t = c["time"].astype(np.int64)
+        cand = np.nonzero(t >= first + 2_500_000_000)[0]
+        want = int(cand[np.argmin(t[cand])])
+        assert rl.current_row() == want
+        assert abs(int(t[want]) - first - 2_500_000_000) < 10_000_000
+        # nonsense: an error, the cursor stays
+        app.clear_notifications()
+        await pilot.press("g")
+        await type_prompt(pilot, "[/x]")
+        assert rl.current_row() == want
+        assert [n for n in app._notifications if n.severity == "error"]
+
+
+# -- timeline ------------------------------------------------------------------------------
+@sync
+async def test_timeline_range_filters_records_and_sections(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        m = app.model
+        c = m.rec.columns
+        tl = app.query_one(Timeline)
+        await pilot.press("T")
+        assert app.focused is tl
+        await pilot.press("right", "right", "right", "right")
+        assert tl.cursor == 4 and tl.anchor is None and m.time_range is None
+        await pilot.press("left")
+        assert tl.cursor == 3
+        await pilot.press("shift+right", "shift+right", "shift+right", "shift+right")
+        assert (tl.anchor, tl.cursor) == (3, 7)
+        lo, hi = m.time_range
+        assert (lo, hi) == tl.time_range()
+        assert "range " in screen_text(app)
+        # the record list: exactly the records timed inside the range
+        t = c["time"]
+        want = np.nonzero((t >= lo) & (t <= hi))[0]
+        assert len(want) and m.count() == len(want)
+        assert np.array_equal(view_rows(app), want)
+        # the section pane: kernel samples in the range, per section
+        kern = np.nonzero((c["type"] == SAMPLE) & (t >= lo) & (t <= hi)
+                          & ((c["misc"] & Misc.CPUMODE_MASK) == Misc.KERNEL))[0]
+        owner = m.smap.lookup(m.rec.sample_values(kern, "ip"))
+        per = np.bincount(owner[owner >= 0], minlength=len(m.smap.entries))
+        assert np.array_equal(m.report.counts.per_entry, per)
+        assert m.report.counts.kernel_samples == len(kern) < 20386
+        pane = app.query_one(SectionsPane)
+        top = max({e.module for e in m.smap.entries},
+                  key=lambda mod: sum(int(per[k]) for k, e in enumerate(m.smap.entries)
+                                      if e.module == mod))
+        mod_total = sum(int(per[k]) for k, e in enumerate(m.smap.entries) if e.module == top)
+        cells = [str(x) for x in pane.get_row_at(0)]
+        assert cells[0] == f"[{top}]" and cells[1] == f"{mod_total:,}"
+        assert f"{len(kern):,} kernel" in str(pane.border_subtitle)
+        # moving without shift drops the range
+        await pilot.press("right")
+        assert m.time_range is None and m.count() == len(c)
+        assert m.report.counts.kernel_samples == 20386
+
+
+@sync
+async def test_timeline_zoom_reset_and_cpu_rows(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        m = app.model
+        tl = app.query_one(Timeline)
+        full = m.span()
+        await pilot.press("T", "right", "right", "right")
+        await pilot.press("plus")
+        assert tl.view is not None
+        w0, w1 = tl.view
+        assert full[0] <= w0 < w1 <= full[1] + 1
+        assert (w1 - w0) < (full[1] - full[0]) * 0.6
+        await pilot.press("plus")
+        assert tl.view[1] - tl.view[0] < (w1 - w0) * 0.6
+        assert tl.bins.t0 == tl.view[0]
+        await pilot.press("minus")
+        assert tl.view[1] - tl.view[0] == pytest.approx(w1 - w0, rel=0.01)
+        await pilot.press("shift+right", "shift+right")
+        assert m.time_range is not None
+        await pilot.press("r")
+        assert tl.view is None and tl.anchor is None and m.time_range is None
+        assert m.count() == m.n
+        # one row per CPU: the demo records on 4 CPUs
+        assert tl.by == "kind" and tl.bins.labels[:2] == ["samples", "maps"]
+        await pilot.press("c")
+        assert tl.by == "cpu"
+        cpus = np.unique(m.rec.columns["cpu"][m.rec.columns["time"] > 0])
+        assert tl.bins.labels == [f"cpu {int(x)}" for x in cpus if x >= 0][: len(tl.bins.labels)]
+        assert "cpu 0" in screen_text(app)
+        await pilot.press("c")
+        assert tl.by == "kind"
+
+
+# -- sections and drill-down ---------------------------------------------------------------
+@sync
+async def test_section_drill_down_and_back(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        m = app.model
+        pane = app.query_one(SectionsPane)
+        await pilot.press("m")
+        assert app.focused is pane
+        assert pane.entry_of_row[0] == -1  # the module line
+        await pilot.press("enter")  # on a module line: nothing to open
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        await pilot.press("down")
+        entry = pane.entry_of_row[pane.cursor_row]
+        e = m.smap.entries[entry]
+        assert (e.module, e.section) == ("demo_kvm", ".noinstr.text")
+        await pilot.press("enter")
+        await settle(pilot)
+        scr = app.screen
+        assert isinstance(scr, SectionScreen) and scr.entry == entry
+        # the symbol counts are section_report's, computed afresh here
+        rep = section_report(m.rec, [str(MODULES_DIR)])
+        want = rep.symbol_counts(entry)
+        assert want[0][0] == "__demo_svm_vcpu_run"
+        table = scr.query_one("#symbols", DataTable)
+        got = [(str(table.get_row_at(r)[0]), int(str(table.get_row_at(r)[1]).replace(",", "")))
+               for r in range(table.row_count)]
+        assert got == want
+        assert sum(n for _, n in got) == int(rep.counts.per_entry[entry])
+        # by CPU and by process add up to the section's samples
+        rows = rep.counts.rows_of(entry)
+        by_cpu = scr.query_one("#by-cpu", DataTable)
+        cpu_counts = {int(str(by_cpu.get_row_at(r)[0])):
+                      int(str(by_cpu.get_row_at(r)[1]).replace(",", ""))
+                      for r in range(by_cpu.row_count)}
+        vals, counts = np.unique(m.rec.columns["cpu"][rows], return_counts=True)
+        assert cpu_counts == {int(v): int(n) for v, n in zip(vals, counts, strict=True)}
+        text = screen_text(app)
+        assert "[demo_kvm].noinstr.text" in text and "qemu-system-x86" in text
+        # enter on the first symbol: its samples
+        await pilot.press("enter")
+        await settle(pilot)
+        sam = app.screen
+        assert isinstance(sam, SamplesScreen) and sam.symbol == "__demo_svm_vcpu_run"
+        assert len(sam.rows) == want[0][1]
+        assert np.all(m.rec.columns["type"][sam.rows] == SAMPLE)
+        # esc: back one level at a time, to the section pane; then in again
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, SectionScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1 and app.focused is pane
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SectionScreen)
+        await pilot.press("enter")
+        await settle(pilot)
+        sam = app.screen
+        assert isinstance(sam, SamplesScreen)
+        # enter on the third sample: back to its record in the list
+        await pilot.press("down", "down")
+        target = int(sam.rows[2])
+        await pilot.press("enter")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        rl = app.query_one(RecordList)
+        assert app.focused is rl
+        assert rl.current_row() == target
+        assert app.query_one(Detail).shown_row == target
+        assert "__demo_svm_vcpu_run" in detail_text(app)
+
+
+@sync
+async def test_jump_clears_a_filter_that_hides_the_sample(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        await pilot.press("slash")
+        await type_prompt(pilot, "type=MMAP2")
+        await pilot.press("m", "down", "enter")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        target = int(app.screen.rows[0])
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.query_one(RecordList).current_row() == target
+        assert app.model.flt.empty
+
+
+@sync
+async def test_info_help_and_q(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        await pilot.press("i")
+        await settle(pilot)
+        assert isinstance(app.screen, InfoScreen)
+        text = screen_text(app)
+        assert "perf version     6.1.187" in text and "demo-host" in text
+        assert "KMOD_SEC_MAP" in text
+        await pilot.press("q")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for key in ("record list", "timeline", "module sections", "ctrl+p", "shift+left/right"):
+            assert key in text
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        # the main screen's keys do nothing on the others
+        await pilot.press("i", "t", "slash")
+        await settle(pilot)
+        assert isinstance(app.screen, InfoScreen) and not app.model.time_order
+        await pilot.press("q", "q")
+        await settle(pilot)
+    assert app.return_value == 0
+
+
+@sync
+async def test_help_fits_80_columns(demo: Path) -> None:
+    async with browse(demo, size=(80, 24)) as (app, pilot):
+        await pilot.press("question_mark")
+        await settle(pilot)
+        text = screen_text(app)
+        # no help line is wrapped or cut: the visible ones are all there, whole
+        for line in HELP_TEXT.splitlines()[:18]:
+            assert line.rstrip() in text
+
+
+@sync
+async def test_command_palette(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        assert isinstance(app.screen, CommandPalette)
+        for _ in range(50):  # with no query, the palette lists perftui's commands
+            if "Filter records" in screen_text(app):
+                break
+            await pilot.pause(0.05)
+        assert "Go to offset or time" in screen_text(app)
+        await pilot.press(*"order")
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if "Toggle file/time order" in screen_text(app):
+                break
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        assert app.model.time_order
+        # another: the recording information
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        await pilot.press(*"info")
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if "Recording information" in screen_text(app):
+                break
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, InfoScreen)
+
+
+@sync
+async def test_z_zooms_the_focused_pane(demo: Path) -> None:
+    async with browse(demo) as (app, pilot):
+        await pilot.press("z")
+        assert app.screen.maximized is app.query_one(RecordList)
+        await pilot.press("z")
+        assert app.screen.maximized is None
+        await pilot.press("m", "z")
+        assert app.screen.maximized is app.query_one(SectionsPane)
+        await pilot.press("escape")
+        assert app.screen.maximized is None
+
+
+# -- cancelling ----------------------------------------------------------------------------
+@sync
+async def test_escape_cancels_indexing(demo: Path) -> None:
+    """Esc before the worker walks a record: nothing indexed, the header says cancelled."""
+    async with browse(demo, index=False, notifications=True) as (app, pilot):
+        await pilot.press("escape")
+        assert app.cancel_requested and app.model.rec.cancelled
+        assert any("cancelling" in n.message for n in app._notifications)
+        app.index()
+        await wait_indexed(pilot)
+        assert "indexing cancelled" in header_text(app)
+        assert not app.model.rec.indexed
+        assert app.model.n < 21469
+
+
+@sync
+async def test_escape_during_indexing(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real Esc while the worker is between two batches stops it there."""
+    monkeypatch.setattr(walk, "BATCH", 1024)  # many batches, so there is a "between"
+    rec = open_recording(demo)
+    build = rec.build_index
+    first_batch, resume = threading.Event(), threading.Event()
+
+    def paused_build(progress: Callable[[int, int], None] | None = None,
+                     budget: float = 0.25) -> None:
+        def each(records: int, done: int) -> None:
+            first_batch.set()
+            resume.wait(10)
+            assert progress is not None
+            progress(records, done)
+        build(progress=each, budget=0.0)
+
+    rec.build_index = paused_build  # type: ignore[method-assign]
+    app = PerftuiApp(rec, [str(MODULES_DIR)])
+    try:
+        async with app.run_test(size=(100, 30), notifications=True) as pilot:
+            for _ in range(500):
+                if first_batch.is_set():
+                    break
+                await pilot.pause(0.01)
+            assert first_batch.is_set() and not app.model.done
+            await pilot.press("escape")
+            assert app.cancel_requested and rec.cancelled
+            resume.set()
+            await wait_indexed(pilot)
+            assert not rec.indexed and 0 < app.model.n < 21469
+            assert "indexing cancelled" in header_text(app)
+            assert any("cancelling" in n.message for n in app._notifications)
+            # what was indexed is browsable
+            await pilot.press("end")
+            assert app.query_one(Detail).shown_row == app.model.n - 1
+    finally:
+        resume.set()
+        rec.close()
+
+
+# -- corpus recordings ---------------------------------------------------------------------
+@pytest.mark.parametrize("rel, source", [
+    ("perf61/perf-normal-g.data", "none"),
+    ("perf61/perf-zstd.data", "none"),
+    ("quipper/perf.data.hybrid_topology", "MMAP"),
+])
+@sync
+async def test_corpus_recordings_open(corpus: Callable[[str], Path], rel: str,
+                                      source: str) -> None:
+    async with browse(corpus(rel), size=(100, 30), notifications=True) as (app, pilot):
+        m = app.model
+        assert m.rec.indexed and not m.rec.errors and app.index_error is None
+        assert not [n for n in app._notifications if n.severity == "error"]
+        n = len(m.rec.columns)
+        assert n > 0 and f"{n:,} records" in header_text(app)
+        pane = app.query_one(SectionsPane)
+        assert m.report.smap.source == source
+        assert pane.border_title.endswith(source if source != "none" else "none")
+        if source == "none":
+            assert "no module sections in this recording" in str(pane.get_row_at(0)[0])
+            assert "no KMOD_SEC_MAP record" in str(pane.get_row_at(1)[0])
+            assert "no KMOD_SEC_MAP" in str(pane.border_subtitle)
+            assert "no module sections in this recording" in screen_text(app)
+        # walk every record: each one decodes into the detail pane
+        await pilot.press("end")
+        assert app.query_one(Detail).shown_row == n - 1
+        await pilot.press("t", "home", "m", "down", "enter")
+        await settle(pilot)
+        if source == "MMAP":
+            assert isinstance(app.screen, SectionScreen)
+            assert m.smap.entries[app.screen.entry].source == "MMAP"
+            await pilot.press("escape")
+            await settle(pilot)
+        assert len(app.screen_stack) == 1
+
+
+# -- hostile strings -----------------------------------------------------------------------
+@sync
+async def test_hostile_strings_are_shown_literally(tmp_path: Path) -> None:
+    path = hostile(tmp_path / "hostile.data")
+    async with browse(path, size=(200, 40), notifications=True) as (app, pilot):
+        comm = EVIL_COMM.decode()  # "[bold red]x\x1b[31m"
+        shown_comm = safe(comm)
+        assert shown_comm == "[bold red]x\\x1b[31m"
+        texts = [screen_text(app)]
+        main = texts[0]
+        # the record list (COMM line and its summary) and the detail of the first record
+        assert "[bold red]x\\x1b" in main  # the list's comm column
+        assert f"10/10 {shown_comm}" in main
+        assert f"comm: {shown_comm}" in detail_text(app)
+        bad = BAD_COMM.decode("utf-8", "backslashreplace")
+        assert bad == "bad\\xff\\xfename" and bad in main
+        # the section pane and the list's KMOD_SEC_MAP summary
+        assert safe(EVIL_SECTION)[:15] in main
+        assert "[evil]" in main
+        assert "host[b]\\x1b[2J" in main
+        # the MMAP2 file name, in the detail
+        await pilot.press("down", "down", "down")
+        det = detail_text(app)
+        lib = EVIL_LIB.decode("utf-8", "backslashreplace")
+        assert f"filename: {safe(lib)}" in det
+        assert "[link=http://x]\\xff\\xfelib\\x1b]0;title\\x07.so" in det
+        texts.append(screen_text(app))
+        # the section drill-down: title (path with a markup link), note, splits, samples
+        await pilot.press("m", "down", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SectionScreen)
+        sec = screen_text(app)
+        texts.append(sec)
+        title = sec.splitlines()[0]
+        assert title.startswith(" [evil].text\\x1b]0;title\\x07 ") and EVIL_KO in title
+        assert f"(looked in: {EVIL_KO}" in sec  # the note: printed, not made a link
+        assert "[evil].text\\x1b]0;title\\x07" in sec
+        assert "module file not found" in sec
+        assert "[bold red]x\\x1b" in sec  # by process
+        assert "[link=http://x]" in str(app.screen.query_one("#symbols").border_subtitle)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SamplesScreen)
+        sam = screen_text(app)
+        texts.append(sam)
+        assert "[bold red]x\\x1b" in sam and "bad\\xff\\xfename"[:14] in sam
+        svgs = [app.export_screenshot()]
+        await pilot.press("escape", "escape", "i")
+        await settle(pilot)
+        texts.append(screen_text(app))
+        assert "host[b]\\x1b[2J" in texts[-1]
+        svgs.append(app.export_screenshot())
+        # nothing raw reached the "terminal": no ESC, BEL or C1 control, no link
+        for out in texts + svgs:
+            assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
+        for svg in svgs:
+            assert "<a " not in svg and "href" not in svg

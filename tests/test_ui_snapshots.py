@@ -1,0 +1,64 @@
+"""SVG snapshots of the browser (pytest-textual-snapshot) on the deterministic demo recording.
+
+Each screen at 80x24 and 120x40.  Regenerate with ``pytest tests/test_ui_snapshots.py
+--snapshot-update`` and look at them (``tests/__snapshots__/``) before committing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from uihelpers import settle, wait_indexed
+
+from perftui.demo import MODULES_DIR
+from perftui.demo.generate import generate
+from perftui.perfdata import Recording, open_recording
+from perftui.ui.app import PerftuiApp
+
+SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
+SCREENS: dict[str, tuple[str, ...]] = {
+    "main": (),
+    "sections": ("m",),
+    "section": ("m", "down", "enter"),
+    "samples": ("m", "down", "enter", "enter"),
+    "info": ("i",),
+    "help": ("question_mark",),
+}
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("snapshots")
+    generate(d / "demo.data")
+    return d
+
+
+@pytest.fixture
+def demo_app(demo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[PerftuiApp]:
+    # a relative path: the header and the info screen show "demo.data", whatever tmp is
+    monkeypatch.chdir(demo_dir)
+    rec: Recording = open_recording("demo.data")
+    try:
+        yield PerftuiApp(rec, [str(MODULES_DIR)])
+    finally:
+        rec.close()
+
+
+def after(keys: tuple[str, ...]) -> Callable[[Pilot], object]:
+    async def run_before(pilot: Pilot) -> None:
+        await wait_indexed(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_snapshot(snap_compare: Callable[..., bool], demo_app: PerftuiApp, screen: str,
+                  size: str) -> None:
+    assert snap_compare(demo_app, terminal_size=SIZES[size], run_before=after(SCREENS[screen]))

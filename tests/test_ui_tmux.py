@@ -1,0 +1,180 @@
+"""The real app in a real terminal: tmux runs it, send-keys types, capture-pane reads the screen.
+
+Each test uses a private tmux server (``-L``) and kills its session and server at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+TMUX = shutil.which("tmux")
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+PERFTUI = f"{shlex.quote(sys.executable)} -m perftui"
+# The tmux server passes its environment on to the app.  Something in the test process
+# (curses, via putenv) may have set COLUMNS/LINES behind os.environ's back: the app would
+# take those over the pane's size.  os.environ itself does not have them.
+CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
+
+
+class Term:
+    """One tmux session of 100x30 on a private server."""
+
+    def __init__(self, command: str, env: dict[str, str], tmp: Path) -> None:
+        self.sock = f"perftui-test-{uuid.uuid4().hex[:8]}"
+        self.name = "perftui"
+        conf = tmp / "tmux.conf"
+        # keep the pane after the app exits, to read its exit status
+        conf.write_text("set -g remain-on-exit on\nset -g history-limit 100\n")
+        args = ["new-session", "-d", "-s", self.name, "-x", "100", "-y", "30"]
+        for k, v in env.items():
+            args += ["-e", f"{k}={v}"]
+        self.tmux("-f", str(conf), *args, command)
+
+    def tmux(self, *args: str) -> str:
+        assert TMUX is not None
+        return subprocess.run([TMUX, "-L", self.sock, *args], check=True, text=True,
+                              capture_output=True, timeout=20, env=CLEAN_ENV).stdout
+
+    def keys(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.name, *keys)
+
+    def screen(self, escapes: bool = False) -> str:
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", self.name)
+
+    def pane(self, fmt: str) -> str:
+        return self.tmux("display-message", "-p", "-t", self.name, fmt).strip()
+
+    def wait(self, ok: Callable[[str], object], what: str, timeout: float = 30.0) -> str:
+        """The screen once ``ok(screen)`` holds; fails with the last screen after timeout."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if ok(text):
+                return text
+            if self.pane("#{pane_dead}") == "1" or time.monotonic() > deadline:
+                pytest.fail(f"waiting for {what}; the screen was:\n{text}")
+            time.sleep(0.1)
+
+    def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
+        return self.wait(lambda s: all(n in s for n in needles), " and ".join(needles), timeout)
+
+    def wait_exit(self, timeout: float = 10.0) -> int:
+        deadline = time.monotonic() + timeout
+        while self.pane("#{pane_dead}") != "1":
+            if time.monotonic() > deadline:
+                pytest.fail(f"the app did not exit; the screen was:\n{self.screen()}")
+            time.sleep(0.1)
+        return int(self.pane("#{pane_dead_status}") or 0)
+
+    def close(self) -> None:
+        for args in (("kill-session", "-t", self.name), ("kill-server",)):
+            with contextlib.suppress(subprocess.CalledProcessError, subprocess.TimeoutExpired):
+                self.tmux(*args)
+
+
+@pytest.fixture
+def term(tmp_path: Path) -> Iterator[Callable[[str], Term]]:
+    made: list[Term] = []
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "TEXTUAL_ANIMATIONS": "none"}
+
+    def start(command: str) -> Term:
+        t = Term(command, env, tmp_path)
+        made.append(t)
+        return t
+
+    yield start
+    for t in made:
+        t.close()
+
+
+def line_with(screen: str, needle: str) -> str:
+    return next((ln for ln in screen.splitlines() if needle in ln), "")
+
+
+def test_demo_drill_down_end_to_end(term: Callable[[str], Term]) -> None:
+    t = term(f"{PERFTUI} --demo")
+    # indexed: counts in the header, the section pane filled from KMOD_SEC_MAP
+    main = t.wait_for("21,469 records", "21,334 samples", "module sections · KMOD_SEC_MAP",
+                      "[demo_kvm]")
+    assert "indexing" not in main
+    assert "timeline" in main and "KMOD_SEC_MAP .bss" in main
+    # m: the section pane has the focus, the footer offers its key
+    t.keys("m")
+    t.wait_for("Drill in")
+    before = t.screen(escapes=True)
+    # down: the cursor leaves the module line for its busiest section (only colours change)
+    t.keys("Down")
+    t.wait(lambda _s: t.screen(escapes=True) != before, "the cursor to move")
+    after = t.screen(escapes=True)
+    assert line_with(after, ".noinstr.text") != line_with(before, ".noinstr.text")
+    # enter: the section's symbols, by CPU, by process
+    t.keys("Enter")
+    sec = t.wait_for("[demo_kvm].noinstr.text", "symbols", "by CPU", "by process")
+    assert "__demo_svm_vcpu_run" in sec and "4,039" in sec and "qemu-system-x86" in sec
+    # enter: the samples of the top symbol
+    t.keys("Enter")
+    sam = t.wait_for("__demo_svm_vcpu_run", "in [demo_kvm].noinstr.text", "4,039 samples",
+                     "__demo_svm_vcpu_run+0x")
+    first = re.search(r"^\W*(\d+\.\d{6})\s+(\d+)\s+\d+/\d+\s+CPU \d/KVM\s+(0x[0-9a-f]+)\s+"
+                      r"__demo_svm_vcpu_run\+0x", sam, re.M)
+    assert first, sam
+    when, ip = first.group(1), first.group(3)
+    # enter: back in the record list, on that sample
+    t.keys("Enter")
+    back = t.wait_for("detail: SAMPLE", f"ip: {ip}", "21,469 records")
+    row = line_with(back, f" {when} ")
+    assert "SAMPLE" in row and ip in row, back
+    assert "CPU 0/KVM" in back
+    # q quits, with status 0
+    t.keys("q")
+    assert t.wait_exit() == 0
+
+
+def test_escape_and_q_go_back_one_level(term: Callable[[str], Term]) -> None:
+    t = term(f"{PERFTUI} --demo")
+    t.wait_for("21,469 records", "[demo_kvm]")
+    t.keys("i")
+    t.wait_for("recording information", "perf version")
+    t.keys("q")  # back, not out
+    t.wait_for("21,469 records", "timeline")
+    t.keys("?")
+    t.wait_for("keys", "record list", "module sections")
+    t.keys("Escape")
+    t.wait_for("21,469 records", "timeline")
+    t.keys("q")
+    assert t.wait_exit() == 0
+
+
+@pytest.mark.perf
+def test_pipe_from_perf_record(term: Callable[[str], Term], tmp_path: Path) -> None:
+    """Records from the pipe, keys from the terminal."""
+    work = "dd if=/dev/zero of=/dev/null bs=1k count=300000"
+    t = term(f"perf record -q -o - -e cpu-clock -F 999 -- {work} 2>/dev/null "
+             f"| {PERFTUI} -")
+
+    def indexed(screen: str) -> bool:
+        m = re.search(r"([\d,]+) records\s+([\d,]+) samples", screen)
+        return bool(m) and "indexing" not in screen and int(m.group(1).replace(",", "")) > 0
+
+    head = t.wait(indexed, "the pipe to be indexed").splitlines()[0]
+    m = re.search(r"([\d,]+) records\s+([\d,]+) samples", head)
+    assert m and int(m.group(2).replace(",", "")) > 0, head
+    assert " - " in head or "perftui  -" in head  # the recording is the pipe
+    t.keys("i")
+    t.wait_for("recording information", "pipe")
+    t.keys("q")
+    t.wait_for("records", "timeline")
+    t.keys("q")
+    assert t.wait_exit() == 0
