@@ -26,10 +26,29 @@ async def main(path: str, started: float) -> dict:
     class Probe(PerftuiApp):
         CSS_PATH = str(Path(ui_app.__file__).parent / "perftui.tcss")
 
+        def compose(self):  # type: ignore[no-untyped-def]
+            for w in super().compose():
+                if isinstance(w, RecordList):
+                    w.__class__ = ProbeList
+                    w._watch = False  # type: ignore[attr-defined]
+                yield w
+
         def on_progress(self, msg: Progress) -> None:
             super().on_progress(msg)
             if "first" not in marks and msg.records > 0:
                 self.call_after_refresh(lambda: marks.setdefault("first", time.time()))
+
+    painted: list[float] = []
+
+    class ProbeList(RecordList):
+        """Notes when the line under the cursor is painted (the end of a page-down)."""
+
+        def render_line(self, y: int):  # type: ignore[no-untyped-def]
+            strip = super().render_line(y)
+            if self._watch and y - 1 + int(self.scroll_offset.y) == self.cursor:
+                painted.append(time.perf_counter())
+                self._watch = False
+            return strip
 
     rec = open_recording(path)
     app = Probe(rec, [])
@@ -39,19 +58,30 @@ async def main(path: str, started: float) -> dict:
         while "first" not in marks:
             await pilot.pause(0.005)
         records = app.query_one(RecordList)
-        while not app.model.done and len(during) < 40:
+
+        async def page_down() -> float | None:
+            """Post the key as the terminal driver would; wait for the new cursor line."""
+            records._watch = True  # type: ignore[attr-defined]
+            painted.clear()
             t = time.perf_counter()
-            await pilot.press("pagedown")
-            during.append(1000 * (time.perf_counter() - t))
+            app.simulate_key("pagedown")
+            while not painted and time.perf_counter() - t < 2:
+                await asyncio.sleep(0.001)
+            return 1000 * (painted[0] - t) if painted else None
+
+        while not app.model.done and len(during) < 40:
+            ms = await page_down()
+            if ms is not None:
+                during.append(ms)
             await pilot.pause(0.02)
         indexed_during = app.model.done
         while not app.model.done:
             await pilot.pause(0.05)
         marks["indexed"] = time.time()
         for _ in range(40):
-            t = time.perf_counter()
-            await pilot.press("pagedown")
-            after.append(1000 * (time.perf_counter() - t))
+            ms = await page_down()
+            if ms is not None:
+                after.append(ms)
         cursor = records.cursor
     return {
         "first_screen_s": marks["first"] - started,
@@ -60,7 +90,7 @@ async def main(path: str, started: float) -> dict:
         "pagedown_during_ms": statistics.median(during) if during else None,
         "pagedown_during_n": len(during),
         "finished_before_pagedowns": indexed_during and not during,
-        "pagedown_after_ms": statistics.median(after),
+        "pagedown_after_ms": statistics.median(after) if after else None,
         "cursor": cursor,
     }
 

@@ -61,7 +61,7 @@ async def browse(path: Path, size: tuple[int, int] = (120, 40), index: bool = Tr
 
 
 def detail_text(app: PerftuiApp) -> str:
-    return str(app.query_one(Detail).body.content)
+    return "\n".join(app.query_one(Detail).lines)
 
 
 def header_text(app: PerftuiApp) -> str:
@@ -342,7 +342,11 @@ async def test_section_drill_down_and_back(demo: Path) -> None:
         await pilot.press("m")
         assert app.focused is pane
         assert pane.entry_of_row[0] == -1  # the module line
-        await pilot.press("enter")  # on a module line: nothing to open
+        await pilot.press("enter")  # on a module line: its busiest section opens
+        await settle(pilot)
+        assert isinstance(app.screen, SectionScreen)
+        assert app.screen.entry == pane.entry_of_row[1]
+        await pilot.press("escape")
         await settle(pilot)
         assert len(app.screen_stack) == 1
         await pilot.press("down")

@@ -20,10 +20,12 @@ import struct
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from elftools.common.utils import struct_parse
-from elftools.elf.elffile import ELFFile
+
+if TYPE_CHECKING:  # pyelftools is imported when a module file is first read (start-up time)
+    from elftools.elf.elffile import ELFFile
 
 from perftui.kmod.names import module_name
 from perftui.textsafe import safe
@@ -545,6 +547,9 @@ def _parse(
         raise ModuleFileError(path, f"too short for an ELF file ({total} bytes)")
     if image[4] not in (1, 2) or image[5] not in (1, 2):
         raise ModuleFileError(path, "bad ELF identification (class or byte order)")
+    from elftools.common.utils import struct_parse
+    from elftools.elf.elffile import ELFFile
+
     elf = ELFFile(_MemStream(image))  # type: ignore[arg-type]
     hdr = elf.header
     if hdr["e_type"] != "ET_REL":

@@ -93,15 +93,21 @@ class SectionReport:
         return mf.symbols(e.section).counts(offsets)
 
     def symbol_of(self, entry: int, ips: np.ndarray) -> list[str]:
-        """``symbol+0xoff`` for each ip of an entry (``[no symbol]`` when unknown)."""
+        """``symbol+0xoff`` for each ip of an entry (``[module]section+0xoff`` when unknown),
+        looked up for all ips at once."""
         e = self.smap.entries[entry]
+        offs = np.asarray(ips, dtype=np.uint64) - np.uint64(e.start)
         mf = self.files.get(e.module, e.path)
         if mf is None or e.section is None or e.section not in mf.sections:
-            return [f"{e.label}+{int(ip) - e.start:#x}" for ip in ips]
+            return [f"{e.label}+{int(o):#x}" for o in offs]
+        table = mf.symbols(e.section)
+        idx = table.lookup(offs)
         out = []
-        for ip in ips:
-            r = mf.resolve(e.section, int(ip) - e.start)
-            out.append(f"{r[0]}+{r[1]:#x}" if r else f"{e.label}+{int(ip) - e.start:#x}")
+        for o, k in zip(offs.tolist(), idx.tolist(), strict=True):
+            if k < 0:
+                out.append(f"{e.label}+{o:#x}")
+            else:
+                out.append(f"{table.names[k]}+{o - int(table.starts[k]):#x}")
         return out
 
     def as_dict(self, symbols: bool = False) -> dict[str, Any]:

@@ -36,6 +36,7 @@ T_83 = RecordType.COMPRESSED2
 T_INIT = RecordType.FINISHED_INIT
 SPECIAL = frozenset({T_ATTR, T_TRACING, T_AUXTRACE, T_FEATURE, T_COMPRESSED, T_83, T_INIT})
 BATCH = 1 << 16
+FIRST_BATCH = 1 << 12
 STREAM_READ = 4 << 20
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 SPECULATE_MIN = 4096  # bytes left before the numpy walk is worth trying
@@ -311,17 +312,19 @@ class Walker:
         pos = start
         offs = array("q")
         override: dict[int, int] = {}
+        batch = FIRST_BATCH  # a small first batch: the first screen comes sooner
         while True:
             if end - pos >= SPECULATE_MIN:
-                pos = self._speculate(buf, pos, end, offs, BATCH)
-            if len(offs) < BATCH:
-                pos, status = self._scan(buf, pos, end, offs, min(BATCH, len(offs) + SLOW_RUN))
+                pos = self._speculate(buf, pos, end, offs, batch)
+            if len(offs) < batch:
+                pos, status = self._scan(buf, pos, end, offs, min(batch, len(offs) + SLOW_RUN))
             else:
                 status = 2
             if status == 2:
-                if len(offs) >= BATCH:
+                if len(offs) >= batch:
                     yield Chunk(src, buf, 0, offs, None, override)
                     offs, override = array("q"), {}
+                    batch = BATCH
                 continue
             if status == 0:
                 if pos < end:

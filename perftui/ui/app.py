@@ -68,8 +68,8 @@ class PerftuiApp(App[int]):
         Binding("T", "focus_timeline", "Timeline", show=False, id="app.timeline"),
         Binding("slash", "filter", "Filter", id="app.filter", key_display="/"),
         Binding("g", "goto", "Go to", id="app.goto"),
-        Binding("t", "toggle_order", "Order", id="app.order"),
-        Binding("z", "zoom_pane", "Zoom pane", id="app.zoom"),
+        Binding("t", "toggle_order", "Order", show=False, id="app.order"),
+        Binding("z", "zoom_pane", "Zoom pane", show=False, id="app.zoom"),
         Binding("escape", "escape", "Cancel", show=False, id="app.escape"),
     ]
 
@@ -81,6 +81,8 @@ class PerftuiApp(App[int]):
         self.cancel_requested = False
         self.index_error: str | None = None
         self.started = time.monotonic()
+        self._timeline_at = 0.0
+        self._timeline_cost = 0.0
 
     def compose(self) -> ComposeResult:
         m = self.model
@@ -93,15 +95,20 @@ class PerftuiApp(App[int]):
         yield Footer()
 
     def on_resize(self) -> None:
-        small = self.size.height < 30
-        self.query_one(Timeline).styles.height = 6 if small else 7
-        self.query_one("#bottom").styles.height = "45%" if small else "40%"
+        h = self.size.height
+        # 80x24 over ssh: a shorter timeline and bottom row leave the record list room
+        self.query_one(Timeline).styles.height = 5 if h < 28 else 7
+        self.query_one("#bottom").styles.height = 8 if h < 28 else "40%"
 
     MAIN_ONLY = frozenset({"focus_sections", "focus_records", "focus_timeline", "filter",
                            "goto", "toggle_order", "zoom_pane"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """The main screen's keys do nothing (and are not shown) on the other screens."""
+        """The main screen's keys do nothing (and are not shown) on the other screens; a
+        prompt shows only its own."""
+        if isinstance(self.screen, PromptScreen) and action in (
+                "back_or_quit", "help", "info"):
+            return False
         return not (action in self.MAIN_ONLY and len(self.screen_stack) > 1)
 
     def on_mount(self) -> None:
@@ -152,7 +159,12 @@ class PerftuiApp(App[int]):
             header.progress = f"indexing… {msg.records:,} records"
             m.invalidate()
         records.refresh_data()
-        self.query_one(Timeline).refresh_data()
+        # the timeline re-bins every record: while indexing, spend at most ~10% of the time
+        now = time.monotonic()
+        if msg.done or now - self._timeline_at >= max(1.0, 10 * self._timeline_cost):
+            self.query_one(Timeline).refresh_data()
+            self._timeline_at = time.monotonic()
+            self._timeline_cost = self._timeline_at - now
         header.update_line()
         detail = self.query_one(Detail)
         row = records.current_row()

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..analysis.filters import FilterError, SampleFilter, parse_int_list, parse_time_range
-from ..analysis.summary import info_dict, time_span
+from ..analysis.summary import info_dict
 from ..analysis.tasks import CommTable
 from ..kmod.report import ModuleFiles, SectionReport, recording_build_ids, section_report
 from ..kmod.sectionmap import SectionMap, build_section_map
@@ -97,6 +97,11 @@ class Model:
         self._view: np.ndarray | None = None
         self._view_n = -1
         self._first_time = 0
+        # running totals over the rows indexed so far (see update_stats)
+        self.stats_n = 0
+        self.samples = 0
+        self.sample_span = (0, 0)
+        self.any_span = (0, 0)
 
     # -- indexing -------------------------------------------------------------------------
     @property
@@ -111,7 +116,7 @@ class Model:
         self.files = ModuleFiles(self.modules_dirs, rec.feature(Feature.OSRELEASE),
                                  recording_build_ids(rec))
         self.symbolizer = Symbolizer(self.smap, self.files)
-        self._first_time = time_span(rec)[0]
+        self._first_time = self.span()[0]
         self.refresh_report()
         self.done = True
 
@@ -124,12 +129,38 @@ class Model:
 
     @property
     def first_time(self) -> int:
-        if not self._first_time and self.n:
-            self._first_time = time_span(self.rec)[0]
-        return self._first_time
+        return self._first_time or self.span()[0]
+
+    def update_stats(self) -> None:
+        """Fold the rows indexed since the last call into the running totals (O(new)).
+
+        Called from the UI thread and, at the end, from the indexing worker: locked.
+        """
+        with self.lock:
+            self._update_stats()
+
+    def _update_stats(self) -> None:
+        c = self.rec.columns
+        n = len(c)
+        if n <= self.stats_n:
+            return
+        t = c["time"][self.stats_n:n]
+        is_s = c["type"][self.stats_n:n] == RecordType.SAMPLE
+        self.samples += int(np.count_nonzero(is_s))
+        for attr, mask in (("sample_span", is_s & (t > 0)), ("any_span", t > 0)):
+            if mask.any():
+                sel = t[mask]
+                lo, hi = int(sel.min()), int(sel.max())
+                old = getattr(self, attr)
+                if old != (0, 0):
+                    lo, hi = min(lo, old[0]), max(hi, old[1])
+                setattr(self, attr, (lo, hi))
+        self.stats_n = n
 
     def span(self) -> tuple[int, int]:
-        return time_span(self.rec)
+        """(first, last) sample time of what is indexed (all timed records if no sample)."""
+        self.update_stats()
+        return self.sample_span if self.sample_span != (0, 0) else self.any_span
 
     def info(self) -> dict[str, Any]:
         return info_dict(self.rec)
@@ -237,14 +268,14 @@ class Model:
             return ""
         return self.symbolizer.describe(ip)
 
-    def line_summary(self, row: int) -> str:
-        f = self.fields(row)
+    def line_summary(self, row: int, fields: dict[str, Any] | None = None) -> str:
+        f = self.fields(row) if fields is None else fields
         if "error" in f:
             return f"! {f['error']}"
         if f["type"] == "SAMPLE" and "ip" in f:
-            where = self.describe_ip(f["ip"])
-            s = f"{f['ip']:#x}"
-            return f"{s} {where}" if where else s
+            where = self.describe_ip(f["ip"])  # the symbol first: it is what a narrow
+            s = f"{f['ip']:#x}"  # terminal should still show
+            return f"{where}  {s}" if where else s
         try:
             return summary(f)
         except (KeyError, TypeError, ValueError):
@@ -253,7 +284,8 @@ class Model:
     def rel_time(self, t: int) -> str:
         if not t:
             return ""
-        return f"{(t - self.first_time) / 1e9:.6f}"
+        rel = (t - self.first_time) / 1e9
+        return f"{0.0 if abs(rel) < 5e-7 else rel:.6f}"  # never "-0.000000"
 
     def goto(self, text: str) -> int | None:
         """Index row for ``g``: an offset (``0x1f0``, ``4096``) or a time (``2.5s``)."""

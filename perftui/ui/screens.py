@@ -19,6 +19,18 @@ from .widgets.panes import bar
 SAMPLE_LIMIT = 5000
 
 
+class SymbolTable(DataTable):
+    """The symbols of a section; Enter (named in the footer) lists a symbol's samples."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Samples", id="symbols.samples")]
+
+
+class SampleTable(DataTable):
+    """The samples of a symbol; Enter (named in the footer) jumps to the record."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Jump to record", id="samples.jump")]
+
+
 class BackScreen(Screen):
     """A screen that Esc and q close."""
 
@@ -34,7 +46,6 @@ class BackScreen(Screen):
 class SectionScreen(BackScreen):
     """One section: its symbols by samples, and the split of its samples by CPU and process."""
 
-    BINDINGS = [Binding("enter", "noop", "Samples", id="section.samples")]
 
     DEFAULT_CSS = """
     SectionScreen #title { height: 1; width: 100%; background: $primary 30%;
@@ -43,6 +54,7 @@ class SectionScreen(BackScreen):
     SectionScreen #splits { width: 40%; }
     SectionScreen .split { height: 1fr; border: round $primary 50%; }
     SectionScreen .split:focus { border: round $accent; }
+    SectionScreen DataTable { scrollbar-size-horizontal: 0; }
     """
 
     def __init__(self, model: Model, entry: int) -> None:
@@ -63,16 +75,16 @@ class SectionScreen(BackScreen):
         yield Label(t, id="title")
         note = rep.files.notes.get(e.module)
         with Horizontal():
-            table = DataTable(id="symbols", cursor_type="row")
+            table = SymbolTable(id="symbols", cursor_type="row")
             table.border_title = "symbols"
             if note:
                 table.border_subtitle = Text(safe(note, 120))  # a path: not markup
             yield table
             with Vertical(id="splits"):
-                cpu = DataTable(id="by-cpu", classes="split", cursor_type="row")
+                cpu = DataTable(id="by-cpu", classes="split", show_cursor=False)
                 cpu.border_title = "by CPU"
                 yield cpu
-                proc = DataTable(id="by-proc", classes="split", cursor_type="row")
+                proc = DataTable(id="by-proc", classes="split", show_cursor=False)
                 proc.border_title = "by process"
                 yield proc
         yield Footer()
@@ -86,7 +98,7 @@ class SectionScreen(BackScreen):
         table.add_columns("symbol", "samples", "share")
         for name, n in rep.symbol_counts(self.entry):
             table.add_row(Text(safe(name, 60)), Text(f"{n:,}"),
-                          Text(f"{bar(n / total, 10)} {100 * n / total:5.1f}%", style="green"))
+                          Text(f"{100 * n / total:5.1f}% {bar(n / total, 10)}", style="green"))
             self.symbol_names.append(name)
         cpu = self.query_one("#by-cpu", DataTable)
         cpu.add_columns("cpu", "samples", "share")
@@ -115,12 +127,12 @@ class SectionScreen(BackScreen):
 class SamplesScreen(BackScreen):
     """The samples of one symbol: time, CPU, pid/tid, comm, ip+offset; Enter jumps there."""
 
-    BINDINGS = [Binding("enter", "noop", "Jump to record", id="samples.jump")]
 
     DEFAULT_CSS = """
     SamplesScreen #title { height: 1; width: 100%; background: $primary 30%;
                       text-wrap: nowrap; text-overflow: ellipsis; }
-    SamplesScreen DataTable { border: round $accent; height: 1fr; }
+    SamplesScreen DataTable { border: round $accent; height: 1fr;
+                              scrollbar-size-horizontal: 0; }
     """
 
     def __init__(self, model: Model, entry: int, symbol: str) -> None:
@@ -132,7 +144,7 @@ class SamplesScreen(BackScreen):
 
     def compose(self) -> ComposeResult:
         yield Label("", id="title")
-        yield DataTable(id="samples", cursor_type="row")
+        yield SampleTable(id="samples", cursor_type="row")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -178,7 +190,10 @@ class SamplesScreen(BackScreen):
 class InfoScreen(BackScreen):
     """Header and feature information (``perf report --header-only`` and ``--stats``)."""
 
-    DEFAULT_CSS = "InfoScreen VerticalScroll { border: round $accent; }"
+    DEFAULT_CSS = """
+    InfoScreen VerticalScroll { border: round $accent; overflow-x: auto; }
+    InfoScreen Static { width: auto; text-wrap: nowrap; }
+    """
 
     def __init__(self, model: Model) -> None:
         super().__init__()
@@ -228,6 +243,7 @@ everywhere
 
 record list
   up/down, pgup/pgdn, home/end  move      t          file order / time order
+  left/right scroll sideways (the summary on a narrow terminal)
   /          filter: type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash
                      time=1.5,2.0 section=.noinstr.text   (empty clears)
   g          go to an offset (0x1f0, 4096) or a time (2.5s)

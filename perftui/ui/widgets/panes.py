@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
 from textual.widgets import DataTable, Static
 
 from ...textsafe import safe
@@ -36,7 +39,7 @@ class HeaderLine(Static):
         from ...perfdata import Feature
 
         t0, t1 = m.span()
-        samples = int((rec.columns["type"] == 9).sum()) if m.n else 0
+        samples = m.samples
         tail = Text()
         ver = rec.feature(Feature.VERSION)
         host = rec.feature(Feature.HOSTNAME)
@@ -65,29 +68,46 @@ class HeaderLine(Static):
         self.update_line()
 
 
-class Detail(VerticalScroll, can_focus=True):
-    """The selected record, field by field, then its raw bytes."""
+class Detail(ScrollView, can_focus=True):
+    """The selected record, field by field, then its raw bytes (a Line-API view: showing
+    another record changes no layout, so following the cursor stays cheap)."""
 
+    BINDINGS = [
+        Binding("up", "scroll_up", "Up", show=False, id="detail.up"),
+        Binding("down", "scroll_down", "Down", show=False, id="detail.down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="detail.pageup"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="detail.pagedown"),
+        Binding("home", "scroll_home", "Top", show=False, id="detail.home"),
+        Binding("left", "scroll_left", "Left", show=False, id="detail.left"),
+        Binding("right", "scroll_right", "Right", show=False, id="detail.right"),
+        Binding("end", "scroll_end", "Bottom", show=False, id="detail.end"),
+    ]
     DEFAULT_CSS = """
-    Detail { border: round $primary 50%; }
+    Detail { border: round $primary 50%; scrollbar-size-horizontal: 0; }
     Detail:focus { border: round $accent; }
-    Detail > Static { width: auto; }
     """
 
     def __init__(self, model: Model, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.model = model
-        self.body = Static("", markup=False)
+        self.lines: list[str] = []
         self.border_title = "detail"
         self.shown_row: int | None = None
 
-    def compose(self):  # type: ignore[no-untyped-def]
-        yield self.body
+    def render_line(self, y: int) -> Strip:
+        sx, sy = self.scroll_offset
+        width = self.size.width
+        i = sy + y
+        if i >= len(self.lines):
+            return Strip.blank(width, self.rich_style)
+        segs = [Segment(self.lines[i])]
+        return Strip(segs).crop(sx, sx + width).extend_cell_length(width).apply_style(
+            self.rich_style)
 
     def show(self, row: int | None) -> None:
         self.shown_row = row
         if row is None:
-            self.body.update("")
+            self._set([])
             return
         m = self.model
         f = m.fields(row)
@@ -105,9 +125,15 @@ class Detail(VerticalScroll, can_focus=True):
         lines.append("")
         lines.append(f"raw bytes ({len(raw)}):")
         lines.extend(hexdump(raw))
-        self.body.update(Text("\n".join(lines), no_wrap=True))
+        self._set(lines)
         self.border_title = f"detail: {safe(f['type'])}"
-        self.scroll_home(animate=False)
+
+    def _set(self, lines: list[str]) -> None:
+        self.lines = lines
+        width = max((len(x) for x in lines), default=0)
+        self.virtual_size = Size(width, len(lines))
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
 
 
 class SectionsPane(DataTable):
@@ -129,14 +155,13 @@ class SectionsPane(DataTable):
         self.model = model
         self.border_title = "module sections"
         self.entry_of_row: list[int] = []
-        self.message = ""
+        self.summary = ""
 
     def on_mount(self) -> None:
         self.add_column("section", width=17)
         self.add_column("samples", width=7)
         self.add_column("share", width=11)
-        self.add_column("size", width=8)
-        self.add_column("range", width=37)
+        self.add_column("size", width=8)  # the range: the border shows the highlighted one
 
     def fill(self) -> None:
         m = self.model
@@ -155,6 +180,7 @@ class SectionsPane(DataTable):
             self.clear(columns=True)
             self.add_column("module sections")
             self.border_subtitle = "no KMOD_SEC_MAP and no module MMAP in this recording"
+            self.summary = self.border_subtitle
             self.add_row(Text("no module sections in this recording:", style="dim"))
             self.add_row(Text("no KMOD_SEC_MAP record and no module MMAP", style="dim"))
             self.entry_of_row += [-1, -1]
@@ -165,9 +191,9 @@ class SectionsPane(DataTable):
         for mod in d["modules"]:
             self.add_row(Text(safe(f"[{mod['name']}]", 17), style="bold"),
                          Text(f"{mod['samples']:,}", style="bold"),
-                         Text(f"{bar(mod['samples'] / ksamples, 5)}"
-                              f"{100 * mod['samples'] / ksamples:5.1f}%", style="bold green"),
-                         "", "")
+                         Text(f"{100 * mod['samples'] / ksamples:5.1f}% "
+                              f"{bar(mod['samples'] / ksamples, 4)}", style="bold green"),
+                         "")
             self.entry_of_row.append(-1)
             for s in mod["sections"]:
                 name = s["name"] or "(whole module)"
@@ -175,15 +201,46 @@ class SectionsPane(DataTable):
                 share = s["samples"] / ksamples
                 self.add_row(Text(" " + safe(name, 16)),
                              Text(f"{s['samples']:,}"),
-                             Text(f"{bar(share, 5)}{100 * share:5.1f}%", style="green"),
-                             Text(f"{s['end'] - s['start']:,}", style="dim"),
-                             Text(f"{s['start']:#x}-{s['end']:#x}", style="dim"))
+                             Text(f"{100 * share:5.1f}% {bar(share, 4)}", style="green"),
+                             Text(f"{s['end'] - s['start']:,}", style="dim"))
                 self.entry_of_row.append(k)
+        self.summary = self.border_subtitle
+        if self.has_focus:
+            self._show_range()
+
+    def _entry_at(self, r: int) -> int:
+        """The entry of row ``r``; for a module row, its first (busiest) section."""
+        if not 0 <= r < len(self.entry_of_row):
+            return -1
+        if self.entry_of_row[r] >= 0:
+            return self.entry_of_row[r]
+        nxt = self.entry_of_row[r + 1] if r + 1 < len(self.entry_of_row) else -1
+        return nxt
 
     def action_choose(self) -> None:
-        r = self.cursor_row
-        if 0 <= r < len(self.entry_of_row) and self.entry_of_row[r] >= 0:
-            self.post_message(self.Chosen(self.entry_of_row[r]))
+        k = self._entry_at(self.cursor_row)
+        if k >= 0:
+            self.post_message(self.Chosen(k))
+
+    def _show_range(self) -> None:
+        """The highlighted section's whole range goes in the border (no column fits it)."""
+        rep = self.model.report
+        k = self._entry_at(self.cursor_row)
+        if rep is None or k < 0 or k >= len(rep.smap.entries):
+            self.border_subtitle = getattr(self, "summary", "")
+            return
+        e = rep.smap.entries[k]
+        self.border_subtitle = f"{e.start:#x}-{e.end:#x} · {e.source}"
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if self.has_focus:
+            self._show_range()
+
+    def on_focus(self) -> None:
+        self._show_range()
+
+    def on_blur(self) -> None:
+        self.border_subtitle = getattr(self, "summary", "")
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

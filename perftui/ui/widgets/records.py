@@ -35,6 +35,8 @@ class RecordList(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False, id="records.pagedown"),
         Binding("home", "jump(0)", "First", show=False, id="records.home"),
         Binding("end", "jump(-1)", "Last", show=False, id="records.end"),
+        Binding("left", "pan(-8)", "Scroll left", show=False, id="records.left"),
+        Binding("right", "pan(8)", "Scroll right", show=False, id="records.right"),
     ]
     DEFAULT_CSS = """
     RecordList { height: 1fr; scrollbar-size-horizontal: 0; }
@@ -56,6 +58,8 @@ class RecordList(ScrollView, can_focus=True):
         super().__init__(**kw)  # type: ignore[arg-type]
         self.model = model
         self._cache: OrderedDict[int, Text] = OrderedDict()
+        self._seg_cache: OrderedDict[int, list] = OrderedDict()
+        self._width_class = True
         self._count = 0
 
     # -- data --------------------------------------------------------------------------------
@@ -72,6 +76,16 @@ class RecordList(ScrollView, can_focus=True):
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._seg_cache.clear()
+
+    def columns(self) -> tuple[int, int, int]:
+        """Widths of pid/tid, comm and type: narrower below 90 columns (80x24 over ssh)."""
+        return (11, 14, 12) if self.size.width >= 90 or not self.size.width else (9, 10, 11)
+
+    def header_text(self) -> str:
+        who, comm, typ = self.columns()
+        return (f"{'offset':>9} {'time':>10} {'cpu':>3} {'pid/tid':>{who}} {'comm':<{comm}} "
+                f"{'type':<{typ}} summary")
 
     def line_text(self, row: int) -> Text:
         t = self._cache.get(row)
@@ -85,7 +99,9 @@ class RecordList(ScrollView, can_focus=True):
         time = int(c["time"][row])
         cpu = int(c["cpu"][row])
         pid, tid = int(c["pid"][row]), int(c["tid"][row])
-        f_type = m.fields(row)["type"]
+        fields = m.fields(row)
+        f_type = fields["type"]
+        w_who, w_comm, w_type = self.columns()
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f"{off:>#9x}{z}", style="dim")
         t.append(f"{m.rel_time(time):>10} ")
@@ -93,14 +109,23 @@ class RecordList(ScrollView, can_focus=True):
         known = time > 0 or f_type == "SAMPLE"
         t.append(f"{cpu:>3} " if cpu >= 0 and known else "    ", style="dim")
         who = "" if tid < 0 else (str(pid) if pid == tid else f"{pid}/{tid}")
-        t.append(f"{who:>11} ")
-        t.append(f"{safe(m.comm_of(row), 14):<14} ", style="bold")
-        t.append(f"{f_type:<12} ", style=TYPE_STYLES.get(f_type, ""))
-        t.append(safe(m.line_summary(row), 400))
+        t.append(f"{who:>{w_who}} ")
+        t.append(f"{safe(m.comm_of(row), w_comm):<{w_comm}} ", style="bold")
+        t.append(f"{safe(f_type, w_type):<{w_type}} ", style=TYPE_STYLES.get(f_type, ""))
+        t.append(safe(m.line_summary(row, fields), 400))
         self._cache[row] = t
         if len(self._cache) > 2048:
             self._cache.popitem(last=False)
         return t
+
+    def _segments(self, row: int) -> list:
+        segs = self._seg_cache.get(row)
+        if segs is None:
+            segs = list(self.line_text(row).render(self.app.console))
+            self._seg_cache[row] = segs
+            if len(self._seg_cache) > 2048:
+                self._seg_cache.popitem(last=False)
+        return segs
 
     # -- drawing -----------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
@@ -108,7 +133,7 @@ class RecordList(ScrollView, can_focus=True):
         width = self.size.width
         if y == 0:
             style = self.get_component_rich_style("recordlist--header")
-            head = Text(HEADER, no_wrap=True)
+            head = Text(self.header_text(), no_wrap=True)
             head.stylize(style)  # Text.render drops a span-less Text's base style
             segs = list(head.render(self.app.console))
             return Strip(segs).crop(sx, sx + width).extend_cell_length(width, style)
@@ -116,9 +141,7 @@ class RecordList(ScrollView, can_focus=True):
         if display >= self._count:
             return Strip.blank(width, self.rich_style)
         row = self.model.row(display)
-        text = self.line_text(row)
-        segs = list(text.render(self.app.console))
-        strip = Strip(segs).crop(sx, sx + width).extend_cell_length(width)
+        strip = Strip(self._segments(row)).crop(sx, sx + width).extend_cell_length(width)
         if display == self.cursor:
             strip = strip.apply_style(self.get_component_rich_style("recordlist--cursor"))
         return strip.apply_style(self.rich_style)
@@ -146,6 +169,10 @@ class RecordList(ScrollView, can_focus=True):
     def action_page(self, direction: int) -> None:
         self.action_cursor(direction * max(1, self.size.height - 2))
 
+    def action_pan(self, delta: int) -> None:
+        """Scroll sideways: the summary of a narrow terminal."""
+        self.scroll_to(x=max(0, int(self.scroll_offset.x) + delta), animate=False)
+
     def action_jump(self, where: int) -> None:
         if self._count:
             self.cursor = 0 if where == 0 else self._count - 1
@@ -169,4 +196,8 @@ class RecordList(ScrollView, can_focus=True):
 
     def _on_resize(self, event: events.Resize) -> None:
         self.virtual_size = Size(max(self.size.width, 160), self._count + 1)
+        wide = self.size.width >= 90
+        if wide != self._width_class:
+            self._width_class = wide
+            self.clear_cache()
 

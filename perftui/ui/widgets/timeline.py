@@ -23,12 +23,14 @@ class Timeline(Widget, can_focus=True):
     BINDINGS = [
         Binding("left", "move(-1)", "Earlier", show=False, id="timeline.left"),
         Binding("right", "move(1)", "Later", show=False, id="timeline.right"),
-        Binding("shift+left", "extend(-1)", "Extend range", id="timeline.extend_left"),
+        Binding("shift+left", "extend(-1)", "Range", id="timeline.extend_left",
+                key_display="⇧←"),
         Binding("shift+right", "extend(1)", "Extend range", show=False,
                 id="timeline.extend_right"),
-        Binding("plus,equals_sign", "zoom(1)", "Zoom in", id="timeline.zoom_in",
+        Binding("plus,equals_sign", "zoom(1)", "Zoom", id="timeline.zoom_in",
                 key_display="+"),
-        Binding("minus", "zoom(-1)", "Zoom out", id="timeline.zoom_out", key_display="-"),
+        Binding("minus", "zoom(-1)", "Zoom out", show=False, id="timeline.zoom_out",
+                key_display="-"),
         Binding("r", "reset", "Reset", id="timeline.reset"),
         Binding("c", "toggle_rows", "Kind/CPU", id="timeline.rows"),
     ]
@@ -110,7 +112,8 @@ class Timeline(Widget, can_focus=True):
                 ch = BLOCKS[level[col]]
                 st = style
                 if cr is not None and cr[0] <= col <= cr[1]:
-                    st += " on grey30"
+                    # a full block hides any background: the range shows in its own colour
+                    st = "bold bright_white on grey30" if level[col] else "on grey30"
                 if col == self.cursor and self.has_focus:
                     # reversed, an empty cell would show a block of the row's colour: a
                     # record that is not there
