@@ -323,8 +323,22 @@ def _version() -> str:
     return f"perftui {__version__}"
 
 
+def _tune_malloc() -> None:
+    """Keep glibc from raising its mmap threshold (it does after each large free): the
+    index grows by reallocation, and the freed columns must go back to the OS instead of
+    staying in the heap (seen: 300 MB instead of 209 MB indexing 5 M records from a pipe)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD: a fixed 1 MiB
+    except (OSError, AttributeError):
+        pass  # not glibc: nothing to tune
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    _tune_malloc()
     main_p, sub_p = build_parser()
     try:
         if argv and argv[0] in SUBCOMMANDS:
