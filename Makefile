@@ -20,8 +20,10 @@ run: $(STAMP)
 
 demo: run
 
-## Run the whole test suite.
+## Run the whole test suite (lint and type checks first, then pytest).
 test: $(STAMP)
+	$(BIN)/ruff check perftui tests scripts bench
+	$(BIN)/mypy perftui
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

@@ -266,11 +266,11 @@ async def test_timeline_range_filters_records_and_sections(demo: Path) -> None:
         await pilot.press("T")
         assert app.focused is tl
         await pilot.press("right", "right", "right", "right")
-        assert tl.cursor == 4 and tl.anchor is None and m.time_range is None
+        assert tl.cursor == 4 and tl.range_start is None and m.time_range is None
         await pilot.press("left")
         assert tl.cursor == 3
         await pilot.press("shift+right", "shift+right", "shift+right", "shift+right")
-        assert (tl.anchor, tl.cursor) == (3, 7)
+        assert (tl.range_start, tl.cursor) == (3, 7)
         lo, hi = m.time_range
         assert (lo, hi) == tl.time_range()
         assert "range " in screen_text(app)
@@ -320,7 +320,7 @@ async def test_timeline_zoom_reset_and_cpu_rows(demo: Path) -> None:
         await pilot.press("shift+right", "shift+right")
         assert m.time_range is not None
         await pilot.press("r")
-        assert tl.view is None and tl.anchor is None and m.time_range is None
+        assert tl.view is None and tl.range_start is None and m.time_range is None
         assert m.count() == m.n
         # one row per CPU: the demo records on 4 CPUs
         assert tl.by == "kind" and tl.bins.labels[:2] == ["samples", "maps"]

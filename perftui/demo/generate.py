@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..kmod.elf import ModuleFile, load_module
 from ..perfdata import EventAttr, Feature, Sample
@@ -140,7 +141,7 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
     t_end = t0 + SECONDS * 1_000_000_000
     build_ids = [{"filename": p.path, "build_id": p.mf.build_id or "", "pid": -1,
                   "misc": Misc.KERNEL | 0x8000} for p in mods.values() if p.mf.build_id]
-    features = {
+    features: dict[int, Any] = {
         Feature.HOSTNAME: "demo-host", Feature.OSRELEASE: OS_RELEASE,
         Feature.VERSION: "6.1.187", Feature.ARCH: "x86_64",
         Feature.NRCPUS: {"nr_cpus_avail": NCPU, "nr_cpus_online": NCPU},

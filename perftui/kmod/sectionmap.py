@@ -117,8 +117,8 @@ def build_section_map(rec: Recording) -> SectionMap:
         i = int(i)
         try:
             f = rec.decode(i)
-        except ValueError as e:
-            warnings.append(f"record at offset {rec.outer_offset(i)}: {e}")
+        except ValueError as err:
+            warnings.append(f"record at offset {rec.outer_offset(i)}: {err}")
             continue
         if f["type"] == "KMOD_SEC_MAP":
             path = f["filename"]

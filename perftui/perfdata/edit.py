@@ -86,6 +86,7 @@ def _copy(f, src: memoryview, start: int, end: int) -> None:
 
 
 def _patch_file(f, rec: Recording, shift: Shifter, delta: int) -> None:
+    assert rec.buf is not None
     o = rec.order
     h = rec.header
     d_off, d_size = h["data"]["offset"], h["data"]["size"]

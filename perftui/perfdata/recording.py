@@ -88,6 +88,7 @@ class Recording:
         self._stdin: BinaryIO | None = None
         self._stdin_head = b""
         self._mmaps: list[mmap.mmap] = []
+        self.buf: memoryview | None = None
         if stream is not None:
             self._open_stream(stream)
         elif self.path == "-":

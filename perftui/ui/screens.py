@@ -81,10 +81,10 @@ class SectionScreen(BackScreen):
                 table.border_subtitle = Text(safe(note, 120))  # a path: not markup
             yield table
             with Vertical(id="splits"):
-                cpu = DataTable(id="by-cpu", classes="split", show_cursor=False)
+                cpu: DataTable = DataTable(id="by-cpu", classes="split", show_cursor=False)
                 cpu.border_title = "by CPU"
                 yield cpu
-                proc = DataTable(id="by-proc", classes="split", show_cursor=False)
+                proc: DataTable = DataTable(id="by-proc", classes="split", show_cursor=False)
                 proc.border_title = "by process"
                 yield proc
         yield Footer()

@@ -52,7 +52,7 @@ class Timeline(Widget, can_focus=True):
         self.by = "kind"
         self.view: tuple[int, int] | None = None  # zoomed window [t0, t1)
         self.cursor = 0  # column
-        self.anchor: int | None = None  # selection start column
+        self.range_start: int | None = None  # selection start column
         self.bins: Bins | None = None
         self.border_title = "timeline"
 
@@ -78,9 +78,9 @@ class Timeline(Widget, can_focus=True):
         self.refresh()
 
     def col_range(self) -> tuple[int, int] | None:
-        if self.anchor is None:
+        if self.range_start is None:
             return None
-        return min(self.anchor, self.cursor), max(self.anchor, self.cursor)
+        return min(self.range_start, self.cursor), max(self.range_start, self.cursor)
 
     def time_range(self) -> tuple[int, int] | None:
         cr = self.col_range()
@@ -136,14 +136,14 @@ class Timeline(Widget, can_focus=True):
     # -- keys --------------------------------------------------------------------------------
     def action_move(self, delta: int) -> None:
         self.cursor = min(max(0, self.cursor + delta), self.width_cols() - 1)
-        if self.anchor is not None:
-            self.anchor = None
+        if self.range_start is not None:
+            self.range_start = None
             self.post_message(self.RangeChanged(None))
         self.refresh()
 
     def action_extend(self, delta: int) -> None:
-        if self.anchor is None:
-            self.anchor = self.cursor
+        if self.range_start is None:
+            self.range_start = self.cursor
         self.cursor = min(max(0, self.cursor + delta), self.width_cols() - 1)
         self.refresh()
         self.post_message(self.RangeChanged(self.time_range()))
@@ -162,7 +162,7 @@ class Timeline(Widget, can_focus=True):
         hi = min(full1 + 1, lo + new)
         lo = max(full0, hi - new)
         self.view = None if (lo <= full0 and hi >= full1) else (lo, hi)
-        self.anchor = None
+        self.range_start = None
         self.refresh_data()
         self.cursor = self.width_cols() // 2 if self.view else self.cursor
         self.post_message(self.RangeChanged(None))
@@ -170,7 +170,7 @@ class Timeline(Widget, can_focus=True):
 
     def action_reset(self) -> None:
         self.view = None
-        self.anchor = None
+        self.range_start = None
         self.refresh_data()
         self.post_message(self.RangeChanged(None))
 
