@@ -662,3 +662,18 @@ async def test_hostile_strings_are_shown_literally(tmp_path: Path) -> None:
             assert "\x1b" not in out and "\x07" not in out and "\x9b" not in out
         for svg in svgs:
             assert "<a " not in svg and "href" not in svg
+
+
+@sync
+async def test_no_color_is_honoured(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NO_COLOR: every colour on screen is a grey."""
+    import re
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    async with browse(demo, size=(80, 24)) as (app, _pilot):
+        svg = app.export_screenshot()
+    colours = set(re.findall(r"fill: #([0-9a-f]{6})", svg))
+    assert colours
+    for c in colours:
+        r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
+        assert max(r, g, b) - min(r, g, b) <= 24, c
