@@ -24,7 +24,7 @@ from typing import BinaryIO
 import numpy as np
 import zstandard
 
-from .constants import KMOD_SEC_MAP, UNKNOWN_83, RecordType
+from .constants import KMOD_SEC_MAP, UNKNOWN_83, RecordType, type_name
 from .errors import PerfDataError
 
 T_ATTR = RecordType.HEADER_ATTR
@@ -355,23 +355,15 @@ class Walker:
                     cb(bytes(rec), pos)
             elif t == T_INIT:
                 self.finished_init = True
-            elif t == T_TRACING:
-                extra = self.u32.unpack_from(rec, 8)[0] if size >= 12 else 0
+            elif t in (T_TRACING, T_AUXTRACE):
+                extra = self._payload(t, rec)
                 if nxt + extra > end:
-                    self._err(pos, f"HEADER_TRACING_DATA payload of {extra} bytes runs "
-                              "past the end of the data")
+                    self._err(pos, f"{type_name(t)} payload of {extra} bytes runs past the "
+                              "end of the data")
                     yield Chunk(src, buf, 0, offs, None, override)
                     return
-                if self.on_tracing is not None:
+                if t == T_TRACING and self.on_tracing is not None:
                     self.on_tracing(bytes(buf[nxt:nxt + extra]), pos)
-                nxt += extra
-            elif t == T_AUXTRACE:
-                extra = self.u64.unpack_from(rec, 8)[0] if size >= 16 else 0
-                if nxt + extra > end:
-                    self._err(pos, f"AUXTRACE payload of {extra} bytes runs past the end "
-                              "of the data")
-                    yield Chunk(src, buf, 0, offs, None, override)
-                    return
                 nxt += extra
             elif t in (T_COMPRESSED, T_83):
                 kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
@@ -388,6 +380,13 @@ class Walker:
             pos = nxt
         if offs:
             yield Chunk(src, buf, 0, offs, None, override)
+
+    def _payload(self, t: int, rec: bytes | memoryview) -> int:
+        """Bytes that follow a HEADER_TRACING_DATA (u32 at +8) or AUXTRACE (u64 at +8)
+        record outside its ``header.size`` (FORMAT.md §4.2, §10)."""
+        if t == T_TRACING:
+            return self.u32.unpack_from(rec, 8)[0] if len(rec) >= 12 else 0
+        return self.u64.unpack_from(rec, 8)[0] if len(rec) >= 16 else 0
 
     def _c2_size(self, rec: bytes | memoryview) -> int:
         size = len(rec)
@@ -548,12 +547,10 @@ class Walker:
                 continue
             if t == T_INIT:
                 self.finished_init = True
-            elif t == T_TRACING:
-                skip = self.u32.unpack_from(rec, 8)[0] if size >= 12 else 0
-                if skip <= TRACING_KEEP_MAX:
+            elif t in (T_TRACING, T_AUXTRACE):
+                skip = self._payload(t, rec)
+                if t == T_TRACING and skip <= TRACING_KEEP_MAX:
                     keep, keep_at = [], pos
-            elif t == T_AUXTRACE:
-                skip = self.u64.unpack_from(rec, 8)[0] if size >= 16 else 0
             elif t in (T_COMPRESSED, T_83):
                 kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
                 if kind != t:

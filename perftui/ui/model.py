@@ -193,33 +193,22 @@ class Model:
     def _mask(self, rows: np.ndarray) -> np.ndarray | None:
         c = self.rec.columns
         f = self.flt
-        m = np.ones(len(rows), dtype=bool)
-        touched = False
         rng = self.time_range
         if f.time is not None:
             rng = f.time if rng is None else (max(rng[0], f.time[0]), min(rng[1], f.time[1]))
-        if rng is not None:
-            t = c["time"][rows]
-            m &= (t >= np.uint64(max(rng[0], 0))) & (t <= np.uint64(max(rng[1], 0)))
-            touched = True
+        common = SampleFilter(time=rng, cpus=f.cpus, pids=f.pids, tids=f.tids)
+        touched = any(v is not None for v in (rng, f.cpus, f.pids, f.tids, f.types, f.comm,
+                                               f.section))
+        if not touched:
+            return None
+        m = common.mask(self.rec, rows)
         if f.types is not None:
             m &= np.isin(c["type"][rows], list(f.types))
-            touched = True
-        if f.cpus is not None:
-            m &= np.isin(c["cpu"][rows], list(f.cpus))
-            touched = True
-        if f.pids is not None:
-            m &= np.isin(c["pid"][rows], list(f.pids))
-            touched = True
-        if f.tids is not None:
-            m &= np.isin(c["tid"][rows], list(f.tids))
-            touched = True
         if f.comm is not None:
             want = f.comm.lower()
             tids = {tid for tid, (_t, names) in self.comms.by_tid.items()
                     if any(want in nm.lower() for nm in names)}
             m &= np.isin(c["tid"][rows], list(tids))
-            touched = True
         if f.section is not None and self.smap is not None:
             ents = [k for k, e in enumerate(self.smap.entries)
                     if f.section.lower() in f"{e.label} {e.module}".lower()]
@@ -228,8 +217,7 @@ class Model:
             keep = np.zeros(len(rows), dtype=bool)
             keep[sel[np.isin(owner, ents)]] = True
             m &= keep
-            touched = True
-        return m if touched else None
+        return m
 
     def count(self) -> int:
         v = self.view()
