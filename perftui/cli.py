@@ -190,6 +190,15 @@ def demo_modules_dir() -> str:
     return str(MODULES_DIR)
 
 
+def _event_index(rec: Recording, name: str) -> int:
+    from .analysis.filters import FilterError
+
+    names = [a.display_name for a in rec.attrs]
+    if name in names:
+        return names.index(name)
+    raise FilterError(f"no event {name!r} in this recording (events: {', '.join(names)})")
+
+
 def cmd_sections(args: argparse.Namespace) -> int:
     from .analysis.filters import FilterError, SampleFilter, parse_int_list, parse_time_range
     from .analysis.summary import time_span
@@ -201,9 +210,10 @@ def cmd_sections(args: argparse.Namespace) -> int:
             time=parse_time_range(args.time, time_span(rec)[0]) if args.time else None,
             cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
             pids=parse_int_list(args.pid, "pid list") if args.pid else None,
+            attr=_event_index(rec, args.event) if args.event else None,
         )
     except FilterError as e:
-        print(f"perftui sections: {e}", file=sys.stderr)
+        print(safe(f"perftui sections: {e}"), file=sys.stderr)
         return 2
     rep = section_report(rec, args.modules_dir, flt)
     d = rep.as_dict(symbols=args.symbols)
@@ -303,6 +313,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                    help="seconds relative to the first sample (either may be empty)")
     p.add_argument("--cpu", metavar="LIST", help="CPUs, e.g. 0-3,7")
     p.add_argument("--pid", metavar="LIST", help="process ids")
+    p.add_argument("--event", metavar="NAME", help="only the samples of this event")
     p.set_defaults(func=cmd_sections)
     p = sp.add_parser("inject", help="add (or --strip) KMOD_SEC_MAP records")
     p.add_argument("file")

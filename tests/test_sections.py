@@ -259,3 +259,38 @@ def test_sections_cli_json_and_filters(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--cpu", "x"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
+
+
+def test_per_event_counts_and_event_filter(tmp_path: Path) -> None:
+    """Two events: each section says how many samples of each, and --event keeps one."""
+    at = layout()
+    a1 = EventAttr(type=1, size=128, config=0, sample_type=int(
+        Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD),
+        flags=1 << 18, ids=[7], name="cpu-clock")
+    a2 = EventAttr(type=1, size=128, config=1, sample_type=a1.sample_type, flags=1 << 18,
+                   ids=[8], name="task-clock")
+    p = tmp_path / "two.data"
+    mf = load_module(str(NIC))
+    with open(p, "wb") as f:
+        w = Writer(f, [a1, a2], {Feature.HOSTNAME: "t", Feature.EVENT_DESC: True})
+        b = w.b
+        s = mf.sections[".noinstr.text"]
+        w.write(b.kmod_sec_map(".noinstr.text", KPATH, at[".noinstr.text"], s.size, s.offset))
+        for k in range(10):
+            w.write(b.sample({"id": 7 if k < 7 else 8, "ip": at[".noinstr.text"] + k,
+                              "pid": 1, "tid": 1, "time": 10 + k, "cpu": 0, "period": 1},
+                             misc=Misc.KERNEL, attr=0 if k < 7 else 1))
+        w.close()
+    d = report(p).as_dict()
+    sec = next(s for m in d["modules"] for s in m["sections"] if s["name"] == ".noinstr.text")
+    assert sec["samples"] == 10 and sec["events"] == {"cpu-clock": 7, "task-clock": 3}
+    r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--json",
+                        "--event", "task-clock", "--modules-dir", str(MODS)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    sec = next(s for m in json.loads(r.stdout)["modules"] for s in m["sections"]
+               if s["name"] == ".noinstr.text")
+    assert sec["samples"] == 3
+    r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--event", "x"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "cpu-clock, task-clock" in r.stderr

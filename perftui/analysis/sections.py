@@ -36,6 +36,12 @@ class SectionCounts:
     def unattributed_kernel_samples(self) -> int:
         return int(np.count_nonzero(self.kernel_owner < 0))
 
+    def by_event(self, entry: int) -> np.ndarray:
+        """Samples of one entry per attr (event) index."""
+        attrs = self.rec.columns["attr"][self.rows_of(entry)].astype(np.int64)
+        n = len(self.rec.attrs)
+        return np.bincount(attrs[(attrs >= 0) & (attrs < n)], minlength=n)
+
     def rows_of(self, entry: int) -> np.ndarray:
         return self.kernel_rows[self.kernel_owner == entry].astype(np.int64)
 

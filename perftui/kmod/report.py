@@ -127,6 +127,9 @@ class SectionReport:
             n = int(self.counts.per_entry[k]) if len(self.counts.per_entry) else 0
             sec: dict[str, Any] = {"name": e.section, "start": e.start, "end": e.end,
                                    "pgoff": e.pgoff, "samples": n, "source": e.source}
+            if len(self.rec.attrs) > 1:
+                sec["events"] = {a.display_name: int(c) for a, c in
+                                 zip(self.rec.attrs, self.counts.by_event(k), strict=True)}
             if symbols:
                 sec["symbols"] = [{"name": s, "samples": c} for s, c in self.symbol_counts(k)]
             m["sections"].append(sec)
