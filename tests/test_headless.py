@@ -9,6 +9,8 @@ import pytest
 
 
 @pytest.mark.parametrize("module", ["perftui.perfdata", "perftui.analysis.summary",
+                                    "perftui.analysis.text", "perftui.kmod.report",
+                                    "perftui.analysis.sections", "perftui.demo.generate",
                                     "perftui.cli", "perftui.textsafe"])
 def test_core_is_headless(module: str) -> None:
     code = (f"import sys, {module}; "

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attr import EventAttr
-from .constants import RAW_TYPE_CLAMP, USER_TYPE_START, RecordType, Sample
+from .constants import RAW_TYPE_CLAMP, USER_TYPE_START, RecordType
+from .sample import SampleLayout
 from .walk import Chunk
 
 COLUMNS: dict[str, str] = {
@@ -85,31 +86,12 @@ class _AttrPos:
     t_tid: int
 
 
-def _attr_pos(attr: EventAttr) -> _AttrPos:
-    st = attr.sample_type
-    pos = 8
-    offs = {}
-    for bit, width, name in ((Sample.IDENTIFIER, 8, None), (Sample.IP, 8, None),
-                             (Sample.TID, 8, "tid"), (Sample.TIME, 8, "time"),
-                             (Sample.ADDR, 8, None), (Sample.ID, 8, None),
-                             (Sample.STREAM_ID, 8, None), (Sample.CPU, 8, "cpu"),
-                             (Sample.PERIOD, 8, None)):
-        if st & bit:
-            if name:
-                offs[name] = pos
-            pos += width
-    t = {}
-    tpos = 0
-    if attr.sample_id_all:
-        for bit, name in ((Sample.TID, "tid"), (Sample.TIME, "time"), (Sample.ID, None),
-                          (Sample.STREAM_ID, None), (Sample.CPU, "cpu"),
-                          (Sample.IDENTIFIER, None)):
-            if st & bit:
-                if name:
-                    t[name] = tpos
-                tpos += 8
-    return _AttrPos(offs.get("time", -1), offs.get("cpu", -1), offs.get("tid", -1), pos,
-                    tpos, t.get("time", -1), t.get("cpu", -1), t.get("tid", -1))
+def _attr_pos(attr: EventAttr, order: str) -> _AttrPos:
+    lay = SampleLayout(attr, order)
+    sample, t = lay.offsets, attr.trailer_offsets()
+    return _AttrPos(sample.get("time", -1), sample.get("cpu", -1), sample.get("pid", -1),
+                    8 + lay.fixed_size, attr.id_hdr_size,
+                    t.get("time", -1), t.get("cpu", -1), t.get("pid", -1))
 
 
 class IndexBuilder:
@@ -127,7 +109,7 @@ class IndexBuilder:
 
     def set_attrs(self, attrs: list[EventAttr]) -> None:
         self.attrs = list(attrs)
-        self.pos = [_attr_pos(a) for a in attrs]
+        self.pos = [_attr_pos(a, self.order) for a in attrs]
         pairs = sorted((i, k) for k, a in enumerate(attrs) for i in a.ids)
         self.id_keys = np.array([p[0] for p in pairs], dtype=np.uint64)
         self.id_vals = np.array([p[1] for p in pairs], dtype=np.int16)

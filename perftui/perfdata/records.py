@@ -7,24 +7,19 @@ from typing import Any
 
 from construct import ConstructError
 
-from .attr import EventAttr, parse_attr
+from .attr import TRAILER_FIELDS, EventAttr, parse_attr
 from .constants import (
     CONTEXT_MARKERS,
     KMOD_SEC_MAP,
     USER_TYPE_START,
     Misc,
     RecordType,
-    Sample,
     type_name,
 )
 from .features import cstring, decode_build_id_body
 from .sample import SampleLayout, SampleTruncated
 from .schemas import layouts
 from .walk import kmod_layout
-
-_TRAILER = ((Sample.TID, ("pid", "tid"), "ii"), (Sample.TIME, ("time",), "Q"),
-            (Sample.ID, ("id",), "Q"), (Sample.STREAM_ID, ("stream_id",), "Q"),
-            (Sample.CPU, ("cpu", "_res"), "II"), (Sample.IDENTIFIER, ("id",), "Q"))
 
 
 def parse_trailer(rec: bytes, attr: EventAttr, order: str) -> dict[str, int]:
@@ -34,7 +29,7 @@ def parse_trailer(rec: bytes, attr: EventAttr, order: str) -> dict[str, int]:
         return {}
     pos = len(rec) - n
     out: dict[str, int] = {}
-    for bit, names, fmt in _TRAILER:
+    for bit, names, fmt in TRAILER_FIELDS:
         if attr.sample_type & bit:
             vals = struct.unpack_from(order + fmt, rec, pos)
             for k, v in zip(names, vals, strict=True):

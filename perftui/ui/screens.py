@@ -202,7 +202,7 @@ class InfoScreen(BackScreen):
     def compose(self) -> ComposeResult:
         import io
 
-        from ..cli import print_info
+        from ..analysis.text import print_info
 
         buf = io.StringIO()
         print_info(self.model.info(), self.model.rec, buf)
