@@ -294,9 +294,13 @@ class Model:
             off = int(text, 0)
         except ValueError:
             return None
+        # the first record at or after the offset (offsets of data.N files and of records
+        # inside compressed ones are not monotonic across the index)
         outer = self.rec.outer_offsets(np.arange(n))
-        k = int(np.searchsorted(outer, off, side="left"))
-        return min(k, n - 1)
+        cand = np.nonzero(outer >= off)[0]
+        if not len(cand):
+            return n - 1
+        return int(cand[np.argmin(outer[cand])])
 
 
 def hexdump(raw: bytes, limit: int = 4096) -> list[str]:
