@@ -16,6 +16,9 @@ from pathlib import Path
 
 
 async def main(path: str, started: float) -> dict:
+    from perftui.cli import _tune_malloc
+
+    _tune_malloc()  # as `perftui` itself does at start
     from perftui.perfdata import open_recording
     from perftui.ui import app as ui_app
     from perftui.ui.app import PerftuiApp, Progress

@@ -62,11 +62,12 @@ def records_of(path: Path) -> int:
     return int(json.loads(out)["total_records"])
 
 
-def probe(path: Path) -> dict:
-    out = subprocess.run([PY, str(HERE / "browser_probe.py"), str(path), str(time.time())],
-                         capture_output=True, text=True, check=True,
-                         env={**os.environ, "TEXTUAL_ANIMATIONS": "none"}).stdout
-    return json.loads(out.strip().splitlines()[-1])
+def probe(path: Path) -> tuple[dict, int]:
+    """The browser run headless on ``path``: its figures and its peak RssAnon (kB)."""
+    os.environ["TEXTUAL_ANIMATIONS"] = "none"
+    _t, anon, _rc, out = measure([PY, str(HERE / "browser_probe.py"), str(path),
+                                  str(time.time())])
+    return json.loads(out.decode().strip().splitlines()[-1]), anon
 
 
 def main() -> int:
@@ -102,8 +103,9 @@ def main() -> int:
     _t_sec2, a_sec2, _, _ = measure([*PERFTUI, "sections", "--json", str(double)])
     row("RssAnon growth per record (2x file)", (a_sec2 - a_sec) * 1024 / max(1, n2 - n),
         None, "<= 40", "B")
-    pr = probe(big)
+    pr, a_browser = probe(big)
     row("browser: first screen", pr["first_screen_s"], None, "<= 1 s", "s")
+    row("browser: peak RssAnon (indexed, paged)", a_browser / 1024, None, "", "MB")
     row("browser: all indexed", pr["indexed_s"], t_dso, "", "s")
     if pr["pagedown_during_ms"] is not None:
         row("browser: page-down while indexing (median)", pr["pagedown_during_ms"], None,

@@ -41,40 +41,54 @@ def kind_of(types: np.ndarray) -> np.ndarray:
     return out
 
 
+BLOCK = 1 << 18  # rows binned at a time: the temporaries stay small whatever the size
+
+
 def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind",
                   max_rows: int = 8, rows: np.ndarray | None = None) -> Bins:
     """Bin the timed records (time > 0) of ``rows`` (default: all) between t0 and t1."""
     c = rec.columns
-    n = len(c["time"])
-    time = c["time"] if rows is None else c["time"][rows]
     width = max(1, width)
     t0 = min(max(t0, 0), 2**64 - 1)
     t1 = min(max(t1, t0 + 1), 2**64 - 1)
     span = max(1, t1 - t0)
-    sel = (time > 0) & (time >= np.uint64(t0)) & (time < np.uint64(t1))
-    idx = np.nonzero(sel)[0]
-    col = ((time[idx] - np.uint64(t0)).astype(np.float64) * width / span).astype(np.int64)
-    np.clip(col, 0, width - 1, out=col)
-    src_rows = idx if rows is None else rows[idx]
+    total = len(c["time"]) if rows is None else len(rows)
     if by == "cpu":
-        cpu = c["cpu"][src_rows] if n else np.empty(0, dtype=np.int32)
-        cpus = np.unique(cpu)
-        cpus = cpus[cpus >= 0]
-        labels = [f"cpu {int(x)}" for x in cpus[:max_rows]]
-        rowid = np.searchsorted(cpus[:max_rows], cpu) if len(cpus) else np.zeros(0, int)
-        ok = np.isin(cpu, cpus[:max_rows])
+        seen: set[int] = set()
+        for lo in range(0, total, BLOCK):
+            part = c["cpu"][lo:lo + BLOCK] if rows is None else c["cpu"][rows[lo:lo + BLOCK]]
+            seen.update(np.unique(part).tolist())
+        cpus = np.array(sorted(x for x in seen if x >= 0), dtype=np.int64)
+        keep = cpus[:max_rows]
+        labels = [f"cpu {int(x)}" for x in keep]
         if len(cpus) > max_rows:
-            labels[-1] = f"cpu {int(cpus[max_rows - 1])}+"
-            rowid = np.where(ok, rowid, max_rows - 1)
-            ok = cpu >= 0
-        counts = np.zeros((len(labels), width), dtype=np.int64)
-        if len(labels):
-            flat = rowid[ok].astype(np.int64) * width + col[ok]
-            counts += np.bincount(flat, minlength=len(labels) * width).reshape(len(labels),
-                                                                                width)
-        return Bins(labels, counts, t0, t1)
-    kind = kind_of(c["type"][src_rows])
-    counts = np.zeros((len(KINDS), width), dtype=np.int64)
-    flat = kind.astype(np.int64) * width + col
-    counts += np.bincount(flat, minlength=len(KINDS) * width).reshape(len(KINDS), width)
-    return Bins(list(KINDS), counts, t0, t1)
+            labels[-1] = f"cpu {int(keep[-1])}+"
+        nrows = len(labels)
+    else:
+        labels = list(KINDS)
+        nrows = len(KINDS)
+    counts = np.zeros(nrows * width, dtype=np.int64)
+    if not nrows:
+        return Bins(labels, counts.reshape(0, width), t0, t1)
+    for lo in range(0, total, BLOCK):
+        if rows is None:
+            time = c["time"][lo:lo + BLOCK]
+        else:
+            time = c["time"][rows[lo:lo + BLOCK]]
+        ok = np.nonzero((time > 0) & (time >= np.uint64(t0)) & (time < np.uint64(t1)))[0]
+        col = ((time[ok] - np.uint64(t0)).astype(np.float64) * width / span).astype(np.int64)
+        np.clip(col, 0, width - 1, out=col)
+        src = ok + lo if rows is None else rows[lo:lo + BLOCK][ok]
+        if by == "cpu":
+            cpu = c["cpu"][src]
+            rowid = np.searchsorted(keep, cpu)
+            if len(cpus) > max_rows:  # the last row gathers every CPU past the others
+                rowid = np.minimum(rowid, nrows - 1)
+                valid = cpu >= 0
+            else:
+                valid = np.isin(cpu, keep)
+            flat = rowid[valid].astype(np.int64) * width + col[valid]
+        else:
+            flat = kind_of(c["type"][src]).astype(np.int64) * width + col
+        counts += np.bincount(flat, minlength=nrows * width)[: nrows * width]
+    return Bins(labels, counts.reshape(nrows, width), t0, t1)

@@ -144,17 +144,20 @@ class Model:
         n = len(c)
         if n <= self.stats_n:
             return
-        t = c["time"][self.stats_n:n]
-        is_s = c["type"][self.stats_n:n] == RecordType.SAMPLE
-        self.samples += int(np.count_nonzero(is_s))
-        for attr, mask in (("sample_span", is_s & (t > 0)), ("any_span", t > 0)):
-            if mask.any():
-                sel = t[mask]
-                lo, hi = int(sel.min()), int(sel.max())
-                old = getattr(self, attr)
-                if old != (0, 0):
-                    lo, hi = min(lo, old[0]), max(hi, old[1])
-                setattr(self, attr, (lo, hi))
+        for lo in range(self.stats_n, n, 1 << 20):  # in blocks: small temporaries
+            hi_row = min(n, lo + (1 << 20))
+            t = c["time"][lo:hi_row]
+            is_s = c["type"][lo:hi_row] == RecordType.SAMPLE
+            self.samples += int(np.count_nonzero(is_s))
+            timed = t > 0
+            for attr, mask in (("sample_span", is_s & timed), ("any_span", timed)):
+                if mask.any():
+                    first = int(t.min(where=mask, initial=np.uint64(2**64 - 1)))
+                    last = int(t.max(where=mask, initial=np.uint64(0)))
+                    old = getattr(self, attr)
+                    if old != (0, 0):
+                        first, last = min(first, old[0]), max(last, old[1])
+                    setattr(self, attr, (first, last))
         self.stats_n = n
 
     def span(self) -> tuple[int, int]:
