@@ -56,7 +56,7 @@ def plant(src: Path, dst: Path, addrs: list[int], every: int = 3, seed: int = 1)
     raw = bytearray(src.read_bytes())
     c = rec.columns
     rows = [i for i in range(len(rec)) if c["type"][i] == RecordType.SAMPLE
-            and c["misc"][i] & 7 == Misc.KERNEL and c["src"][i] == 0]
+            and c["cpumode"][i] == Misc.KERNEL and c["src"][i] == 0]
     ip_off = rec.decoder.sample_layouts[0].offsets["ip"]
     marker = struct.pack("<Q", CONTEXT_KERNEL)
     moved = 0

@@ -281,7 +281,7 @@ async def test_timeline_range_filters_records_and_sections(demo: Path) -> None:
         assert np.array_equal(view_rows(app), want)
         # the section pane: kernel samples in the range, per section
         kern = np.nonzero((c["type"] == SAMPLE) & (t >= lo) & (t <= hi)
-                          & ((c["misc"] & Misc.CPUMODE_MASK) == Misc.KERNEL))[0]
+                          & (c["cpumode"] == Misc.KERNEL))[0]
         owner = m.smap.lookup(m.rec.sample_values(kern, "ip"))
         per = np.bincount(owner[owner >= 0], minlength=len(m.smap.entries))
         assert np.array_equal(m.report.counts.per_entry, per)

@@ -69,7 +69,7 @@ def count_sections(rec: Recording, smap: SectionMap,
         rows = np.nonzero(c["type"][lo:hi] == RecordType.SAMPLE)[0] + lo
         if flt is not None:
             rows = rows[flt.mask(rec, rows)]
-        mode = c["misc"][rows] & Misc.CPUMODE_MASK
+        mode = c["cpumode"][rows]
         kernel = rows[mode == Misc.KERNEL]
         u = int(np.count_nonzero(mode == Misc.USER))
         user += u

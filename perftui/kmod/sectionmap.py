@@ -103,7 +103,7 @@ def _kernel_map_rows(rec: Recording) -> np.ndarray:
     c = rec.columns
     t = c["type"]
     is_map = (t == RecordType.MMAP) | (t == RecordType.MMAP2)
-    kernel = (c["misc"] & Misc.CPUMODE_MASK) == Misc.KERNEL
+    kernel = c["cpumode"] == Misc.KERNEL
     return np.nonzero((is_map & kernel) | (t == KMOD_SEC_MAP))[0]
 
 

@@ -1,8 +1,9 @@
-"""The record index: one row per record, stored as numpy columns.
+"""The record index: one row per record, stored as numpy columns (34 bytes a record).
 
 Rows are filled chunk by chunk from the walk with vectorised gathers (no Python object
-per record).  Columns: source, position, type code, misc, size, time, cpu, pid, tid, attr.
-``time`` 0 and ``cpu``/``attr`` -1 mean "not known for this record".
+per record).  Columns: source, position, type code, cpumode (``misc & 7``), size, time,
+cpu, pid, tid, attr.  ``time`` 0 and ``cpu``/``attr`` -1 mean "not known for this
+record"; a CPU number past 32767 is stored as 32767.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from .sample import SampleLayout
 from .walk import Chunk
 
 COLUMNS: dict[str, str] = {
-    "src": "u1", "pos": "i8", "type": "u2", "misc": "u2", "size": "u2",
-    "time": "u8", "cpu": "i4", "pid": "i4", "tid": "i4", "attr": "i2",
+    "src": "u1", "pos": "i8", "type": "u2", "cpumode": "u1", "size": "u2",
+    "time": "u8", "cpu": "i2", "pid": "i4", "tid": "i4", "attr": "i2",
 }
 _AR = {k: np.arange(k, dtype=np.int64) for k in (2, 4, 8)}
 _BODY_PID = (RecordType.MMAP, RecordType.COMM, RecordType.MMAP2, RecordType.ITRACE_START,
@@ -206,6 +207,7 @@ class IndexBuilder:
             time[notime] = self._g(u8, rel[notime] + 24, 8, "u8")
         return {
             "src": np.full(n, src, dtype=np.uint8), "pos": offs.copy(), "type": typ,
-            "misc": misc, "size": size.astype(np.uint16), "time": time, "cpu": cpu,
+            "cpumode": (misc & 7).astype(np.uint8), "size": size.astype(np.uint16),
+            "time": time, "cpu": np.clip(cpu, -1, 32767).astype(np.int16),
             "pid": pid, "tid": tid, "attr": attr,
         }

@@ -244,7 +244,7 @@ class Model:
             return self.rec.decode(row)
         except ValueError as e:
             c = self.rec.columns
-            return {"type": type_name(int(c["type"][row])), "misc": int(c["misc"][row]),
+            return {"type": type_name(int(c["type"][row])), "cpumode": int(c["cpumode"][row]),
                     "size": int(c["size"][row]), "error": str(e)}
 
     def comm_of(self, row: int) -> str:
