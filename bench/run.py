@@ -112,9 +112,9 @@ def main() -> int:
             "<= 50 ms", "ms")
     row("browser: page-down after (median)", pr["pagedown_after_ms"], None, "<= 50 ms", "ms")
     t_pipe, a_pipe, rc3, _ = measure([*PERFTUI, "info", "-"], stdin=pipe)
-    row("pipe mode (stdin) info: peak RssAnon", a_pipe / 1024, a_info / 1024,
+    row("pipe mode info: RssAnon (2nd column: file mode)", a_pipe / 1024, a_info / 1024,
         "same as file", "MB")
-    row("pipe mode (stdin) info: time", t_pipe, t_info, "", "s")
+    row("pipe mode info: time (2nd column: file mode)", t_pipe, t_info, "", "s")
 
     print(f"\nrecording: {big} ({size / 1e6:.0f} MB, {n:,} records, {planted:,} samples in "
           f"the demo modules' sections; 2x file: {n2:,} records); {os.cpu_count()} cores; "
