@@ -27,6 +27,15 @@ _BODY_PID = (RecordType.MMAP, RecordType.COMM, RecordType.MMAP2, RecordType.ITRA
 _BODY_PID_TID16 = (RecordType.FORK, RecordType.EXIT)
 
 
+def gather(u8: np.ndarray, at: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """The ``dt`` field at each byte position ``at`` of ``u8`` (a typed view when every
+    position is aligned, which kernel records make the common case; else a byte gather)."""
+    width = dt.itemsize
+    if len(at) and not np.any(at & (width - 1)):
+        return u8[: len(u8) // width * width].view(dt)[at // width]
+    return u8[at[:, None] + _AR[width]].view(dt).ravel()
+
+
 class Columns:
     """Growable numpy columns (amortised doubling, trimmed by :meth:`trim`)."""
 
@@ -116,12 +125,7 @@ class IndexBuilder:
         self.id_vals = np.array([p[1] for p in pairs], dtype=np.int16)
 
     def _g(self, u8: np.ndarray, at: np.ndarray, width: int, dt: str) -> np.ndarray:
-        """The ``width``-byte field at each byte position ``at`` (a typed view when every
-        position is aligned, which kernel records make the common case)."""
-        if len(at) and not np.any(at & (width - 1)):
-            view = u8[: len(u8) // width * width].view(self.dt[dt])
-            return view[at // width]
-        return u8[at[:, None] + _AR[width]].view(self.dt[dt]).ravel()
+        return gather(u8, at, self.dt[dt])
 
     def _lookup(self, ids: np.ndarray) -> np.ndarray:
         """attr index of each id; id 0 -> 0 (synthesized), unknown -> -1."""

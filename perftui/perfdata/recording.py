@@ -32,7 +32,7 @@ from .constants import (
 )
 from .errors import NotPerfData, PerfDataError
 from .features import parse_feature, parse_tracing_data
-from .index import Columns, IndexBuilder
+from .index import Columns, IndexBuilder, gather
 from .records import RecordDecoder
 from .schemas import layouts
 from .walk import Chunk, MmapSource, Source, SpillSource, StreamState, Walker
@@ -456,7 +456,6 @@ class Recording:
         pos = c["pos"][rows]
         size = c["size"][rows].astype(np.int64)
         dt = np.dtype(self.order + "u8")
-        ar = np.arange(8, dtype=np.int64)
         for s in np.unique(src):
             if s == NO_SOURCE:
                 continue
@@ -469,10 +468,7 @@ class Recording:
                     continue
                 sel = np.nonzero((src == s) & (attr == a) & (size >= off + 8))[0]
                 at = pos[sel] + off
-                if not np.any(at & 7):  # aligned: one typed view, no byte gather
-                    out[sel] = u8[: len(u8) // 8 * 8].view(dt)[at >> 3]
-                else:
-                    out[sel] = u8[at[:, None] + ar].view(dt).ravel()
+                out[sel] = gather(u8, at, dt)
         return out
 
     def merged_order(self) -> np.ndarray:
