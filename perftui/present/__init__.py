@@ -1,0 +1,1 @@
+"""Words: text tables and JSON for the command line and strings for the UI (headless)."""
