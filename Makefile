@@ -23,11 +23,13 @@ demo: run
 ## Run the whole test suite (lint and type checks first, then pytest).
 test: $(STAMP)
 	$(BIN)/ruff check perftui tests scripts bench
+	$(BIN)/lint-imports
 	$(BIN)/mypy perftui
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff check perftui tests scripts bench
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy perftui

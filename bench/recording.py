@@ -16,11 +16,11 @@ from bigfile import repeat_data
 
 from perftui.demo import MODULES_DIR
 from perftui.demo.sysfs import write_sysfs_tree
-from perftui.kmod.elf import load_module
-from perftui.kmod.inject import inject, strip
-from perftui.kmod.names import module_name
 from perftui.perfdata import RecordType, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, Misc
+from perftui.symbols.inject import inject, strip
+from perftui.symbols.kofile import load_module
+from perftui.symbols.modnames import module_name
 
 WORKLOAD = ("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; "
             "find /usr/lib /usr/share -type f 2>/dev/null | head -4000 | xargs cat 2>/dev/null "

@@ -9,25 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
 from typing import Any, TextIO
 
-from .analysis.text import print_info, print_sections
 from .perfdata import NotPerfData, PerfDataError, Recording, open_recording, type_code
-from .perfdata.records import summary
+from .present.info import print_info
+from .present.records import jsonable, summary
+from .present.sections import print_sections, sections_json
 from .textsafe import safe
 
 SUBCOMMANDS = ("info", "dump", "sections", "inject")
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, bytes):
-        return v.hex()
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    return v
 
 
 def _fail(err: PerfDataError, out: TextIO = sys.stderr) -> None:
@@ -48,50 +38,13 @@ def cmd_info(args: argparse.Namespace) -> int:
     rec.build_index()
     d = info_dict(rec)
     if args.json:
-        print(json.dumps(_jsonable(d)))
+        print(json.dumps(jsonable(d)))
     else:
         print_info(d, rec, sys.stdout)
     return _report_errors(rec)
 
 
 # -- dump ------------------------------------------------------------------------------
-def iter_decoded(rec: Recording) -> Iterator[dict[str, Any]]:
-    """Every record in file order, decoded, without building an index."""
-    for src, ch in rec.chunks():
-        rows = rec.builder.rows(ch, max(src, 0))
-        types, attrs, sizes = rows["type"], rows["attr"], rows["size"]
-        for i in range(len(ch.offs)):
-            rel = ch.offs[i] - ch.base
-            raw = bytes(ch.buf[rel:rel + int(sizes[i])])
-            offset = ch.outer if ch.outer is not None else int(ch.offs[i])
-            head: dict[str, Any] = {"offset": offset}
-            if ch.outer is not None:
-                head["compressed"] = True
-            try:
-                fields = rec.decoder.decode(raw, int(attrs[i]), int(types[i]))
-            except ValueError as e:
-                rec.errors.append(PerfDataError(offset, str(e), rec.path))
-                fields = {"type": "?", "misc": 0, "size": int(sizes[i]), "error": str(e)}
-            head.update(fields)
-            yield head
-
-
-def iter_directory(rec: Recording) -> Iterator[dict[str, Any]]:
-    """A ``perf.data/`` directory as perf reads it: ``data``, then ``data.N`` by time."""
-    rec.spill = True
-    rec.build_index()
-    for i in rec.merged_order():
-        i = int(i)
-        head: dict[str, Any] = {"offset": rec.outer_offset(i), "file": rec.source_name(i)}
-        try:
-            head.update(rec.decode(i))
-        except ValueError as e:
-            rec.errors.append(PerfDataError(head["offset"], str(e), rec.path))
-            head.update({"type": "?", "misc": 0, "size": int(rec.columns["size"][i]),
-                         "error": str(e)})
-        yield head
-
-
 def cmd_dump(args: argparse.Namespace) -> int:
     wanted: set[str] | None = None
     if args.type:
@@ -105,15 +58,14 @@ def cmd_dump(args: argparse.Namespace) -> int:
     rec = open_recording(args.file, spill=False)
     out = sys.stdout
     n = 0
-    records = iter_decoded(rec) if rec.mode != "directory" else iter_directory(rec)
-    for r in records:
+    for r in rec.records():
         if wanted is not None and r["type"] not in wanted:
             continue
         if args.limit is not None and n >= args.limit:
             break
         n += 1
         if args.json:
-            out.write(json.dumps(_jsonable(r)) + "\n")
+            out.write(json.dumps(jsonable(r)) + "\n")
         else:
             sfx = "z" if r.get("compressed") else " "
             where = f"{r['file']}:" if "file" in r else ""
@@ -161,13 +113,13 @@ def _event_index(rec: Recording, name: str) -> int:
 
 
 def cmd_sections(args: argparse.Namespace) -> int:
-    from .analysis.filters import FilterError, SampleFilter, parse_int_list, parse_time_range
+    from .analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
+    from .analysis.sectionreport import section_report
     from .analysis.summary import time_span
-    from .kmod.report import section_report
 
     rec = _open_for_sections(args)
     try:
-        flt = SampleFilter(
+        flt = Filter(
             time=parse_time_range(args.time, time_span(rec)[0]) if args.time else None,
             cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
             pids=parse_int_list(args.pid, "pid list") if args.pid else None,
@@ -177,9 +129,9 @@ def cmd_sections(args: argparse.Namespace) -> int:
         print(safe(f"perftui sections: {e}"), file=sys.stderr)
         return 2
     rep = section_report(rec, args.modules_dir, flt)
-    d = rep.as_dict(symbols=args.symbols)
+    d = sections_json(rep, symbols=args.symbols)
     if args.json:
-        print(json.dumps(_jsonable(d)))
+        print(json.dumps(jsonable(d)))
     else:
         print_sections(d, sys.stdout, args.symbols, args.all)
     return _report_errors(rec)
@@ -187,7 +139,7 @@ def cmd_sections(args: argparse.Namespace) -> int:
 
 # -- inject -----------------------------------------------------------------------------
 def cmd_inject(args: argparse.Namespace) -> int:
-    from .kmod.inject import PERF_NOTE, InjectError, inject, strip
+    from .symbols.inject import PERF_NOTE, InjectError, inject, strip
 
     rec = open_recording(args.file, spill=False)
     rec.build_index()

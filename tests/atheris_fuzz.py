@@ -22,8 +22,8 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 with atheris.instrument_imports():
+    import perftui.analysis.sectionreport
     import perftui.analysis.summary
-    import perftui.kmod.report
     import perftui.perfdata  # noqa: F401
     from fuzzing import SEEDS, run_all
 

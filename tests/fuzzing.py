@@ -117,11 +117,11 @@ def mutate(buf: bytes, rng: random.Random, n: int) -> tuple[bytes, list[Mutation
 
 def run_all(path: str) -> None:
     """Every consumer: open, index, decode every record, info, dump, sections, symbols."""
+    from perftui.analysis.sectionreport import section_report
     from perftui.analysis.summary import info_dict
     from perftui.analysis.timeline import timeline_bins
-    from perftui.cli import iter_decoded
-    from perftui.kmod.report import section_report
     from perftui.perfdata import NotPerfData, PerfDataError, open_recording
+    from perftui.present.sections import sections_json
 
     try:
         rec = open_recording(path)
@@ -138,11 +138,11 @@ def run_all(path: str) -> None:
         timeline_bins(rec, t0, t1 + 1, 80, "kind")
         timeline_bins(rec, t0, t1 + 1, 80, "cpu")
         rep = section_report(rec, [])
-        rep.as_dict(symbols=True)
+        sections_json(rep, symbols=True)
     finally:
         rec.close()
     try:
-        for _ in iter_decoded(open_recording(path, spill=False)):
+        for _ in open_recording(path, spill=False).records():
             pass
     except (NotPerfData, PerfDataError):
         pass

@@ -30,7 +30,6 @@ import pytest
 import zstandard
 
 from perftui.analysis.summary import info_dict, record_counts
-from perftui.cli import iter_decoded
 from perftui.perfdata import NotPerfData, Recording, open_recording, type_code, type_name
 
 Corpus = Callable[[str], Path]
@@ -256,7 +255,7 @@ def compare_samples(path: Path, perf_samples: list[dict[str, Any]],
                     aliases: dict[str, str]) -> None:
     """perftui's samples (decoded dicts and index columns) equal perf's, event by event, on
     the fields the event's sample_type has.  (Two Recordings: one walk each.)"""
-    decoded = [d for d in iter_decoded(open_recording(str(path), spill=False))
+    decoded = [d for d in open_recording(str(path), spill=False).records()
                if d["type"] == "SAMPLE"]
     rec = indexed(path)
     names = [a.display_name for a in rec.attrs]
@@ -420,7 +419,7 @@ def test_records_match_perf_dump(rel: str, corpus: Corpus) -> None:
 @pytest.mark.parametrize("rel", params(
     [*README_COUNTS, *BEYOND_PERF, CORRUPT]))
 def test_dump_agrees_with_index(rel: str, corpus: Corpus) -> None:
-    """``perftui dump`` (iter_decoded) names the same type, size and offset as the index,
+    """``perftui dump`` (Recording.records) names the same type, size and offset as the index,
     record by record, and adds no error of its own."""
     path = corpus(rel)
     rec = indexed(path, spill=True)
@@ -428,7 +427,7 @@ def test_dump_agrees_with_index(rel: str, corpus: Corpus) -> None:
     index = [(rec.outer_offset(i), type_name(int(c["type"][i])), int(c["size"][i]))
              for i in range(len(rec))]
     dumped_rec = open_recording(str(path), spill=False)
-    dumped = [(d["offset"], d["type"], d["size"]) for d in iter_decoded(dumped_rec)]
+    dumped = [(d["offset"], d["type"], d["size"]) for d in dumped_rec.records()]
     assert dumped == index
     assert [str(e) for e in dumped_rec.errors] == [str(e) for e in rec.errors]
 
@@ -450,7 +449,7 @@ def test_callchains_match_perf_dump(rel: str, corpus: Corpus) -> None:
     path = corpus(rel)
     _, theirs = perf_dump(path)
     ours = Counter((d["offset"], tuple(d["callchain"]))
-                   for d in iter_decoded(open_recording(str(path), spill=False))
+                   for d in open_recording(str(path), spill=False).records()
                    if d["type"] == "SAMPLE")
     assert sum(theirs.values()) > 0
     assert ours == theirs
@@ -498,7 +497,7 @@ def test_event_names_match_perf(rel: str, corpus: Corpus) -> None:
     """Pipe mode: the names perf script prints for the events that have samples."""
     path = corpus(rel)
     rec = open_recording(str(path), spill=False)
-    decoded = {d["event"] for d in iter_decoded(rec) if d["type"] == "SAMPLE"}
+    decoded = {d["event"] for d in rec.records() if d["type"] == "SAMPLE"}
     assert decoded == {s["event"] for s in perf_script(path)}
 
 
@@ -581,10 +580,10 @@ def test_corrupt_zero_size_record_perf(corpus: Corpus) -> None:
 @pytest.mark.parametrize("rel", params(
     ["perf61/perf-normal-g.data", "perf61/perf-zstd.data", "perf61/perf-pipe.data"]))
 def test_walk_after_dump(rel: str, corpus: Corpus) -> None:
-    """iter_decoded, then build_index on the same Recording: still perf's counts."""
+    """Recording.records(), then build_index on the same Recording: still perf's counts."""
     rec = open_recording(str(corpus(rel)), spill=False)
     total = README_COUNTS[rel][0]
-    assert sum(1 for _ in iter_decoded(rec)) == total
+    assert sum(1 for _ in rec.records()) == total
     n_attrs = len(rec.attrs)
     rec.build_index()
     assert (len(rec), len(rec.attrs), rec.errors) == (total, n_attrs, [])

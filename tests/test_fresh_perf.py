@@ -25,7 +25,6 @@ from test_differential import (
 )
 
 from perftui.analysis.summary import info_dict, record_counts
-from perftui.cli import iter_decoded
 from perftui.perfdata import open_recording, type_code, type_name
 
 pytestmark = pytest.mark.perf
@@ -118,7 +117,7 @@ def test_fresh_callchains_match_perf_dump(fresh: tuple[str, Path]) -> None:
     if "-g" not in KINDS[kind][0]:
         pytest.skip("recorded without -g")
     _, theirs = perf_dump(path)
-    decoded = iter_decoded(open_recording(str(path), spill=False))
+    decoded = open_recording(str(path), spill=False).records()
     ours = Counter((d["offset"], tuple(d["callchain"])) for d in decoded if d["type"] == "SAMPLE")
     assert sum(theirs.values()) > 0
     assert ours == theirs

@@ -12,11 +12,10 @@ import pytest
 
 from builders import kitchen_sink
 from perftui.analysis.summary import record_counts
-from perftui.cli import iter_decoded
 from perftui.demo.sysfs import write_sysfs_tree
-from perftui.kmod.elf import load_module
-from perftui.kmod.inject import InjectError, inject, strip
 from perftui.perfdata import open_recording
+from perftui.symbols.inject import InjectError, inject, strip
+from perftui.symbols.kofile import load_module
 
 DATA = Path(__file__).parent / "data"
 MODS = Path(__file__).parents[1] / "perftui" / "demo" / "modules"
@@ -51,7 +50,7 @@ def test_inject_round_trip(tmp_path: Path, src_kind: str) -> None:
     res = inject(rec, str(out), str(tmp_path / "sys"), [str(MODS)])
     assert src.read_bytes() == before  # never modifies FILE
     assert sorted(res.modules) == ["demo_crc", "demo_kvm", "demo_nic"]
-    got = [r for r in iter_decoded(open_recording(out, spill=False))]
+    got = [r for r in open_recording(out, spill=False).records()]
     kmods = [r for r in got if r["type"] == "KMOD_SEC_MAP" and str(MODS) in r["filename"]]
     no_init = {k: v for k, v in want.items() if not k[1].startswith(".init")}
     assert len(kmods) == len(no_init) == res.records
@@ -68,7 +67,7 @@ def test_inject_round_trip(tmp_path: Path, src_kind: str) -> None:
     types = [r["type"] for r in got]
     first_init = types.index("FINISHED_INIT")
     assert max(i for i, n in enumerate(new) if n) < first_init
-    orig = [r["type"] for r in iter_decoded(open_recording(src, spill=False))]
+    orig = [r["type"] for r in open_recording(src, spill=False).records()]
     assert [t for t, n in zip(types, new, strict=True) if not n] == orig
     o = open_recording(out)
     assert o.errors == [] and o.features == open_recording(src).features
@@ -168,7 +167,7 @@ def test_pipe_mode_insertion_point_without_finished_init(tmp_path: Path) -> None
     rec.build_index()
     out = tmp_path / "o.data"
     inject(rec, str(out), str(tmp_path / "sys"), [str(MODS)])
-    types = [r["type"] for r in iter_decoded(open_recording(out, spill=False))]
+    types = [r["type"] for r in open_recording(out, spill=False).records()]
     assert types.index("SAMPLE") > max(i for i, t in enumerate(types) if t == "KMOD_SEC_MAP")
     raw = out.read_bytes()
     assert raw[:8] == src.read_bytes()[:8] and struct.unpack_from("<Q", raw, 8)[0] == 16

@@ -11,7 +11,6 @@ import pytest
 
 from builders import kitchen_sink
 from perftui.analysis.summary import record_counts
-from perftui.cli import iter_decoded
 from perftui.perfdata import EventAttr, NotPerfData, Sample, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, Misc
 from perftui.perfdata.writer import Writer
@@ -151,7 +150,7 @@ def test_callchain_count_of_2_60_is_a_decode_error(tmp_path: Path) -> None:
         w.write(w.b.raw(9, Misc.KERNEL, body))
         w.close()
     rec = open_recording(p, spill=False)
-    out = list(iter_decoded(rec))
+    out = list(rec.records())
     assert out[0]["type"] == "?" and "callchain" in out[0]["error"]
     assert rec.errors and rec.errors[0].offset == 104 + 8 + 128 + 16
 

@@ -10,7 +10,6 @@ import pytest
 
 from builders import FLAGS, full_attr, full_sample, kitchen_sink
 from perftui.analysis.summary import info_dict
-from perftui.cli import iter_decoded
 from perftui.perfdata import Feature, Recording, open_recording
 from perftui.perfdata.attr import build_attr, parse_attr
 
@@ -35,7 +34,7 @@ def decoded(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple, list[dict]]
         p = tmp_path_factory.mktemp("rt") / f"{_ids(v)}.data"
         kitchen_sink(p, *v)
         rec = open_recording(p, spill=False)
-        out[v] = list(iter_decoded(rec))
+        out[v] = list(rec.records())
         assert rec.errors == []
     return out
 
@@ -120,7 +119,7 @@ def test_attr_sizes(size: int, order: str) -> None:
 def test_stdin_stream_matches_file(tmp_path: Path) -> None:
     p = tmp_path / "pipe.data"
     kitchen_sink(p, ">", "pipe", "COMPRESSED")
-    from_file = list(iter_decoded(open_recording(p, spill=False)))
+    from_file = list(open_recording(p, spill=False).records())
     rec = Recording(None, stream=io.BytesIO(p.read_bytes()), spill=True)
     rec.build_index()
     assert len(rec) == len(from_file)

@@ -11,12 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perftui.kmod.elf import load_module
-from perftui.kmod.report import NO_SYMBOL, section_report
-from perftui.kmod.sectionmap import build_section_map
+from perftui.analysis.sectionreport import section_report
 from perftui.perfdata import EventAttr, Feature, Sample, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, Misc
 from perftui.perfdata.writer import Writer
+from perftui.present.sections import sections_json
+from perftui.symbols.kofile import load_module
+from perftui.symbols.sectionmap import build_section_map
+from perftui.symbols.symtable import NO_SYMBOL
 
 MODS = Path(__file__).parents[1] / "perftui" / "demo" / "modules"
 NIC = MODS / "demo_nic.ko"
@@ -115,7 +117,7 @@ def test_planted_samples_land_in_their_sections_and_symbols(tmp_path: Path) -> N
     p = tmp_path / "p.data"
     plant(p, ips)
     rep = report(p)
-    d = rep.as_dict(symbols=True)
+    d = sections_json(rep, symbols=True)
     assert d["source"] == "KMOD_SEC_MAP"
     c = counts_by_name(d)
     assert c[".text"] == 8 and c[".text.unlikely"] == 4 and c[".noinstr.text"] == 6
@@ -141,7 +143,7 @@ def test_big_endian_and_compressed_give_the_same_counts(tmp_path: Path, order: s
     ips = [(at[sec] + v + k % 20, Misc.KERNEL) for k in range(50)] + [(0x1, Misc.USER)]
     p = tmp_path / "e.data"
     plant(p, ips, order=order, compress=compress)
-    d = report(p).as_dict(symbols=True)
+    d = sections_json(report(p), symbols=True)
     sec_d = next(s for m in d["modules"] for s in m["sections"] if s["name"] == sec)
     assert sec_d["samples"] == 50
     assert sec_d["symbols"] == [{"name": "demo_nic_csum_fold", "samples": 50}]
@@ -158,7 +160,7 @@ def test_overlapping_maps_smallest_wins(tmp_path: Path) -> None:
            (at[".text"] + 0x2FFF, Misc.KERNEL)]
     p = tmp_path / "o.data"
     plant(p, ips, rfc_text=False, extra_maps=[big, tiny])
-    c = counts_by_name(report(p).as_dict())
+    c = counts_by_name(sections_json(report(p)))
     assert c[".tiny"] == 2 and c[".text"] == 1 and c[".text.unlikely"] == 1
     assert c[".big"] == 1  # .text is only 0x2c9 bytes: 0x2fff falls to the big one
 
@@ -171,7 +173,7 @@ def test_compressed_module_files(tmp_path: Path, ext: str) -> None:
     sec, v, _ = sym("demo_nic_tx_xmit")
     p = tmp_path / "c.data"
     plant(p, [(layout()[sec] + v + 3, Misc.KERNEL)] * 4)
-    out = report(p, [str(d)]).as_dict(symbols=True)
+    out = sections_json(report(p, [str(d)]), symbols=True)
     text = next(s for s in out["modules"][0]["sections"] if s["name"] == sec)
     assert text["symbols"] == [{"name": "demo_nic_tx_xmit", "samples": 4}]
     assert out["modules"][0]["file"].endswith(ext)
@@ -181,7 +183,7 @@ def test_missing_module_file_still_counts(tmp_path: Path) -> None:
     sec, v, _ = sym("demo_nic_tx_xmit")
     p = tmp_path / "m.data"
     plant(p, [(layout()[sec] + v, Misc.KERNEL)] * 3)
-    d = report(p, [str(tmp_path / "nowhere")]).as_dict(symbols=True)
+    d = sections_json(report(p, [str(tmp_path / "nowhere")]), symbols=True)
     text = next(s for s in d["modules"][0]["sections"] if s["name"] == sec)
     assert text["samples"] == 3 and text["symbols"] == [{"name": NO_SYMBOL, "samples": 3}]
     assert any("not found" in w and "looked in" in w for w in d["warnings"])
@@ -191,7 +193,7 @@ def test_missing_module_file_still_counts(tmp_path: Path) -> None:
 def test_build_id_mismatch_is_warned(tmp_path: Path) -> None:
     p = tmp_path / "b.data"
     plant(p, [(layout()[".text"], Misc.KERNEL)], build_id="00" * 20)
-    d = report(p).as_dict()
+    d = sections_json(report(p))
     assert any("build id" in w.lower() for w in d["warnings"]), d["warnings"]
 
 
@@ -200,7 +202,7 @@ def test_mmap_fallback_without_kmod_records(tmp_path: Path) -> None:
     p = tmp_path / "f.data"
     plant(p, [(at[".text"] + 5, Misc.KERNEL), (at[".text"] + 0xFFFF, Misc.KERNEL),
               (at[".text"] + 0x10000, Misc.KERNEL)], with_kmod=False)
-    d = report(p).as_dict()
+    d = sections_json(report(p))
     assert d["source"] == "MMAP"
     (m,) = d["modules"]
     assert [(s["name"], s["samples"]) for s in m["sections"]] == [(None, 2)]
@@ -209,7 +211,7 @@ def test_mmap_fallback_without_kmod_records(tmp_path: Path) -> None:
 
 def test_no_module_maps_at_all() -> None:
     p = Path(__file__).parent / "data" / "perf61" / "perf-normal-g.data"
-    d = report(p).as_dict()
+    d = sections_json(report(p))
     assert d["source"] == "none" and d["modules"] == []
     assert any("no KMOD_SEC_MAP" in w for w in d["warnings"])
 
@@ -220,14 +222,14 @@ def test_filters_cpu_pid_time(tmp_path: Path) -> None:
     plant(p, [(at[".text"] + 1, Misc.KERNEL)] * 30)
     rec = open_recording(p)
     rec.build_index()
-    from perftui.analysis.filters import SampleFilter
+    from perftui.analysis.filters import Filter
     smap = build_section_map(rec)
-    def n(flt: SampleFilter) -> int:
+    def n(flt: Filter) -> int:
         return int(section_report(rec, [str(MODS)], flt, smap=smap).counts.per_entry.sum())
-    assert n(SampleFilter()) == 30
-    assert n(SampleFilter(cpus=frozenset({0}))) == 15
-    assert n(SampleFilter(pids=frozenset({10, 11}))) == 20
-    assert n(SampleFilter(time=(1000, 1009))) == 10
+    assert n(Filter()) == 30
+    assert n(Filter(cpus=frozenset({0}))) == 15
+    assert n(Filter(pids=frozenset({10, 11}))) == 20
+    assert n(Filter(time=(1000, 1009))) == 10
 
 
 def test_lookup_is_vectorised_over_many_ips(tmp_path: Path) -> None:
@@ -281,7 +283,7 @@ def test_per_event_counts_and_event_filter(tmp_path: Path) -> None:
                               "pid": 1, "tid": 1, "time": 10 + k, "cpu": 0, "period": 1},
                              misc=Misc.KERNEL, attr=0 if k < 7 else 1))
         w.close()
-    d = report(p).as_dict()
+    d = sections_json(report(p))
     sec = next(s for m in d["modules"] for s in m["sections"] if s["name"] == ".noinstr.text")
     assert sec["samples"] == 10 and sec["events"] == {"cpu-clock": 7, "task-clock": 3}
     r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--json",

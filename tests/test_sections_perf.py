@@ -7,8 +7,9 @@ import subprocess
 
 import pytest
 
-from perftui.kmod.report import section_report
+from perftui.analysis.sectionreport import section_report
 from perftui.perfdata import open_recording
+from perftui.present.sections import sections_json
 
 # recordings with module MMAPs (paths or [name] forms)
 WITH_MODULES = [
@@ -42,7 +43,7 @@ def test_module_counts_equal_perf_dso_counts(rel: str, corpus) -> None:
     path = corpus(rel)
     rec = open_recording(path)
     rec.build_index()
-    d = section_report(rec, []).as_dict()
+    d = sections_json(section_report(rec, []))
     assert d["source"] == "MMAP"
     ours = {f"[{m['name']}]": m["samples"] for m in d["modules"] if m["samples"]}
     theirs = perf_dso_samples(str(path))

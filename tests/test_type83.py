@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from perftui.analysis.summary import record_counts
-from perftui.cli import iter_decoded
 from perftui.perfdata import open_recording
 from perftui.perfdata.constants import KMOD_SEC_MAP, RecordType
 from perftui.perfdata.walk import classify_83
@@ -103,6 +102,6 @@ def test_rfc_record_in_a_real_perf61_recording(tmp_path: Path) -> None:
     c = record_counts(r)
     assert r.errors == [] and c["KMOD_SEC_MAP"] == 1 and c["SAMPLE"] == 267
     assert r.features[5] == "6.1.187"
-    (k,) = [x for x in iter_decoded(open_recording(p, spill=False))
+    (k,) = [x for x in open_recording(p, spill=False).records()
             if x["type"] == "KMOD_SEC_MAP"]
     assert k["offset"] == at and k["filename"] == "/lib/modules/6.1.0/kvm-amd.ko"

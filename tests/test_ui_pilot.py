@@ -18,9 +18,9 @@ from textual.widgets import DataTable, Input
 from uihelpers import screen_text, settle, sync, wait_indexed
 
 from builders import BAD_COMM, EVIL_COMM, EVIL_KO, EVIL_LIB, EVIL_SECTION, hostile
+from perftui.analysis.sectionreport import section_report
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import generate
-from perftui.kmod.report import section_report
 from perftui.perfdata import RecordType, open_recording, walk
 from perftui.perfdata.constants import Misc
 from perftui.textsafe import safe

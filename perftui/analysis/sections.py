@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kmod.sectionmap import SectionMap
 from ..perfdata import Recording, RecordType
 from ..perfdata.constants import Misc
-from .filters import SampleFilter
+from ..symbols.sectionmap import SectionMap
+from .filters import Filter, FilterContext
 
 
 @dataclass
@@ -54,7 +54,8 @@ BLOCK = 1 << 20  # samples per gather: bounds the temporary arrays
 
 
 def count_sections(rec: Recording, smap: SectionMap,
-                   flt: SampleFilter | None = None) -> SectionCounts:
+                   flt: Filter | None = None,
+                   ctx: FilterContext | None = None) -> SectionCounts:
     """Kernel samples per section entry; user and other cpumodes counted apart.
 
     Works through the index in blocks, so the temporaries stay small whatever its size.
@@ -67,8 +68,8 @@ def count_sections(rec: Recording, smap: SectionMap,
     for lo in range(0, n, BLOCK):
         hi = min(n, lo + BLOCK)
         rows = np.nonzero(c["type"][lo:hi] == RecordType.SAMPLE)[0] + lo
-        if flt is not None:
-            rows = rows[flt.mask(rec, rows)]
+        if flt is not None and not flt.empty:
+            rows = rows[flt.mask(rec, rows, ctx)]
         mode = c["cpumode"][rows]
         kernel = rows[mode == Misc.KERNEL]
         u = int(np.count_nonzero(mode == Misc.USER))

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..kmod.elf import ModuleFile, load_module
 from ..perfdata import EventAttr, Feature, Sample
 from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
 from ..perfdata.writer import Writer
+from ..symbols.kofile import ModuleFile, load_module
 
 MODULES_DIR = Path(__file__).parent / "modules"
 OS_RELEASE = "6.1.0-57-amd64"

@@ -361,6 +361,48 @@ class Recording:
                 yield (src if ch.outer is None else st.spill_src), ch
             w.finish_stream(st, end if end >= 0 else 0)
 
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every record decoded, as perf reads them: file order; for a ``perf.data/``
+        directory ``data`` first, then every ``data.N`` merged by time (this builds the
+        index).  Each dict has ``offset`` (the file offset perf names), the decoded fields,
+        ``compressed`` for records from a COMPRESSED record, ``file`` in directory mode and
+        ``error`` for a malformed body (also added to :attr:`errors`).
+        """
+        if self.mode == "directory":
+            yield from self._directory_records()
+            return
+        for src, ch in self.chunks():
+            rows = self.builder.rows(ch, max(src, 0))
+            types, attrs, sizes = rows["type"], rows["attr"], rows["size"]
+            for i in range(len(ch.offs)):
+                rel = ch.offs[i] - ch.base
+                raw = bytes(ch.buf[rel:rel + int(sizes[i])])
+                offset = ch.outer if ch.outer is not None else int(ch.offs[i])
+                head: dict[str, Any] = {"offset": offset}
+                if ch.outer is not None:
+                    head["compressed"] = True
+                try:
+                    fields = self.decoder.decode(raw, int(attrs[i]), int(types[i]))
+                except ValueError as e:
+                    self.errors.append(PerfDataError(offset, str(e), self.path))
+                    fields = {"type": "?", "misc": 0, "size": int(sizes[i]), "error": str(e)}
+                head.update(fields)
+                yield head
+
+    def _directory_records(self) -> Iterator[dict[str, Any]]:
+        self.spill = True
+        self.build_index()
+        for i in self.merged_order():
+            i = int(i)
+            head: dict[str, Any] = {"offset": self.outer_offset(i), "file": self.source_name(i)}
+            try:
+                head.update(self.decode(i))
+            except ValueError as e:
+                self.errors.append(PerfDataError(head["offset"], str(e), self.path))
+                head.update({"type": "?", "misc": 0, "size": int(self.columns["size"][i]),
+                             "error": str(e)})
+            yield head
+
     def build_index(self, progress: Callable[[int, int], None] | None = None,
                     budget: float = 0.25) -> None:
         """Index every record; ``progress(records, bytes_done)`` about every ``budget`` s."""

@@ -9,7 +9,6 @@ from construct import ConstructError
 
 from .attr import TRAILER_FIELDS, EventAttr, parse_attr
 from .constants import (
-    CONTEXT_MARKERS,
     KMOD_SEC_MAP,
     USER_TYPE_START,
     Misc,
@@ -19,7 +18,7 @@ from .constants import (
 from .features import cstring, decode_build_id_body
 from .sample import SampleLayout, SampleTruncated
 from .schemas import layouts
-from .walk import kmod_layout
+from .type83 import kmod_layout
 
 
 def parse_trailer(rec: bytes, attr: EventAttr, order: str) -> dict[str, int]:
@@ -52,10 +51,6 @@ def decode_kmod_sec_map(rec: bytes, order: str) -> dict[str, Any]:
     out["filename"] = cstring(rec[fstart:fstart + fnl])
     out["layout"] = "rfc" if fstart == 44 + snl + 1 else "picture"
     return out
-
-
-def callchain_text(ips: list[int]) -> list[str]:
-    return [CONTEXT_MARKERS.get(ip, f"{ip:#x}") for ip in ips]
 
 
 class RecordDecoder:
@@ -223,32 +218,3 @@ class RecordDecoder:
             return {"map_type": "range", "any_cpu": any_cpu,
                     "cpus": list(range(start, end + 1))}
         return {"map_type": kind}
-
-
-def summary(fields: dict[str, Any]) -> str:
-    """One line describing a decoded record (dump text output, the record list)."""
-    t = fields["type"]
-    f = fields
-    if t == "SAMPLE":
-        parts = []
-        if "ip" in f:
-            parts.append(f"ip {f['ip']:#x}")
-        if "period" in f:
-            parts.append(f"period {f['period']}")
-        if "callchain" in f:
-            parts.append(f"callchain {len(f['callchain'])}")
-        if "event" in f:
-            parts.append(f["event"])
-        return " ".join(parts)
-    if t in ("MMAP", "MMAP2"):
-        return f"{f['addr']:#x}+{f['len']:#x} pgoff {f['pgoff']:#x} {f['filename']}"
-    if t == "COMM":
-        return f"{f['pid']}/{f['tid']} {f['comm']}"
-    if t in ("FORK", "EXIT"):
-        return f"{f['pid']}/{f['tid']} parent {f['ppid']}/{f['ptid']}"
-    if t == "KMOD_SEC_MAP":
-        return (f"{f['section']} {f['start']:#x}-{f['start'] + f['len']:#x} "
-                f"pgoff {f['pgoff']:#x} {f['filename']}")
-    skip = {"type", "misc", "size", "sample_id", "offset", "compressed", "file"}
-    items = [f"{k} {v}" for k, v in f.items() if k not in skip and not isinstance(v, (list, dict))]
-    return " ".join(items)[:200]

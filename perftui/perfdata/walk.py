@@ -24,8 +24,9 @@ from typing import BinaryIO
 import numpy as np
 import zstandard
 
-from .constants import KMOD_SEC_MAP, UNKNOWN_83, RecordType, type_name
+from .constants import RecordType, type_name
 from .errors import PerfDataError
+from .type83 import classify_83
 
 T_ATTR = RecordType.HEADER_ATTR
 T_TRACING = RecordType.HEADER_TRACING_DATA
@@ -38,7 +39,6 @@ SPECIAL = frozenset({T_ATTR, T_TRACING, T_AUXTRACE, T_FEATURE, T_COMPRESSED, T_8
 BATCH = 1 << 16
 FIRST_BATCH = 1 << 12
 STREAM_READ = 4 << 20
-ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 SPECULATE_MIN = 4096  # bytes left before the numpy walk is worth trying
 SPECULATE_WORDS = 1 << 19  # 4 MiB of words per numpy window
 SLOW_RUN = 256  # records the plain loop takes before numpy tries again
@@ -130,44 +130,6 @@ class StreamState:
     broken: bool = False
     # (spill position of the first record of a compressed record's output, outer offset)
     outer_map: list[tuple[int, int]] = field(default_factory=list)
-
-
-def classify_83(rec: bytes | memoryview, order: str) -> int:
-    """Tell upstream COMPRESSED2 from the RFC's KMOD_SEC_MAP (FORMAT.md §10.2)."""
-    size = len(rec)
-    if size >= 16:
-        data_size = struct.unpack_from(order + "Q", rec, 8)[0]
-        if 16 + data_size <= size < 16 + data_size + 8:
-            return T_83
-    if kmod_layout(rec, order) is not None:
-        return KMOD_SEC_MAP
-    if size > 20 and bytes(rec[16:20]) == ZSTD_MAGIC:
-        return T_83
-    return UNKNOWN_83
-
-
-def kmod_layout(rec: bytes | memoryview, order: str) -> tuple[int, int, int] | None:
-    """Where a KMOD_SEC_MAP's strings lie: (name_len, file_start, file_len) or None.
-
-    The RFC synthesizer puts the file name at ``data[sec_name_len + 1]`` (one gap byte,
-    §13.4); the struct comment pictures ``"name\\0filename\\0"``.  Both are accepted,
-    the RFC's own layout first.
-    """
-    size = len(rec)
-    if size < 48:
-        return None
-    snl, fnl = struct.unpack_from(order + "HH", rec, 40)
-    if snl < 2 or fnl < 2 or 44 + snl + fnl > size:
-        return None
-    data = bytes(rec[44:])
-    name = data[:snl]
-    if name[-1] != 0 or 0 in name[:-1]:
-        return None
-    for start in (snl + 1, snl):
-        path = data[start:start + fnl]
-        if len(path) == fnl and path[-1] == 0 and 0 not in path[:-1]:
-            return snl, 44 + start, fnl
-    return None
 
 
 class Walker:

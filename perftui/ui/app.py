@@ -14,10 +14,10 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Footer
 
-from ..analysis.filters import FilterError
+from ..analysis.filters import FILTER_HELP, Filter, FilterError, parse_filter
 from ..perfdata import Recording
 from ..textsafe import safe
-from .model import FILTER_HELP, Model, parse_filter
+from .model import Model
 from .screens import HelpScreen, InfoScreen, PromptScreen, SectionScreen
 from .widgets.panes import Detail, HeaderLine, SectionsPane
 from .widgets.records import RecordList
@@ -196,7 +196,7 @@ class PerftuiApp(App[int]):
         records = self.query_one(RecordList)
         if not records.jump_to_row(row):
             # hidden by the filter or the range: clear them, then jump
-            self.model.flt = parse_filter("", self.model.first_time)
+            self.model.flt = Filter()
             self.model.time_range = None
             self.model.invalidate()
             self.query_one(Timeline).action_reset()

@@ -8,73 +8,20 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..analysis.filters import FilterError, SampleFilter, parse_int_list, parse_time_range
+from ..analysis.filters import Filter, FilterContext
+from ..analysis.sectionreport import SectionReport, section_report
 from ..analysis.summary import info_dict
 from ..analysis.tasks import CommTable
-from ..kmod.report import ModuleFiles, SectionReport, recording_build_ids, section_report
-from ..kmod.sectionmap import SectionMap, build_section_map
-from ..kmod.symbolize import Symbolizer
-from ..perfdata import Feature, Recording, RecordType, type_code, type_name
+from ..perfdata import Recording, RecordType, type_name
 from ..perfdata.constants import CONTEXT_MARKERS
-from ..perfdata.records import summary
-from ..textsafe import safe
-
-
-@dataclass
-class RecordFilter:
-    """The record list's ``/`` filter (all parts optional, combined with AND)."""
-
-    types: frozenset[int] | None = None
-    cpus: frozenset[int] | None = None
-    pids: frozenset[int] | None = None
-    tids: frozenset[int] | None = None
-    comm: str | None = None
-    time: tuple[int, int] | None = None  # absolute ns, inclusive
-    section: str | None = None  # "[module]section", "module" or "section" substring
-    text: str = ""
-
-    @property
-    def empty(self) -> bool:
-        return not self.text.strip()
-
-
-FILTER_HELP = ("type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash time=1.5,2.0 "
-               "section=.noinstr.text")
-
-
-def parse_filter(text: str, first_time: int) -> RecordFilter:
-    """Parse ``key=value`` words (see FILTER_HELP); raises FilterError."""
-    f = RecordFilter(text=text)
-    for word in text.split():
-        if "=" not in word:
-            raise FilterError(f"{word!r}: expected key=value ({FILTER_HELP})")
-        key, val = word.split("=", 1)
-        key = key.lower()
-        if key == "type":
-            try:
-                f.types = frozenset(type_code(v) for v in val.split(",") if v)
-            except KeyError as e:
-                raise FilterError(f"unknown record type {e}") from None
-        elif key == "cpu":
-            f.cpus = parse_int_list(val, "cpu list")
-        elif key == "pid":
-            f.pids = parse_int_list(val, "pid list")
-        elif key == "tid":
-            f.tids = parse_int_list(val, "tid list")
-        elif key == "comm":
-            f.comm = val
-        elif key == "time":
-            f.time = parse_time_range(val, first_time)
-        elif key == "section":
-            f.section = val
-        else:
-            raise FilterError(f"unknown filter key {key!r} ({FILTER_HELP})")
-    return f
+from ..present.records import summary
+from ..symbols.modfiles import ModuleFiles
+from ..symbols.sectionmap import SectionMap, build_section_map
+from ..symbols.symbolize import Symbolizer
 
 
 class Model:
@@ -92,7 +39,7 @@ class Model:
         self.symbolizer: Symbolizer | None = None
         self.report: SectionReport | None = None
         self.time_order = False
-        self.flt = RecordFilter()
+        self.flt = Filter()
         self.time_range: tuple[int, int] | None = None  # the timeline selection
         self._view: np.ndarray | None = None
         self._view_n = -1
@@ -113,19 +60,27 @@ class Model:
         rec = self.rec
         self.comms.update(rec)
         self.smap = build_section_map(rec)
-        self.files = ModuleFiles(self.modules_dirs, rec.feature(Feature.OSRELEASE),
-                                 recording_build_ids(rec))
+        self.files = ModuleFiles.of(rec, self.modules_dirs)
         self.symbolizer = Symbolizer(self.smap, self.files)
         self._first_time = self.span()[0]
         self.refresh_report()
+        if self.report is not None:
+            self.report.load_files()  # finds and reads .ko files: here, in the worker
         self.done = True
 
+    @property
+    def context(self) -> FilterContext:
+        """What the filter needs besides the index (names, section map)."""
+        return FilterContext(comms=self.comms, smap=self.smap)
+
     def refresh_report(self) -> None:
+        """Count the section samples again under the current filter and range (slow on a
+        big recording: call it from a worker)."""
         if self.smap is None:
             return
-        flt = SampleFilter(time=self.time_range) if self.time_range else None
+        flt = self.flt.within(self.time_range)
         self.report = section_report(self.rec, self.modules_dirs, flt, smap=self.smap,
-                                     files=self.files)
+                                     files=self.files, ctx=self.context)
 
     @property
     def first_time(self) -> int:
@@ -175,7 +130,7 @@ class Model:
     def view(self) -> np.ndarray | None:
         """Index rows in display order, or None for "every row in file order"."""
         n = self.n
-        plain = not self.time_order and self.flt.empty and self.time_range is None
+        plain = not self.time_order and self.flt.within(self.time_range).empty
         if plain:
             return None
         if self._view_n == n and self._view is not None:
@@ -194,33 +149,10 @@ class Model:
         return rows
 
     def _mask(self, rows: np.ndarray) -> np.ndarray | None:
-        c = self.rec.columns
-        f = self.flt
-        rng = self.time_range
-        if f.time is not None:
-            rng = f.time if rng is None else (max(rng[0], f.time[0]), min(rng[1], f.time[1]))
-        common = SampleFilter(time=rng, cpus=f.cpus, pids=f.pids, tids=f.tids)
-        touched = any(v is not None for v in (rng, f.cpus, f.pids, f.tids, f.types, f.comm,
-                                               f.section))
-        if not touched:
+        flt = self.flt.within(self.time_range)
+        if flt.empty:
             return None
-        m = common.mask(self.rec, rows)
-        if f.types is not None:
-            m &= np.isin(c["type"][rows], list(f.types))
-        if f.comm is not None:
-            want = f.comm.lower()
-            tids = {tid for tid, (_t, names) in self.comms.by_tid.items()
-                    if any(want in nm.lower() for nm in names)}
-            m &= np.isin(c["tid"][rows], list(tids))
-        if f.section is not None and self.smap is not None:
-            ents = [k for k, e in enumerate(self.smap.entries)
-                    if f.section.lower() in f"{e.label} {e.module}".lower()]
-            sel = np.nonzero(m & (c["type"][rows] == RecordType.SAMPLE))[0]
-            owner = self.smap.lookup(self.rec.sample_values(rows[sel], "ip"))
-            keep = np.zeros(len(rows), dtype=bool)
-            keep[sel[np.isin(owner, ents)]] = True
-            m &= keep
-        return m
+        return flt.mask(self.rec, rows, self.context)
 
     def count(self) -> int:
         v = self.view()
@@ -304,51 +236,3 @@ class Model:
         if not len(cand):
             return n - 1
         return int(cand[np.argmin(outer[cand])])
-
-
-def hexdump(raw: bytes, limit: int = 4096) -> list[str]:
-    """``0000:  xx xx ...  ascii`` lines (at most ``limit`` bytes)."""
-    lines = []
-    for off in range(0, min(len(raw), limit), 16):
-        chunk = raw[off:off + 16]
-        hexs = " ".join(f"{b:02x}" for b in chunk)
-        text = "".join(chr(b) if 32 <= b < 127 else "." for b in chunk)
-        lines.append(f"{off:04x}:  {hexs:<47}  {text}")
-    if len(raw) > limit:
-        lines.append(f"... {len(raw) - limit} more bytes")
-    return lines
-
-
-def field_lines(model: Model, f: dict[str, Any], indent: str = "") -> list[str]:
-    """The decoded fields of a record as ``name: value`` lines (callchains symbolised)."""
-    out: list[str] = []
-    for k, v in f.items():
-        if k == "callchain":
-            out.append(f"{indent}callchain: {len(v)} entries")
-            for ip in v:
-                desc = model.describe_ip(ip)
-                out.append(f"{indent}  {ip:#018x} {desc}".rstrip())
-        elif isinstance(v, dict):
-            out.append(f"{indent}{k}:")
-            out.extend(field_lines(model, v, indent + "  "))
-        elif isinstance(v, list):
-            if v and isinstance(v[0], dict):
-                out.append(f"{indent}{k}: {len(v)}")
-                for x in v[:64]:
-                    out.append(f"{indent}  " + ", ".join(f"{a}={_fmt(b)}" for a, b in x.items()))
-            else:
-                out.append(f"{indent}{k}: {', '.join(_fmt(x) for x in v[:64])}")
-        else:
-            out.append(f"{indent}{k}: {_fmt(v, k)}")
-    return [safe(x) for x in out]
-
-
-_HEX_KEYS = {"ip", "addr", "start", "len", "pgoff", "misc", "phys_addr", "data_src", "id"}
-
-
-def _fmt(v: Any, key: str = "") -> str:
-    if isinstance(v, bytes):
-        return v[:64].hex() + ("..." if len(v) > 64 else "")
-    if isinstance(v, int) and key in _HEX_KEYS and key != "id":
-        return f"{v:#x}"
-    return str(v)

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ..analysis.sections import split_by
-from ..kmod.report import NO_SYMBOL
+from ..symbols.symtable import NO_SYMBOL
 from ..textsafe import safe
 from .model import Model
 from .widgets.panes import bar
@@ -19,7 +19,7 @@ from .widgets.panes import bar
 SAMPLE_LIMIT = 5000
 
 
-class SymbolTable(DataTable):
+class SymbolList(DataTable):
     """The symbols of a section; Enter (named in the footer) lists a symbol's samples."""
 
     BINDINGS = [Binding("enter", "select_cursor", "Samples", id="symbols.samples")]
@@ -75,7 +75,7 @@ class SectionScreen(BackScreen):
         yield Label(t, id="title")
         note = rep.files.notes.get(e.module)
         with Horizontal():
-            table = SymbolTable(id="symbols", cursor_type="row")
+            table = SymbolList(id="symbols", cursor_type="row")
             table.border_title = "symbols"
             if note:
                 table.border_subtitle = Text(safe(note, 120))  # a path: not markup
@@ -202,7 +202,7 @@ class InfoScreen(BackScreen):
     def compose(self) -> ComposeResult:
         import io
 
-        from ..analysis.text import print_info
+        from ..present.info import print_info
 
         buf = io.StringIO()
         print_info(self.model.info(), self.model.rec, buf)

@@ -11,8 +11,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widgets import DataTable, Static
 
+from ...present.records import field_lines, hexdump
+from ...present.sections import sections_json
 from ...textsafe import safe
-from ..model import Model, field_lines, hexdump
+from ..model import Model
 
 
 def bar(frac: float, width: int = 12) -> str:
@@ -117,7 +119,7 @@ class Detail(ScrollView, can_focus=True):
         comm = m.comm_of(row)
         if comm:
             head["comm"] = comm
-        lines = field_lines(m, {**head, **f})
+        lines = field_lines({**head, **f}, m.describe_ip)
         try:
             raw = m.rec.record_bytes(row)
         except ValueError:
@@ -171,7 +173,7 @@ class SectionsPane(DataTable):
         if rep is None:
             self.border_title = "module sections (indexing…)"
             return
-        d = rep.as_dict()
+        d = sections_json(rep)
         src = d["source"]
         self.border_title = f"module sections · {src}"
         ksamples = max(1, d["kernel_samples"])

@@ -1,18 +1,17 @@
-"""perftui.kmod.names and perftui.kmod.locate with the real fixtures in temporary layouts."""
+"""perftui.symbols.modnames and .modlocate with the real fixtures in temporary layouts."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from perftui.kmod import find_module_file, is_module_path, module_name, same_build_id
-from perftui.kmod import locate as klocate
+from perftui.symbols import modlocate as klocate
+from perftui.symbols.modlocate import find_module_file, same_build_id
+from perftui.symbols.modnames import is_module_path, module_name
 
 ROOT = Path(__file__).resolve().parents[1]
 MODDIR = ROOT / "perftui" / "demo" / "modules"
@@ -335,13 +334,3 @@ def test_modules_dir_may_be_a_file(tmp_path: Path) -> None:
     f = put("demo-kvm.ko", tmp_path / "demo-kvm.ko")
     assert find_module_file("demo_kvm", None, [str(f)], None).path == str(f)
     assert find_module_file("demo_nic", None, [str(f)], None).path is None
-
-
-def test_kmod_layer_is_headless() -> None:
-    code = (
-        "import sys, perftui.kmod.elf, perftui.kmod.locate, perftui.kmod.names; "
-        "bad = [m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')]; "
-        "print(bad); sys.exit(1 if bad else 0)"
-    )
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout + r.stderr

@@ -1,4 +1,4 @@
-"""Text reports for people: ``perftui info`` and ``perftui sections`` (and the ``i`` screen).
+"""``perftui info`` (and the browser's ``i`` screen) as text for people.
 
 Every string from a recording goes through :func:`~perftui.textsafe.safe`.
 """
@@ -49,30 +49,3 @@ def print_info(d: dict[str, Any], rec: Recording, out: TextIO) -> None:
         w(safe(f"warning: {m}") + "\n")
     for bit, msg in rec.feature_errors.items():
         w(safe(f"warning: feature {feature_name(bit)}: {msg}") + "\n")
-
-
-def print_sections(d: dict[str, Any], out: TextIO, symbols: bool,
-                   show_all: bool = False) -> None:
-    w = out.write
-    total = d["kernel_samples"] or 1
-    w(f"source: {d['source']}   kernel samples: {d['kernel_samples']}   "
-      f"in no module section: {d['unattributed_kernel_samples']}   "
-      f"user samples: {d['user_samples']}\n")
-    for m in d["modules"]:
-        bid = f"  build id {m['build_id']}" if m["build_id"] else ""
-        w("\n" + safe(f"[{m['name']}]  {m['samples']} samples  {m['path']}{bid}") + "\n")
-        quiet = [s for s in m["sections"] if not s["samples"]]
-        for s in m["sections"]:
-            if not s["samples"] and not show_all:
-                continue
-            name = s["name"] or "(whole module)"
-            pct = 100.0 * s["samples"] / total
-            w(safe(f"  {name:<22} {s['start']:#018x}-{s['end']:#018x} {s['end'] - s['start']:>9}"
-                   f" {s['samples']:>9} {pct:6.2f}%  {s['source']}") + "\n")
-            if symbols:
-                for sym in s.get("symbols", []):
-                    w(safe(f"      {sym['samples']:>9}  {sym['name']}") + "\n")
-        if quiet and not show_all:
-            w(f"  ... and {len(quiet)} sections without samples (--all lists them)\n")
-    for m in d["warnings"]:
-        w(safe(f"warning: {m}") + "\n")

@@ -1,4 +1,4 @@
-"""perftui.kmod.elf on the real kernel-module fixtures and on hostile files."""
+"""perftui.symbols.kofile on the real kernel-module fixtures and on hostile files."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ import numpy as np
 import pytest
 import zstandard
 
-from perftui.kmod import NO_SYMBOL, ModuleFileError, SymbolTable, load_module
-from perftui.kmod import elf as kelf
+from perftui.symbols import decompress, kofile
+from perftui.symbols.kofile import ModuleFileError, load_module
+from perftui.symbols.symtable import NO_SYMBOL, SymbolTable
 
 ROOT = Path(__file__).resolve().parents[1]
 MODDIR = ROOT / "perftui" / "demo" / "modules"
@@ -341,7 +342,7 @@ def test_counts_order_ties_and_same_names() -> None:
 
 
 def test_alias_rank_rule() -> None:
-    rank = kelf._alias_rank
+    rank = kofile._alias_rank
     assert rank("demo_init", 2, 0, 10) < rank("init_module", 2, 1, 10)  # loader alias loses
     assert rank("f", 2, 0, 10) < rank("f_obj", 1, 1, 10)  # function over object
     assert rank("g", 2, 1, 10) < rank("l", 2, 0, 10)  # GLOBAL over LOCAL
@@ -482,7 +483,7 @@ def test_fifo_swapped_in_after_stat(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     real_stat = os.stat
     regular = real_stat(ko("demo_nic"))
     monkeypatch.setattr(
-        kelf.os,
+        decompress.os,
         "stat",
         lambda p, *a, **k: regular if str(p) == str(fifo) else real_stat(p, *a, **k),
     )

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .report import ModuleFiles
+from .modfiles import ModuleFiles
 from .sectionmap import SectionMap
 
 

@@ -14,8 +14,8 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from perftui.kmod.elf import ModuleFile, ModuleFileError, load_module
-from perftui.kmod.names import MODULE_SUFFIXES, is_module_path, module_name, strip_module_suffix
+from .kofile import ModuleFile, ModuleFileError, load_module
+from .modnames import MODULE_SUFFIXES, is_module_path, module_name, strip_module_suffix
 
 __all__ = ["Located", "default_debug_dir", "find_module_file", "same_build_id"]
 

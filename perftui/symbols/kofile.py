@@ -12,13 +12,8 @@ problem becomes one :class:`ModuleFileError` naming the file.
 
 from __future__ import annotations
 
-import io
-import lzma
-import os
-import stat
 import struct
-import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,30 +22,18 @@ import numpy as np
 if TYPE_CHECKING:  # pyelftools is imported when a module file is first read (start-up time)
     from elftools.elf.elffile import ELFFile
 
-from perftui.kmod.names import module_name
-from perftui.textsafe import safe
+from .decompress import ELF_MAGIC, MemStream, decompress, one_line, read_capped
+from .errors import FileError, ModuleFileError
+from .modnames import module_name
+from .symtable import SymbolTable, empty_table
 
 __all__ = [
-    "NO_SYMBOL",
     "ModuleFile",
     "ModuleFileError",
     "SectionInfo",
-    "SymbolTable",
+    "iter_module_sections",
     "load_module",
 ]
-
-#: Name under which :meth:`SymbolTable.counts` puts offsets that no symbol covers.
-NO_SYMBOL = "[no symbol]"
-
-_ELF_MAGIC = b"\x7fELF"
-_XZ_MAGIC = b"\xfd7zXZ\x00"
-_GZIP_MAGIC = b"\x1f\x8b"
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-
-_CHUNK = 1 << 20  # decompression output step
-_XZ_MEMLIMIT = 128 << 20  # xz -9 needs about 65 MiB; the kernel uses a 1 MiB dictionary
-_ZSTD_MAX_WINDOW_LOG = 27  # libzstd's own default limit (128 MiB)
-_ZSTD_MAX_EXPANSION = 1 << 15  # an RLE block: 4 input bytes give up to 128 KiB of output
 
 _ET_REL = 1
 _SHT_SYMTAB = 2
@@ -68,15 +51,6 @@ _NT_GNU_BUILD_ID = 3
 _LOADER_ALIASES = frozenset({"init_module", "cleanup_module"})
 
 
-class ModuleFileError(Exception):
-    """A module file cannot be used; the message is one line naming the file and the problem."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        self.path = path
-        self.problem = problem
-        super().__init__(f"{safe(path, 300)}: {safe(problem, 300)}")
-
-
 @dataclass(frozen=True, slots=True)
 class SectionInfo:
     """One ELF section header of a module file."""
@@ -91,112 +65,6 @@ class SectionInfo:
 
 
 # --------------------------------------------------------------------------- symbols
-
-
-class SymbolTable:
-    """The symbols of one section, as sorted arrays.
-
-    Coverage rule: a symbol with ``st_size > 0`` covers ``[st_value, st_value + st_size)``.
-    A zero-size symbol covers up to the next symbol's start (the last one up to the end of
-    the section).  An offset resolves to the symbol with the greatest start ``<=`` offset
-    if that symbol covers it, else to nothing (-1): before the first symbol, in padding
-    between functions, or past the end of the section.  One name is kept per address;
-    the other names at that address are in :attr:`aliases`.
-    """
-
-    def __init__(
-        self,
-        starts: np.ndarray,
-        sizes: np.ndarray,
-        names: list[str],
-        section_size: int | None = None,
-        aliases: list[tuple[str, ...]] | None = None,
-    ) -> None:
-        starts = np.asarray(starts, dtype=np.uint64)
-        sizes = np.asarray(sizes, dtype=np.uint64)
-        if starts.shape != sizes.shape or starts.ndim != 1 or len(names) != len(starts):
-            raise ValueError("starts, sizes and names must have the same length")
-        order = np.argsort(starts, kind="stable")
-        if not np.array_equal(order, np.arange(len(starts))):
-            starts, sizes = starts[order], sizes[order]
-            names = [names[i] for i in order]
-            if aliases is not None:
-                aliases = [aliases[i] for i in order]
-        self.starts: np.ndarray = starts
-        self.sizes: np.ndarray = sizes
-        self.names: list[str] = list(names)
-        self.aliases: list[tuple[str, ...]] = (
-            list(aliases) if aliases is not None else [() for _ in names]
-        )
-        self.section_size = section_size
-        # End (exclusive) of what each symbol covers.
-        last = np.uint64(section_size) if section_size is not None else np.uint64(2**64 - 1)
-        nxt = np.append(starts[1:], last) if len(starts) else starts
-        nxt = np.maximum(nxt, starts)  # a zero-size last symbol past the section end
-        with np.errstate(over="ignore"):
-            sized_end = starts + sizes
-        sized_end = np.where(sized_end < starts, np.uint64(2**64 - 1), sized_end)  # wrap
-        self.ends: np.ndarray = np.where(sizes > 0, sized_end, nxt)
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def lookup(self, offsets: np.ndarray) -> np.ndarray:
-        """Index into :attr:`names` for each offset (``ip - section start``), -1 for none.
-
-        Negative offsets (signed input) give -1.
-        """
-        arr = np.asarray(offsets)
-        if arr.ndim == 0:
-            arr = arr.reshape(1)
-        result = np.full(arr.shape, -1, dtype=np.int64)
-        if not len(self.starts) or not arr.size:
-            return result
-        if arr.dtype.kind == "i":
-            valid = arr >= 0
-            u = np.where(valid, arr, 0).astype(np.uint64)
-        elif arr.dtype.kind == "u":
-            valid = np.ones(arr.shape, dtype=bool)
-            u = arr.astype(np.uint64)
-        else:
-            raise TypeError(f"offsets must be integers, not {arr.dtype}")
-        idx = np.searchsorted(self.starts, u, side="right").astype(np.int64) - 1
-        hit = valid & (idx >= 0)
-        safe_idx = np.where(hit, idx, 0)
-        hit &= u < self.ends[safe_idx]
-        result[hit] = idx[hit]
-        return result
-
-    def resolve(self, offset: int) -> tuple[str, int] | None:
-        """``(symbol name, offset into the symbol)`` for one offset, or None."""
-        if offset < 0 or offset >= 2**64:
-            return None
-        i = int(self.lookup(np.array([offset], dtype=np.uint64))[0])
-        if i < 0:
-            return None
-        return self.names[i], offset - int(self.starts[i])
-
-    def hits(self, offsets: np.ndarray) -> tuple[np.ndarray, int]:
-        """Per-symbol sample counts (array parallel to :attr:`names`) and the no-symbol count."""
-        idx = self.lookup(offsets)
-        binned = np.bincount(idx + 1, minlength=len(self.names) + 1)
-        return binned[1:], int(binned[0])
-
-    def counts(self, offsets: np.ndarray) -> list[tuple[str, int]]:
-        """``(name, samples)`` for every symbol hit, by count descending, then name.
-
-        Offsets that no symbol covers are counted together under :data:`NO_SYMBOL`
-        (``"[no symbol]"``).  Distinct symbols that share a name (two static functions of
-        different objects) stay separate entries.
-        """
-        per_symbol, missed = self.hits(offsets)
-        rows: list[tuple[str, int, int]] = [
-            (self.names[i], int(per_symbol[i]), int(i)) for i in np.flatnonzero(per_symbol)
-        ]
-        if missed:
-            rows.append((NO_SYMBOL, missed, len(self.names)))
-        rows.sort(key=lambda r: (-r[1], r[0], r[2]))
-        return [(name, n) for name, n, _ in rows]
 
 
 def _alias_rank(name: str, typ: int, bind: int, size: int) -> tuple[int, int, int, int, int, int]:
@@ -265,7 +133,7 @@ class ModuleFile:
         table = self._tables.get(section)
         if table is None:
             info = self.sections.get(section)
-            table = self._build_table(info) if info is not None else _empty_table()
+            table = self._build_table(info) if info is not None else empty_table()
             self._tables[section] = table
         return table
 
@@ -278,7 +146,7 @@ class ModuleFile:
     def _build_table(self, info: SectionInfo) -> SymbolTable:
         sym = self._symtab
         if sym is None or not len(sym):
-            return _empty_table(info.size)
+            return empty_table(info.size)
         typ = sym["info"] & 0xF
         keep = (sym["shndx"] == info.index) & (
             (typ == _STT_FUNC)
@@ -311,199 +179,6 @@ class ModuleFile:
             section_size=info.size,
             aliases=aliases,
         )
-
-
-def _empty_table(section_size: int | None = None) -> SymbolTable:
-    return SymbolTable(np.zeros(0, np.uint64), np.zeros(0, np.uint64), [], section_size)
-
-
-# --------------------------------------------------------------------------- reading
-
-
-class _MemStream:
-    """A read-only seekable stream over a buffer, without copying it (for pyelftools)."""
-
-    def __init__(self, buf: bytes | bytearray) -> None:
-        self._view = memoryview(buf)
-        self._pos = 0
-
-    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: len(self._view)}[whence]
-        self._pos = max(0, base + pos)
-        return self._pos
-
-    def tell(self) -> int:
-        return self._pos
-
-    def read(self, n: int = -1) -> bytes:
-        end = len(self._view) if n is None or n < 0 else min(len(self._view), self._pos + n)
-        data = bytes(self._view[self._pos : end]) if end > self._pos else b""
-        self._pos = max(self._pos, end)
-        return data
-
-
-def _read_capped(path: str, max_size: int) -> bytes:
-    """The bytes of a regular file, at most ``max_size`` of them."""
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise ModuleFileError(path, f"cannot stat: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise ModuleFileError(path, f"not a regular file ({_kind(st.st_mode)})")
-    if st.st_size > max_size:
-        raise ModuleFileError(path, f"file is {st.st_size} bytes, over the {_mib(max_size)} cap")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise ModuleFileError(path, f"cannot open: {e.strerror or e}") from None
-    try:
-        st = os.fstat(fd)  # the file opened may not be the one stat()ed
-        if not stat.S_ISREG(st.st_mode):
-            raise ModuleFileError(path, f"not a regular file ({_kind(st.st_mode)})")
-        chunks: list[bytes] = []
-        total = 0
-        while True:
-            chunk = os.read(fd, min(_CHUNK, max_size + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > max_size:
-                raise ModuleFileError(path, f"file is over the {_mib(max_size)} cap")
-    except OSError as e:
-        raise ModuleFileError(path, f"cannot read: {e.strerror or e}") from None
-    finally:
-        os.close(fd)
-    return b"".join(chunks)
-
-
-def _kind(mode: int) -> str:
-    for test, word in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return word
-    return "not a file"
-
-
-def _mib(n: int) -> str:
-    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
-
-
-class _Sink:
-    """Collects decompressed output, failing once it passes the cap or is not ELF."""
-
-    def __init__(self, path: str, fmt: str, limit: int) -> None:
-        self.path, self.fmt, self.limit = path, fmt, limit
-        self.buf = bytearray()
-
-    @property
-    def room(self) -> int:
-        """How much more output to ask for: up to one byte past the cap, in steps."""
-        return min(_CHUNK, self.limit + 1 - len(self.buf))
-
-    def add(self, chunk: bytes) -> None:
-        had = len(self.buf)
-        self.buf += chunk
-        if len(self.buf) > self.limit:
-            raise ModuleFileError(
-                self.path, f"{self.fmt} data decompresses to over the {_mib(self.limit)} cap"
-            )
-        if had < 4 <= len(self.buf) and self.buf[:4] != _ELF_MAGIC:
-            raise ModuleFileError(self.path, f"{self.fmt} data does not hold an ELF file")
-
-
-def _unxz(path: str, data: bytes, sink: _Sink) -> None:
-    while True:
-        d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=_XZ_MEMLIMIT)
-        pending = data
-        while not d.eof:
-            if d.needs_input and not pending:
-                raise ModuleFileError(path, "xz data is truncated")
-            sink.add(d.decompress(pending, max_length=sink.room))
-            pending = b""
-        rest = d.unused_data.lstrip(b"\0")  # stream padding between concatenated streams
-        if not rest:
-            return
-        if not rest.startswith(_XZ_MAGIC):
-            raise ModuleFileError(path, "garbage after the xz data")
-        data = rest
-
-
-def _ungzip(path: str, data: bytes, sink: _Sink) -> None:
-    while True:
-        d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        pending = data
-        while not d.eof:
-            chunk = d.decompress(pending, sink.room)
-            pending = d.unconsumed_tail
-            if not chunk and not pending:
-                raise ModuleFileError(path, "gzip data is truncated")
-            sink.add(chunk)
-        rest = d.unused_data.lstrip(b"\0")
-        if not rest:
-            return
-        if not rest.startswith(_GZIP_MAGIC):
-            raise ModuleFileError(path, "garbage after the gzip data")
-        data = rest
-
-
-def _unzstd(path: str, data: bytes, sink: _Sink) -> None:
-    import zstandard  # optional at import time of the package
-
-    wlog = max(10, min(_ZSTD_MAX_WINDOW_LOG, sink.limit.bit_length()))
-    dctx = zstandard.ZstdDecompressor(max_window_size=1 << wlog)
-    pos = 0
-    while pos < len(data):
-        if data[pos : pos + 4] != _ZSTD_MAGIC:
-            if not data[pos:].strip(b"\0"):
-                return
-            raise ModuleFileError(path, "garbage after the zstd data")
-        d = dctx.decompressobj()
-        # Feed small slices so that one call cannot produce unbounded output.
-        while not d.eof:
-            if pos >= len(data):
-                raise ModuleFileError(path, "zstd data is truncated")
-            step = max(16, min(_CHUNK, sink.room) // _ZSTD_MAX_EXPANSION)
-            piece = data[pos : pos + step]
-            pos += len(piece)
-            sink.add(d.decompress(piece))
-        pos -= len(d.unused_data)
-
-
-_DECOMPRESSORS: tuple[tuple[bytes, str, Callable[[str, bytes, _Sink], None]], ...] = (
-    (_XZ_MAGIC, "xz", _unxz),
-    (_GZIP_MAGIC, "gzip", _ungzip),
-    (_ZSTD_MAGIC, "zstd", _unzstd),
-)
-
-
-def _decompress(path: str, data: bytes, max_size: int) -> tuple[bytes | bytearray, str | None]:
-    """The ELF image in ``data``, decompressed by content magic; and the format name."""
-    for magic, fmt, func in _DECOMPRESSORS:
-        if data.startswith(magic):
-            sink = _Sink(path, fmt, max_size)
-            try:
-                func(path, data, sink)
-            except ModuleFileError:
-                raise
-            except MemoryError:
-                raise ModuleFileError(path, f"out of memory decompressing {fmt} data") from None
-            except Exception as e:  # lzma.LZMAError, zlib.error, zstandard.ZstdError, ...
-                raise ModuleFileError(path, f"bad {fmt} data: {_one_line(e)}") from None
-            return sink.buf, fmt
-    return data, None
-
-
-def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text[:200]
 
 
 def _symtab_dtype(elfclass: int, little: bool) -> np.dtype:
@@ -550,7 +225,7 @@ def _parse(
     from elftools.common.utils import struct_parse
     from elftools.elf.elffile import ELFFile
 
-    elf = ELFFile(_MemStream(image))  # type: ignore[arg-type]
+    elf = ELFFile(MemStream(image))  # type: ignore[arg-type]
     hdr = elf.header
     if hdr["e_type"] != "ET_REL":
         raise ModuleFileError(
@@ -704,11 +379,14 @@ def load_module(path: str, max_size: int = 256 << 20) -> ModuleFile:
     (whatever the name says) and decompressed in memory, again to at most ``max_size``
     bytes.  The result must be an ELF relocatable object (ET_REL) with sane headers.
     """
-    data = _read_capped(path, max_size)
-    image, fmt = _decompress(path, data, max_size)
+    try:
+        data = read_capped(path, max_size)
+        image, fmt = decompress(path, data, max_size, expect=ELF_MAGIC)
+    except FileError as e:
+        raise ModuleFileError(e.path, e.problem) from None
     if image is not data:
         del data
-    if image[:4] != _ELF_MAGIC:
+    if image[:4] != ELF_MAGIC:
         what = f"{fmt} data does not hold" if fmt else "not"
         raise ModuleFileError(path, f"{what} an ELF file (bad magic)")
     try:
@@ -718,7 +396,7 @@ def load_module(path: str, max_size: int = 256 << 20) -> ModuleFile:
     except MemoryError:
         raise ModuleFileError(path, "out of memory reading the ELF file") from None
     except Exception as e:  # pyelftools/construct errors, bad values in the headers
-        raise ModuleFileError(path, f"bad ELF file: {_one_line(e)}") from None
+        raise ModuleFileError(path, f"bad ELF file: {one_line(e)}") from None
     return ModuleFile(path, sections, build_id, symtab, strtab, fmt, len(image), modinfo)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..perfdata import KMOD_SEC_MAP, Recording, RecordType
 from ..perfdata.constants import Misc
-from .names import is_module_path, module_name
+from .modnames import is_module_path, module_name
 
 U64_MAX = 2**64 - 1
 SOURCE_KMOD = "KMOD_SEC_MAP"

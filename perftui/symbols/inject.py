@@ -16,9 +16,9 @@ import numpy as np
 from ..perfdata import KMOD_SEC_MAP, Feature, Recording, RecordType
 from ..perfdata.edit import Edit, rewrite
 from ..perfdata.writer import kmod_sec_map_record
-from .elf import ModuleFileError, load_module
-from .locate import find_module_file
-from .names import module_name
+from .kofile import ModuleFileError, load_module
+from .modlocate import find_module_file
+from .modnames import module_name
 
 PERF_NOTE = ("note: perf <= 6.15 stops reading at a type-83 record (\"failed to process type: "
              "83\") and perf >= 6.16 reads type 83 as COMPRESSED2 and fails to decompress it; "

@@ -1,0 +1,75 @@
+"""The module-section report: section map + sample counts + module files, per filter.
+
+What ``perftui sections`` prints and the browser's section pane shows (the words are in
+``present.sections``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..perfdata import Recording
+from ..symbols.modfiles import ModuleFiles
+from ..symbols.sectionmap import SectionMap, build_section_map
+from ..symbols.symtable import NO_SYMBOL
+from .filters import Filter, FilterContext
+from .sections import SectionCounts, count_sections
+
+
+@dataclass
+class SectionReport:
+    """Everything the section views need, computed once per filter."""
+
+    rec: Recording
+    smap: SectionMap
+    counts: SectionCounts
+    files: ModuleFiles
+
+    def symbol_counts(self, entry: int) -> list[tuple[str, int]]:
+        """(symbol, samples) in one section entry, by count; needs the module file."""
+        e = self.smap.entries[entry]
+        ips = self.counts.ips_of(entry)
+        if not len(ips):
+            return []
+        mf = self.files.get(e.module, e.path)
+        if mf is None or e.section is None or e.section not in mf.sections:
+            return [(NO_SYMBOL, len(ips))]
+        offsets = ips - np.uint64(e.start)
+        return mf.symbols(e.section).counts(offsets)
+
+    def symbol_of(self, entry: int, ips: np.ndarray) -> list[str]:
+        """``symbol+0xoff`` for each ip of an entry (``[module]section+0xoff`` when unknown),
+        looked up for all ips at once."""
+        e = self.smap.entries[entry]
+        offs = np.asarray(ips, dtype=np.uint64) - np.uint64(e.start)
+        mf = self.files.get(e.module, e.path)
+        if mf is None or e.section is None or e.section not in mf.sections:
+            return [f"{e.label}+{int(o):#x}" for o in offs]
+        table = mf.symbols(e.section)
+        idx = table.lookup(offs)
+        out = []
+        for o, k in zip(offs.tolist(), idx.tolist(), strict=True):
+            if k < 0:
+                out.append(f"{e.label}+{o:#x}")
+            else:
+                out.append(f"{table.names[k]}+{o - int(table.starts[k]):#x}")
+        return out
+
+    def load_files(self) -> None:
+        """Find and load every module file of the map now (slow: a worker calls this)."""
+        for e in self.smap.entries:
+            self.files.get(e.module, e.path)
+
+
+def section_report(rec: Recording, modules_dirs: list[str] | None = None,
+                   flt: Filter | None = None, smap: SectionMap | None = None,
+                   files: ModuleFiles | None = None,
+                   ctx: FilterContext | None = None) -> SectionReport:
+    """Build the report of an indexed recording (reuse ``smap``/``files`` across filters)."""
+    smap = smap or build_section_map(rec)
+    counts = count_sections(rec, smap, flt, ctx)
+    if files is None:
+        files = ModuleFiles.of(rec, modules_dirs)
+    return SectionReport(rec, smap, counts, files)

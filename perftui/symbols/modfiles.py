@@ -1,0 +1,68 @@
+"""Module files of a recording: found and loaded once per module, with why one is missing."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..perfdata import Feature, Recording, RecordType
+from .kofile import ModuleFile, ModuleFileError, load_module
+from .modlocate import find_module_file
+from .modnames import is_module_path, module_name
+
+
+def recording_build_ids(rec: Recording) -> dict[str, str]:
+    """Module name -> build id, from the BUILD_ID feature and HEADER_BUILD_ID records."""
+    out: dict[str, str] = {}
+    entries = list(rec.feature(Feature.BUILD_ID) or [])
+    rows = np.nonzero(rec.columns["type"] == RecordType.HEADER_BUILD_ID)[0]
+    for i in rows:
+        try:
+            entries.append(rec.decode(int(i)))
+        except ValueError:
+            continue
+    for e in entries:
+        name = e.get("filename", "")
+        if is_module_path(name) and e.get("build_id"):
+            out[module_name(name)] = e["build_id"]
+    return out
+
+
+@dataclass
+class ModuleFiles:
+    """Finds and loads module ELF files once per module; remembers why one is missing."""
+
+    modules_dirs: list[str]
+    os_release: str | None
+    build_ids: dict[str, str]
+    debug_dir: str | None = None
+    files: dict[str, ModuleFile | None] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    paths: dict[str, str | None] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, rec: Recording, modules_dirs: list[str] | None = None) -> ModuleFiles:
+        """The module files of an indexed recording (build ids and os release from it)."""
+        return cls(list(modules_dirs or []), rec.feature(Feature.OSRELEASE),
+                   recording_build_ids(rec))
+
+    def get(self, module: str, record_path: str | None) -> ModuleFile | None:
+        if module in self.files:
+            return self.files[module]
+        bid = self.build_ids.get(module)
+        loc = find_module_file(module, record_path, self.modules_dirs, self.os_release,
+                               build_id=bid, debug_dir=self.debug_dir)
+        mf: ModuleFile | None = None
+        self.paths[module] = loc.path
+        if loc.path is None:
+            self.notes[module] = loc.message or "module file not found"
+        else:
+            try:
+                mf = load_module(loc.path)
+            except ModuleFileError as e:
+                self.notes[module] = str(e)
+            if loc.message:
+                self.notes[module] = loc.message
+        self.files[module] = mf
+        return mf
