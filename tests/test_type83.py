@@ -10,7 +10,7 @@ import pytest
 from perftui.analysis.summary import record_counts
 from perftui.perfdata import open_recording
 from perftui.perfdata.constants import KMOD_SEC_MAP, RecordType
-from perftui.perfdata.walk import classify_83
+from perftui.perfdata.type83 import classify_83
 from perftui.perfdata.writer import kmod_sec_map_record
 
 DATA = Path(__file__).parent / "data"

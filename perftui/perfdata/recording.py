@@ -7,7 +7,6 @@ header, the attrs and the feature sections (file mode); the records are walked l
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 import sys
@@ -20,11 +19,6 @@ import numpy as np
 
 from .attr import EventAttr, parse_attr
 from .constants import (
-    FILE_HEADER_SIZE,
-    MAGIC_BE,
-    MAGIC_LE,
-    MAGIC_V1,
-    OLD_FILE_HEADER_SIZE,
     PIPE_HEADER_SIZE,
     Feature,
     RecordType,
@@ -32,34 +26,13 @@ from .constants import (
 )
 from .errors import NotPerfData, PerfDataError
 from .features import parse_feature, parse_tracing_data
+from .header import detect, read_file_header
 from .index import Columns, IndexBuilder, gather
 from .records import RecordDecoder
-from .schemas import layouts
-from .walk import Chunk, MmapSource, Source, SpillSource, StreamState, Walker
+from .sources import MmapSource, Source, SpillSource
+from .walk import Chunk, StreamState, Walker
 
 NO_SOURCE = 255  # index rows of records that cannot be read back (no spill)
-
-
-def detect(head: bytes, where: str) -> tuple[str, str]:
-    """(byte order, "file" | "pipe") from the first 16 bytes."""
-    if len(head) < 16:
-        raise NotPerfData(0, f"{len(head)} bytes: too short for a perf.data header", where)
-    if head[:8] == MAGIC_V1:
-        raise NotPerfData(0, "legacy perf.data v1 (magic PERFFILE): written by perf before "
-                          "2.6.x; not supported, re-record with a newer perf", where)
-    magic = struct.unpack_from("<Q", head)[0]
-    if magic == MAGIC_LE:
-        order = "<"
-    elif magic == MAGIC_BE:
-        order = ">"
-    else:
-        raise NotPerfData(0, f"not a perf.data file (magic {head[:8]!r})", where)
-    size = struct.unpack_from(order + "Q", head, 8)[0]
-    if size == PIPE_HEADER_SIZE:
-        return order, "pipe"
-    if size in (FILE_HEADER_SIZE, OLD_FILE_HEADER_SIZE):
-        return order, "file"
-    raise NotPerfData(8, f"header size {size} is neither 16 (pipe) nor 104 (file)", where)
 
 
 class Recording:
@@ -87,7 +60,6 @@ class Recording:
         self.unknown_ids = 0
         self._stdin: BinaryIO | None = None
         self._stdin_head = b""
-        self._mmaps: list[mmap.mmap] = []
         self.buf: memoryview | None = None
         if stream is not None:
             self._open_stream(stream)
@@ -103,30 +75,31 @@ class Recording:
         self.builder.set_attrs(self.attrs)
 
     # -- opening -------------------------------------------------------------------------
-    def _map(self, path: str) -> memoryview:
+    def _map(self, path: str, name: str) -> MmapSource:
         try:
-            with open(path, "rb") as f:
-                size = os.fstat(f.fileno()).st_size
-                if size == 0:
-                    return memoryview(b"")
-                m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            return MmapSource.open(path, name)
         except OSError as e:
             raise NotPerfData(0, f"cannot read: {e.strerror}", path) from None
-        self._mmaps.append(m)
-        return memoryview(m)
 
     def _open_file(self, path: str) -> None:
-        buf = self._map(path)
+        source = self._map(path, os.path.basename(path))
+        self.sources.append(source)
+        buf = source.buf
         self.order, self.mode = detect(bytes(buf[:16]), path)
         self.buf = buf
         self.file_size = len(buf)
-        src = len(self.sources)
-        self.sources.append(MmapSource(os.path.basename(path), buf))
+        src = len(self.sources) - 1
         if self.mode == "pipe":
             self.streams.append((src, os.path.basename(path), PIPE_HEADER_SIZE, len(buf)))
             return
-        start, end = self._read_file_header(buf, path)
-        self.streams.append((src, os.path.basename(path), start, end))
+        h = read_file_header(buf, path, self.order)
+        self.header, self.feature_bits, self.attrs = h.header, h.feature_bits, h.attrs
+        self.interrupted = h.interrupted
+        self.errors.extend(h.errors)
+        self.warnings.extend(h.warnings)
+        for bit in sorted(h.features):
+            self._add_feature(bit, h.features[bit])
+        self.streams.append((src, os.path.basename(path), h.data_start, h.data_end))
 
     def _open_directory(self, path: str) -> None:
         data = os.path.join(path, "data")
@@ -138,10 +111,9 @@ class Recording:
         names = sorted((n for n in os.listdir(path) if n.startswith("data.")
                         and n[5:].isdigit()), key=lambda n: int(n[5:]))
         for n in names:
-            buf = self._map(os.path.join(path, n))
-            src = len(self.sources)
-            self.sources.append(MmapSource(n, buf))
-            self.streams.append((src, n, 0, len(buf)))
+            source = self._map(os.path.join(path, n), n)
+            self.sources.append(source)
+            self.streams.append((len(self.sources) - 1, n, 0, len(source.buf)))
             self.extra_files.append(n)
 
     def _open_stream(self, f: BinaryIO) -> None:
@@ -159,108 +131,13 @@ class Recording:
         self.file_size = -1
         self._stdin = f
         self._stdin_head = head
-        self.sources.append(SpillSource("stdin") if self.spill else MmapSource("stdin", b""))
+        self.sources.append(SpillSource("stdin") if self.spill
+                            else MmapSource("stdin", memoryview(b"")))
         if self.spill:
             self.sources[0].append(head)  # type: ignore[attr-defined]
         self.streams.append((0, "stdin", PIPE_HEADER_SIZE, -1))
 
-    def _read_file_header(self, buf: memoryview, path: str) -> tuple[int, int]:
-        L = layouts(self.order)
-        size = len(buf)
-        hsize = struct.unpack_from(self.order + "Q", buf, 8)[0]
-        if size < hsize:
-            raise NotPerfData(0, f"file of {size} bytes is shorter than its {hsize}-byte "
-                              "header", path)
-        raw = bytes(buf[:FILE_HEADER_SIZE]).ljust(FILE_HEADER_SIZE, b"\0")
-        h = L.file_header.parse(raw)
-        if hsize == OLD_FILE_HEADER_SIZE:
-            h.adds_features = b"\0" * 32
-        self.header = {
-            "size": hsize, "attr_size": h.attr_size,
-            "attrs": {"offset": h.attrs.offset, "size": h.attrs.size},
-            "data": {"offset": h.data.offset, "size": h.data.size},
-        }
-        self.feature_bits = self._feature_bits(h.adds_features)
-        self._read_attrs(buf, h.attr_size, h.attrs.offset, h.attrs.size, path)
-        d_off, d_size = h.data.offset, h.data.size
-        if d_off < hsize or d_off > size:
-            raise NotPerfData(40, f"data offset {d_off} lies outside the file "
-                              f"({size} bytes)", path)
-        if d_size == 0:
-            self.warnings.append("data.size is 0: perf record did not finish cleanly; "
-                                 "reading records to the end of the file")
-            self.interrupted = True
-            return d_off, size
-        self.interrupted = False
-        end = d_off + d_size
-        if end > size:
-            self.errors.append(PerfDataError(48, f"data section ({d_size} bytes at {d_off}) "
-                                             f"runs past the end of the file ({size} bytes); "
-                                             "reading what is there", path))
-            return d_off, size
-        self._read_features(buf, end)
-        return d_off, end
-
-    def _feature_bits(self, raw: bytes) -> list[int]:
-        def bits_of(words: tuple[int, ...], width: int) -> list[int]:
-            return [w * width + b for w, v in enumerate(words) for b in range(width)
-                    if v >> b & 1]
-        bits = bits_of(struct.unpack(self.order + "4Q", raw), 64)
-        if self.order == ">" and Feature.HOSTNAME not in bits:
-            alt = bits_of(struct.unpack(">8I", raw), 32)
-            if Feature.HOSTNAME in alt:
-                return alt
-        return bits
-
-    def _read_attrs(self, buf: memoryview, attr_size: int, off: int, size: int,
-                    path: str) -> None:
-        total = len(buf)
-        if attr_size < 64 + 16:
-            raise NotPerfData(16, f"attr_size {attr_size} is smaller than the smallest attr "
-                              "entry (80)", path)
-        if off + size > total:
-            raise NotPerfData(24, f"attrs section ({size} bytes at {off}) runs past the end "
-                              f"of the file ({total} bytes)", path)
-        n = size // attr_size
-        for i in range(n):
-            p = off + i * attr_size
-            entry = bytes(buf[p:p + attr_size])
-            try:
-                a = parse_attr(entry[:attr_size - 16], self.order)
-            except ValueError as e:
-                raise NotPerfData(p, f"attr {i}: {e}", path) from None
-            ids_off, ids_size = struct.unpack_from(self.order + "QQ", entry, attr_size - 16)
-            if ids_off + ids_size > total or ids_size % 8:
-                self.errors.append(PerfDataError(p + attr_size - 16, f"attr {i}: ids "
-                                   f"section ({ids_size} bytes at {ids_off}) is out of range",
-                                   path))
-            else:
-                a.ids = list(struct.unpack_from(f"{self.order}{ids_size // 8}Q", buf,
-                                                ids_off))
-            self.attrs.append(a)
-
-    def _read_features(self, buf: memoryview, table: int) -> None:
-        total = len(buf)
-        raw: dict[int, bytes] = {}
-        for k, bit in enumerate(self.feature_bits):
-            p = table + 16 * k
-            if p + 16 > total:
-                self.errors.append(PerfDataError(p, "feature table runs past the end of the "
-                                                 "file", self.path))
-                break
-            off, size = struct.unpack_from(self.order + "QQ", buf, p)
-            if off == 0 and size == 0:
-                continue
-            if off + size > total:
-                self.errors.append(PerfDataError(p, f"feature {feature_name(bit)}: section "
-                                   f"({size} bytes at {off}) runs past the end of the file",
-                                   self.path))
-                continue
-            raw[bit] = bytes(buf[off:off + size])
-        for bit in sorted(raw):
-            self._add_feature(bit, raw[bit], table)
-
-    def _add_feature(self, bit: int, payload: bytes, where: int) -> None:
+    def _add_feature(self, bit: int, payload: bytes) -> None:
         try:
             self.features[bit] = parse_feature(bit, payload, self.order, self.features)
         except Exception as e:
@@ -310,7 +187,7 @@ class Recording:
         feat = struct.unpack_from(self.order + "Q", rec, 8)[0]
         if len(rec) == 16:
             return  # the end-of-features marker
-        self._add_feature(int(feat), rec[16:], offset)
+        self._add_feature(int(feat), rec[16:])
 
     # -- walking ------------------------------------------------------------------------------
     def walker(self) -> Walker:

@@ -12,10 +12,7 @@ type 83 told apart as COMPRESSED2 or KMOD_SEC_MAP (§10.2).
 
 from __future__ import annotations
 
-import mmap
-import os
 import struct
-import tempfile
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +23,7 @@ import zstandard
 
 from .constants import RecordType, type_name
 from .errors import PerfDataError
+from .sources import Source, SpillSource
 from .type83 import classify_83
 
 T_ATTR = RecordType.HEADER_ATTR
@@ -66,56 +64,15 @@ class Chunk:
     override: dict[int, int] = field(default_factory=dict)
 
 
-class Source:
-    """A byte source records can be read back from by position."""
+@dataclass
+class Special:
+    """How the walk treats one special record: its index type (type 83 told apart),
+    whether the chunk ends after it, payload bytes outside the record, zstd data."""
 
-    name: str
-
-    def read(self, pos: int, size: int) -> bytes:  # pragma: no cover - interface
-        raise NotImplementedError
-
-    def close(self) -> None:
-        pass
-
-
-class MmapSource(Source):
-    def __init__(self, name: str, buf: bytes | memoryview) -> None:
-        self.name = name
-        self.buf = buf
-
-    def read(self, pos: int, size: int) -> bytes:
-        return bytes(self.buf[pos:pos + size])
-
-
-class SpillSource(Source):
-    """An append-only temporary file: decompressed zstd output or a copy of stdin."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.file = tempfile.TemporaryFile(prefix="perftui-")  # noqa: SIM115 - lives with self
-        self.size = 0
-        self._map: mmap.mmap | None = None
-
-    def append(self, data: bytes | memoryview) -> None:
-        self.file.write(data)
-        self.size += len(data)
-
-    def read(self, pos: int, size: int) -> bytes:
-        self.file.flush()
-        return os.pread(self.file.fileno(), size, pos)
-
-    @property
-    def buf(self) -> memoryview:
-        """The bytes written so far, mapped (re-mapped when the file has grown)."""
-        if self._map is None or len(self._map) != self.size:
-            self.file.flush()
-            if self.size == 0:
-                return memoryview(b"")
-            self._map = mmap.mmap(self.file.fileno(), self.size, access=mmap.ACCESS_READ)
-        return memoryview(self._map)
-
-    def close(self) -> None:
-        self.file.close()
+    kind: int
+    flush: bool = False
+    payload: int = 0
+    zstd: bytes | memoryview | None = None
 
 
 @dataclass
@@ -306,42 +263,55 @@ class Walker:
             # a special record at pos
             t, _m, size = self.hdr.unpack_from(buf, pos)
             rec = buf[pos:pos + size]
-            idx = len(offs)
+            sp = self._special(t, rec)
+            if sp.kind != t:
+                override[len(offs)] = sp.kind
             offs.append(pos)
             nxt = pos + size
-            if t in (T_ATTR, T_FEATURE):
+            if sp.flush:
                 yield Chunk(src, buf, 0, offs, None, override)
                 offs, override = array("q"), {}
-                cb = self.on_attr if t == T_ATTR else self.on_feature
-                if cb:
-                    cb(bytes(rec), pos)
-            elif t == T_INIT:
-                self.finished_init = True
-            elif t in (T_TRACING, T_AUXTRACE):
-                extra = self._payload(t, rec)
-                if nxt + extra > end:
-                    self._err(pos, f"{type_name(t)} payload of {extra} bytes runs past the "
-                              "end of the data")
+            self._after(t, sp, rec, pos)
+            if sp.payload:
+                if nxt + sp.payload > end:
+                    self._err(pos, f"{type_name(t)} payload of {sp.payload} bytes runs past "
+                              "the end of the data")
                     yield Chunk(src, buf, 0, offs, None, override)
                     return
                 if t == T_TRACING and self.on_tracing is not None:
-                    self.on_tracing(bytes(buf[nxt:nxt + extra]), pos)
-                nxt += extra
-            elif t in (T_COMPRESSED, T_83):
-                kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
-                if kind != t:
-                    override[idx] = kind
-                if kind in (T_COMPRESSED, T_83):
-                    yield Chunk(src, buf, 0, offs, None, override)
-                    offs, override = array("q"), {}
-                    if kind == T_COMPRESSED:
-                        payload = rec[8:]
-                    else:
-                        payload = rec[16:16 + self._c2_size(rec)]
-                    yield from self._decompress(state, payload, pos)
+                    self.on_tracing(bytes(buf[nxt:nxt + sp.payload]), pos)
+                nxt += sp.payload
+            if sp.zstd is not None:
+                yield from self._decompress(state, sp.zstd, pos)
             pos = nxt
         if offs:
             yield Chunk(src, buf, 0, offs, None, override)
+
+    def _special(self, t: int, rec: bytes | memoryview) -> Special:
+        """What a special record (type in SPECIAL) means for the walk: the one dispatch of
+        the buffer walk and the stream walk."""
+        if t in (T_ATTR, T_FEATURE):
+            return Special(t, flush=True)
+        if t in (T_TRACING, T_AUXTRACE):
+            return Special(t, payload=self._payload(t, rec))
+        if t in (T_COMPRESSED, T_83):
+            kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
+            if kind == T_COMPRESSED:
+                return Special(kind, flush=True, zstd=rec[8:])
+            if kind == T_83:
+                return Special(kind, flush=True, zstd=rec[16:16 + self._c2_size(rec)])
+            return Special(kind)
+        return Special(t)
+
+    def _after(self, t: int, sp: Special, rec: bytes | memoryview, pos: int) -> None:
+        """Effects of a special record once the records before it are out (new attrs and
+        features apply to the records after it)."""
+        if t == T_INIT:
+            self.finished_init = True
+        elif t in (T_ATTR, T_FEATURE):
+            cb = self.on_attr if t == T_ATTR else self.on_feature
+            if cb:
+                cb(bytes(rec), pos)
 
     def _payload(self, t: int, rec: bytes | memoryview) -> int:
         """Bytes that follow a HEADER_TRACING_DATA (u32 at +8) or AUXTRACE (u64 at +8)
@@ -497,31 +467,14 @@ class Walker:
             # special record
             t, _m, size = self.hdr.unpack_from(buf, pos - base)
             rec = bytes(buf[pos - base:pos - base + size])
-            one = array("q", [pos])
-            override: dict[int, int] = {}
-            nxt = pos + size
-            if t in (T_ATTR, T_FEATURE):
-                yield Chunk(src, buf, base, one)
-                cb = self.on_attr if t == T_ATTR else self.on_feature
-                if cb:
-                    cb(rec, pos)
-                pos = nxt
-                continue
-            if t == T_INIT:
-                self.finished_init = True
-            elif t in (T_TRACING, T_AUXTRACE):
-                skip = self._payload(t, rec)
+            sp = self._special(t, rec)
+            override = {0: sp.kind} if sp.kind != t else {}
+            yield Chunk(src, buf, base, array("q", [pos]), None, override)
+            self._after(t, sp, rec, pos)
+            if sp.payload:
+                skip = sp.payload
                 if t == T_TRACING and skip <= TRACING_KEEP_MAX:
                     keep, keep_at = [], pos
-            elif t in (T_COMPRESSED, T_83):
-                kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
-                if kind != t:
-                    override[0] = kind
-                yield Chunk(src, buf, base, one, None, override)
-                if kind in (T_COMPRESSED, T_83):
-                    payload = rec[8:] if kind == T_COMPRESSED else rec[16:16 + self._c2_size(rec)]
-                    yield from self._decompress(state, payload, pos)
-                pos = nxt
-                continue
-            yield Chunk(src, buf, base, one, None, override)
-            pos = nxt
+            if sp.zstd is not None:
+                yield from self._decompress(state, sp.zstd, pos)
+            pos += size
