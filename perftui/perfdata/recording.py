@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from .attr import EventAttr, parse_attr
+from .callchains import Callchains, sample_callchains
 from .constants import (
     PIPE_HEADER_SIZE,
     Feature,
@@ -389,6 +390,10 @@ class Recording:
                 at = pos[sel] + off
                 out[sel] = gather(u8, at, dt)
         return out
+
+    def callchains(self, rows: np.ndarray) -> Callchains:
+        """The callchains of SAMPLE index rows, gathered with numpy (CSR arrays)."""
+        return sample_callchains(self, rows)
 
     def merged_order(self) -> np.ndarray:
         """Index rows as perf reads a directory: ``data`` first, then every ``data.N``
