@@ -1,0 +1,90 @@
+"""Interned code locations: what an address resolves to, one id per distinct answer.
+
+A location is a symbol of a dso (``dso`` + symbol start/end), or, when no symbol covers the
+address, the address itself within its dso (perf keeps unresolved addresses apart, by their
+map-relative address).  Every per-sample array of the symbol layer holds location ids
+(int32), so aggregation is ``np.bincount`` and names are looked up only for what is shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+UNKNOWN_DSO = "[unknown]"
+
+
+@dataclass
+class Dso:
+    """A shared object as perf names it: ``name`` is the long name (a path, or
+    ``[kernel.kallsyms]``, ``[mod]``, ``[vdso]``, ``[unknown]``...)."""
+
+    name: str
+    kernel: bool = False  # kernel or module: perf's ``[k]``
+    module: str | None = None  # the kernel module name, for modules
+
+    @property
+    def short_name(self) -> str:
+        """perf report's spelling: the base name of a path, a bracketed name as is."""
+        if self.name.startswith("[") or "/" not in self.name:
+            return self.name
+        return self.name.rsplit("/", 1)[1]
+
+
+@dataclass
+class Locations:
+    """The location table: parallel lists, appended to as new locations are met."""
+
+    dsos: list[Dso] = field(default_factory=list)
+    dso_ids: dict[tuple[str, bool], int] = field(default_factory=dict)
+    dso: list[int] = field(default_factory=list)  # location -> dso index
+    name: list[str | None] = field(default_factory=list)  # symbol name, None: unresolved
+    start: list[int] = field(default_factory=list)  # symbol start, or the address
+    end: list[int] = field(default_factory=list)  # symbol end (exclusive), or address + 1
+    section: list[str | None] = field(default_factory=list)  # module section, if known
+    _ids: dict[tuple[int, str | None, int, int], int] = field(default_factory=dict)
+
+    def dso_id(self, name: str, kernel: bool = False, module: str | None = None) -> int:
+        """The index of a dso, added on first use."""
+        key = (name, kernel)
+        i = self.dso_ids.get(key)
+        if i is None:
+            i = self.dso_ids[key] = len(self.dsos)
+            self.dsos.append(Dso(name, kernel, module))
+        return i
+
+    def add(self, dso: int, name: str | None, start: int, end: int,
+            section: str | None = None) -> int:
+        """The id of a location, added on first use (same dso, name and range: same id)."""
+        key = (dso, name, start, end)
+        i = self._ids.get(key)
+        if i is None:
+            i = self._ids[key] = len(self.dso)
+            self.dso.append(dso)
+            self.name.append(name)
+            self.start.append(start)
+            self.end.append(end)
+            self.section.append(section)
+        return i
+
+    def __len__(self) -> int:
+        return len(self.dso)
+
+    def dso_of(self) -> np.ndarray:
+        """dso index of every location (int32 array)."""
+        return np.asarray(self.dso, dtype=np.int32)
+
+    def is_kernel(self) -> np.ndarray:
+        """True for locations in the kernel or a module (``[k]``), per location."""
+        kern = np.array([d.kernel for d in self.dsos], dtype=bool)
+        return kern[self.dso_of()] if len(self.dso) else np.zeros(0, dtype=bool)
+
+    def label(self, loc: int) -> str:
+        """The symbol as perf report prints it: its name, or the address in hex."""
+        n = self.name[loc]
+        return n if n is not None else f"{self.start[loc]:#018x}"
+
+    def dso_name(self, loc: int, short: bool = True) -> str:
+        d = self.dsos[self.dso[loc]]
+        return d.short_name if short else d.name
