@@ -143,7 +143,7 @@ def test_call_tree_and_folded() -> None:
     for s in blocks:
         for k in range(len(s)):
             stack = s.chain(k).tolist() or [int(s.leaf[k])]
-            path = (f"c{int(s.comm[k])}",) + tuple(f"l{x}" for x in reversed(stack))
+            path = (f"c{int(s.comm[k])}", *(f"l{x}" for x in reversed(stack)))
             ref[";".join(path)] += 1
             for d in range(1, len(path) + 1):
                 totals[path[:d]] += int(s.period[k])
@@ -156,7 +156,7 @@ def test_call_tree_and_folded() -> None:
     assert sum(doc["profiles"][0]["weights"]) == 800
     # callers/callees of one location from the tree equal a direct count
     loc = 5
-    callers, callees = tree.neighbours(loc)
+    _callers, callees = tree.neighbours(loc)
     want_callees: Counter = Counter()
     for s in blocks:
         for k in range(len(s)):
