@@ -64,7 +64,7 @@ def run_objdump(path: str, *args: str, objdump: str = "objdump") -> str:
     return subprocess.run(
         [exe, *args, path], check=True, capture_output=True, text=True,
         env={**os.environ, "LC_ALL": "C"},
-    ).stdout  # fmt: skip
+    ).stdout
 
 
 def parse(text: str) -> list[OFunc]:
@@ -113,4 +113,4 @@ _PREFIX_WORDS = frozenset(
     {"data16", "cs", "ds", "es", "ss", "fs", "gs", "rep", "repz", "repnz", "repe", "repne",
      "lock", "notrack", "bnd", "rex", "rex.W", "rex.B", "rex.R", "rex.X", "rex.WB", "addr32",
      "xacquire", "xrelease"}
-)  # fmt: skip
+)

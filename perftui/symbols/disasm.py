@@ -119,6 +119,7 @@ class Disassembly:
     start: int
     size: int
     machine: str | None
+    objdump_start: int = 0  # the first byte as objdump shows it: vaddr; offset in a .ko
     instructions: list[Instruction] = field(default_factory=list)
     is_code: bool = True
     note: str | None = None
@@ -253,7 +254,7 @@ def disassemble_bytes(
             Instruction(
                 insn.address, insn.address - address, bytes(insn.bytes), mnemonic, ops, asm,
                 target, target_name, rels, is_call, is_jump, is_ret,
-            )  # fmt: skip
+            )
         )
     return out
 
@@ -354,7 +355,8 @@ def disassemble_function(
         size=size, vaddr=vaddr, section=section, offset=offset, load_address=load, bias=bias
     )
     result = Disassembly(
-        image.path, name, code.section.name, code.address, code.size, image.machine
+        image.path, name, code.section.name, code.address, code.size, image.machine,
+        code.offset if image.kind == "rel" else code.section.addr + code.offset,
     )
     if not code.is_code:
         what = "has no bytes in the file" if code.section.nobits else "holds data"
@@ -383,7 +385,7 @@ def disassemble_function(
     result.instructions = disassemble_bytes(
         code.data, code.address, image.machine, lookup=lookup, syntax=syntax, relocs=relocs,
         section_offset=code.offset, section_bases=bases,
-    )  # fmt: skip
+    )
     return result
 
 
@@ -401,9 +403,9 @@ def disassemble_symbol(
         return disassemble_function(
             image, size=symbol.size, section=symbol.section, offset=symbol.value,
             section_bases=section_bases, lookup=lookup, name=symbol.name, syntax=syntax,
-        )  # fmt: skip
+        )
     sec = symbol.section if 0 < symbol.section < len(image.sections) else None
     return disassemble_function(
         image, size=symbol.size, vaddr=symbol.value, section=sec, bias=bias, lookup=lookup,
         name=symbol.name, syntax=syntax,
-    )  # fmt: skip
+    )

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perftui.kmod.elf import SymbolTable, _decompress, _MemStream, _read_capped
 from perftui.kmod.elf import ModuleFileError as _ReadError
+from perftui.kmod.elf import SymbolTable, _decompress, _MemStream, _read_capped
 from perftui.textsafe import safe
 
 if TYPE_CHECKING:  # pyelftools is imported when it is first needed (start-up time)
@@ -197,7 +197,7 @@ class ElfImage:
             ("name", o + "u4"), ("type", o + "u4"), ("flags", u), ("addr", u),
             ("offset", u), ("size", u), ("link", o + "u4"), ("info", o + "u4"),
             ("addralign", u), ("entsize", u),
-        ]  # fmt: skip
+        ]
         dtype = np.dtype(fields)
         first = np.frombuffer(self.data, dtype, 1, shoff)[0]
         if shnum == 0:  # the count is in section 0 (more than 0xff00 sections)
@@ -265,10 +265,10 @@ class ElfImage:
         st = tabs[0]
         if self.elfclass == 64:
             fields = [("name", o + "u4"), ("info", "u1"), ("other", "u1"),
-                      ("shndx", o + "u2"), ("value", o + "u8"), ("size", o + "u8")]  # fmt: skip
+                      ("shndx", o + "u2"), ("value", o + "u8"), ("size", o + "u8")]
         else:
             fields = [("name", o + "u4"), ("value", o + "u4"), ("size", o + "u4"),
-                      ("info", "u1"), ("other", "u1"), ("shndx", o + "u2")]  # fmt: skip
+                      ("info", "u1"), ("other", "u1"), ("shndx", o + "u2")]
         dtype = np.dtype(fields)
         if st.entsize != dtype.itemsize:
             raise ElfFileError(self.path, f"bad symbol table entry size {st.entsize}")
@@ -312,7 +312,7 @@ class ElfImage:
             r = sym[i]
             out.append(
                 FunctionSymbol(nm, int(r["shndx"]), int(r["value"]), int(r["size"]),
-                               int(r["info"]) & 0xF, int(r["info"]) >> 4)  # fmt: skip
+                               int(r["info"]) & 0xF, int(r["info"]) >> 4)
             )
         return out
 
@@ -333,7 +333,7 @@ class ElfImage:
         keep = (sym["shndx"] == section) & (
             (typ == STT_FUNC) | (typ == STT_GNU_IFUNC) | (typ == STT_OBJECT)
             | ((typ == STT_NOTYPE) & (sym["size"] > 0))
-        )  # fmt: skip
+        )
         rows = sym[keep]
         names = [_cstr(strtab, int(n)) for n in rows["name"]]
         ok = [bool(n) and not n.startswith("$") for n in names]  # ARM mapping symbols
@@ -341,12 +341,14 @@ class ElfImage:
         names = [n for n, k in zip(names, ok, strict=True) if k]
         if not len(rows):
             return SymbolTable(np.zeros(0, np.uint64), np.zeros(0, np.uint64), [],
-                               sec.size if sec and self.kind == "rel" else None)  # fmt: skip
+                               sec.size if sec and self.kind == "rel" else None)
         info = rows["info"]
         bind = info >> 4
         type_rank = np.where((info & 0xF) == STT_OBJECT, 1, 0)
         type_rank = np.where((info & 0xF) == STT_NOTYPE, 2, type_rank)
-        bind_rank = np.select([bind == STB_GLOBAL, bind == STB_LOCAL, bind == STB_WEAK], [0, 1, 2], 3)
+        bind_rank = np.select(
+            [bind == STB_GLOBAL, bind == STB_LOCAL, bind == STB_WEAK], [0, 1, 2], 3
+        )
         loader = np.array([n in ("init_module", "cleanup_module") for n in names], np.int64)
         under = np.array([len(n) - len(n.lstrip("_")) for n in names], np.int64)
         length = np.array([-len(n) for n in names], np.int64)
@@ -391,7 +393,7 @@ class ElfImage:
         if self.kind == "rel" or vaddr is None:
             if section is None or offset is None:
                 raise ElfFileError(self.path, "a relocatable file's code is named by section "
-                                   "and offset")  # fmt: skip
+                                   "and offset")
             sec = self.section(section)
             base = load_address if load_address is not None else 0
             start, shown = offset, base + offset

@@ -143,8 +143,10 @@ class RelocationTable:
         typ = int(self.types[row])
         name = _type_names(img.e_machine).get(typ, f"<type {typ}>")
         if i == 0:
-            return Relocation(int(self.offsets[row]), typ, name, "*ABS*",
-                              int(self.addends[row]), None, 0, bool(self.explicit[row]))  # fmt: skip
+            return Relocation(
+                int(self.offsets[row]), typ, name, "*ABS*", int(self.addends[row]), None, 0,
+                bool(self.explicit[row]),
+            )
         r = sym[i]
         shndx = int(r["shndx"])
         where: int | None = shndx if SHN_UNDEF < shndx < SHN_LORESERVE else None
@@ -157,7 +159,7 @@ class RelocationTable:
         return Relocation(
             int(self.offsets[row]), typ, name, label, int(self.addends[row]), where,
             int(r["value"]), bool(self.explicit[row]),
-        )  # fmt: skip
+        )
 
     def target(self, row: int, insn_end: int) -> tuple[int | None, int, str]:
         """What the instruction refers to through row ``row``, once loaded.
@@ -233,7 +235,7 @@ def _read_table(
         raise ElfFileError(image.path, f"{where}: bad relocation entry size {rs.entsize}")
     if rs.link != symtab_index:
         raise ElfFileError(image.path, f"{where}: links to section {rs.link}, not the symbol "
-                           "table")  # fmt: skip
+                           "table")
     n = rs.size // dtype.itemsize
     raw = np.frombuffer(image.data, dtype, n, rs.offset)
     offsets = raw["offset"].astype(np.uint64)
