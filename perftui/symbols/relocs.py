@@ -208,14 +208,19 @@ def _entry_dtype(image: ElfImage, rela: bool) -> np.dtype:
     return np.dtype(fields)
 
 
-def section_relocations(image: ElfImage, section: str | int | Section) -> RelocationTable:
-    """All relocations that patch ``section`` of a relocatable file (empty otherwise)."""
+def section_relocations(
+    image: ElfImage, section: str | int | Section, only: Section | None = None
+) -> RelocationTable:
+    """All relocations that patch ``section`` of a relocatable file (empty otherwise);
+    with ``only``, those of that one relocation section."""
     sec = section if isinstance(section, Section) else image.section(section)
     parts: list[tuple[np.ndarray, ...]] = []
     if image.kind == "rel":
         sym, _, symtab_index = image.raw_symbols()
         for rs in image.sections:
             if rs.type not in (SHT_RELA, SHT_REL) or rs.info != sec.index:
+                continue
+            if only is not None and rs.index != only.index:
                 continue
             parts.append(_read_table(image, rs, sec, len(sym), symtab_index))
     if not parts:
