@@ -62,7 +62,7 @@ def test_relocation_names_equal_objdump_dr(path: str) -> None:
 
 
 def test_calls_through_relocations_are_named() -> None:
-    """``e8 00 00 00 00`` + ``R_X86_64_PLT32 sym-0x4`` reads ``call sym`` (objdump -dr gives sym)."""
+    """``e8 00 00 00 00`` + ``R_X86_64_PLT32 sym-0x4`` reads ``call sym`` (sym: objdump -dr)."""
     named = 0
     for path in KOS:
         for img, sym, of in _functions(path):
