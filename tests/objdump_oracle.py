@@ -154,6 +154,15 @@ def nm_values(path: str) -> dict[str, set[int]]:
     return out
 
 
+def nm_sizes(path: str) -> dict[str, tuple[int, int]]:
+    """``nm -S``: value and size of each sized defined symbol."""
+    text = subprocess.run(
+        [tool("nm"), "-S", "--defined-only", path], check=True, capture_output=True, text=True
+    ).stdout
+    return {p[3]: (int(p[0], 16), int(p[1], 16)) for p in map(str.split, text.splitlines())
+            if len(p) == 4}
+
+
 def same_name(mine: str | None, theirs: str, values: dict[str, set[int]]) -> bool:
     """Whether ``sym+0xoff`` names agree, a different alias at the same address allowed
     (objdump and perf choose among aliases differently: ``init_module``/``demo_nic_init``)."""

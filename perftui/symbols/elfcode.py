@@ -20,6 +20,7 @@ checked against the file, ``SHN_XINDEX`` followed.  Any problem is one
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -317,8 +318,10 @@ class ElfImage:
         return out
 
     def section_symbols(self, section: int) -> SymbolTable:
-        """Named FUNC/OBJECT (and sized untyped) symbols of one section, by ``st_value``,
-        one name per address (perf's ``choose_best_symbol`` order); cached."""
+        """Named FUNC/OBJECT (and sized untyped) symbols of one section, by offset into
+        the section (``st_value - sh_addr``), one name per address (perf's
+        ``choose_best_symbol`` order); a zero-size symbol covers up to the next one or the
+        section's end.  Cached."""
         key = ("symtab", section)
         table = self._tables.get(key)
         if table is None:
@@ -329,8 +332,9 @@ class ElfImage:
     def _build_table(self, section: int) -> SymbolTable:
         sym, strtab, _ = self.raw_symbols()
         sec = self.sections[section] if 0 <= section < len(self.sections) else None
+        addr = sec.addr if sec is not None and self.kind != "rel" else 0
         typ = sym["info"] & 0xF
-        keep = (sym["shndx"] == section) & (
+        keep = (sym["shndx"] == section) & (sym["value"] >= np.uint64(addr)) & (
             (typ == STT_FUNC) | (typ == STT_GNU_IFUNC) | (typ == STT_OBJECT)
             | ((typ == STT_NOTYPE) & (sym["size"] > 0))
         )
@@ -340,8 +344,8 @@ class ElfImage:
         rows = rows[np.array(ok, bool)] if len(rows) else rows
         names = [n for n, k in zip(names, ok, strict=True) if k]
         if not len(rows):
-            return SymbolTable(np.zeros(0, np.uint64), np.zeros(0, np.uint64), [],
-                               sec.size if sec and self.kind == "rel" else None)
+            empty = np.zeros(0, np.uint64)
+            return SymbolTable(empty, empty, [], sec.size if sec is not None else None)
         info = rows["info"]
         bind = info >> 4
         type_rank = np.where((info & 0xF) == STT_OBJECT, 1, 0)
@@ -359,14 +363,10 @@ class ElfImage:
         first = np.ones(len(order), bool)
         first[1:] = values[1:] != values[:-1]
         pick = order[first]
-        if self.kind == "rel" and sec is not None:
-            size: int | None = sec.size
-        elif sec is not None and sec.addr + sec.size < 2**64:
-            size = None  # absolute addresses: no section-relative end
-        else:
-            size = None
+        base = np.uint64(sec.addr if sec is not None and self.kind != "rel" else 0)
         return SymbolTable(
-            rows["value"][pick], rows["size"][pick], [names[int(i)] for i in pick], size
+            rows["value"][pick] - base, rows["size"][pick], [names[int(i)] for i in pick],
+            sec.size if sec is not None else None,
         )
 
     # -- code -------------------------------------------------------------------------------
@@ -445,25 +445,24 @@ class ElfImage:
 
             return rel_lookup
 
-        table = self._all_symbols()
+        spans_v = sorted(
+            (s.addr, s.addr + s.size, s.index)
+            for s in self.sections
+            if s.flags & SHF_ALLOC and s.size and s.type != SHT_NULL
+        )
+        starts = [lo for lo, _, _ in spans_v]
 
         def lookup(addr: int) -> tuple[str, int] | None:
-            return table.resolve(addr - bias) if addr >= bias else None
+            v = addr - bias
+            k = bisect.bisect_right(starts, v) - 1
+            while k >= 0 and spans_v[k][0] <= v:  # overlapping sections (.tbss): look back
+                lo, hi, index = spans_v[k]
+                if v < hi:
+                    return self.section_symbols(index).resolve(v - lo)
+                k -= 1
+            return None
 
         return lookup
-
-    def _all_symbols(self) -> SymbolTable:
-        """All named function and object symbols by virtual address (ET_EXEC/ET_DYN)."""
-        key = ("all",)
-        table = self._tables.get(key)
-        if table is None:
-            parts = [self.section_symbols(s.index) for s in self.sections if s.flags & SHF_ALLOC]
-            starts = np.concatenate([p.starts for p in parts] or [np.zeros(0, np.uint64)])
-            sizes = np.concatenate([p.sizes for p in parts] or [np.zeros(0, np.uint64)])
-            names = [n for p in parts for n in p.names]
-            table = SymbolTable(starts, sizes, names)
-            self._tables[key] = table
-        return table  # type: ignore[no-any-return]
 
 
 _SYM_DTYPE = np.dtype(
