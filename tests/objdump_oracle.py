@@ -68,8 +68,12 @@ def run_objdump(path: str, *args: str, objdump: str = "objdump") -> str:
     ).stdout
 
 
-def parse(text: str) -> list[OFunc]:
-    """Functions in objdump's order, each with its instructions."""
+def parse(text: str, word_units: bool = False) -> list[OFunc]:
+    """Functions in objdump's order, each with its instructions.
+
+    ``word_units``: objdump prints each instruction as a 32-bit word (aarch64); the bytes are
+    turned back into memory order (little-endian).
+    """
     funcs: list[OFunc] = []
     section = ""
     cur: OFunc | None = None
@@ -90,6 +94,8 @@ def parse(text: str) -> list[OFunc]:
             continue
         if m := _INSN.match(line):
             raw = bytes.fromhex(m.group(2).replace(" ", ""))
+            if word_units:
+                raw = b"".join(raw[k : k + 4][::-1] for k in range(0, len(raw), 4))
             text_ = (m.group(3) or "").strip()
             if not text_ and cur.insns and m.group(3) is None:  # continuation of long bytes
                 cur.insns[-1].raw += raw

@@ -18,7 +18,7 @@ The machine comes from the ELF header: x86-64, i386 (AT&T syntax by default, as
 ``objdump -d`` and so ``perf annotate`` print it; ``syntax="intel"`` for Intel) and
 aarch64.  x86 mnemonics follow objdump's convention: capstone's operand-size suffix is
 dropped when a register operand already gives the size (``mov %edx,%edx``, not ``movl``)
-and never written on call/jmp/ret/push/pop/leave in 64-bit code; it stays where only
+and never written on call/jmp/ret/push/pop/leave at the mode's default size; it stays where only
 memory and immediates are involved (``addq $0x1,0x0(%rip)``).  Operands are capstone's
 (``(%rip)`` where objdump writes ``0x0(%rip)``).
 
@@ -63,9 +63,10 @@ _SUFFIXES = "bwlq"
 _BARE_REGISTER = re.compile(r"%[a-z0-9]+(?:\(\d\))?")  # "%eax", "%st(1)"
 # capstone's spelling -> objdump's
 _ALIASES = {"fucompi": "fucomip", "fcompi": "fcomip", "wait": "fwait"}
-# 64-bit code: objdump writes these without a size suffix whatever their operands.
 _STRING_OPS = frozenset({"stos", "lods", "movs", "cmps", "scas", "ins", "outs"})
-_NO_SUFFIX_64 = frozenset({"call", "jmp", "ret", "push", "pop", "leave", "pushf", "popf"})
+# objdump writes these without the suffix of the mode's default size (q in 64-bit code,
+# l in 32-bit code) whatever their operands.
+_NO_SUFFIX = frozenset({"call", "jmp", "ret", "push", "pop", "leave", "pushf", "popf"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,8 +317,8 @@ def _objdump_mnemonic(insn: Any, machine: str) -> str:
     words = mn.split(" ")
     last = words[-1]
     base = last[:-1]
-    if machine == "x86_64" and base in _NO_SUFFIX_64:
-        return " ".join([*words[:-1], base])
+    if base in _NO_SUFFIX and last[-1] == ("q" if machine == "x86_64" else "l"):
+        return " ".join([*words[:-1], base])  # the mode's default operand size
     name = insn.insn_name()
     if name != base and not (base in _STRING_OPS and name[:-1] == base):  # stosd -> stos
         return mn
