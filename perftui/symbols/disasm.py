@@ -222,7 +222,7 @@ def disassemble_bytes(
         target_name = None
         comment = None
         direct = capstone.CS_GRP_BRANCH_RELATIVE in groups
-        if direct:
+        if direct and insn.id:
             imms = [o.imm for o in insn.operands if o.type == _imm_type(machine)]
             if imms:
                 target = imms[-1] & ((1 << 64) - 1)
@@ -241,7 +241,7 @@ def disassemble_bytes(
                 comment = rname
         elif target is not None:
             target_name = _name(lookup, target)
-        elif x86:
+        elif x86 and insn.id:  # (id 0: a skipped byte, no operands)
             rip = _rip_target(insn, machine)
             if rip is not None:
                 nm = _name(lookup, rip)

@@ -152,6 +152,8 @@ class ElfImage:
         if data[4] not in (1, 2) or data[5] not in (1, 2):
             raise ElfFileError(path, "bad ELF identification (class or byte order)")
         self.elfclass = 64 if data[4] == 2 else 32
+        if len(data) < (64 if self.elfclass == 64 else 52):
+            raise ElfFileError(path, f"too short for an ELF header ({len(data)} bytes)")
         self.little_endian = data[5] == 1
         self._order = "<" if self.little_endian else ">"
         e_type, e_machine = (int(x) for x in np.frombuffer(data, self._order + "u2", 2, 16))
