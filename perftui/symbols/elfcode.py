@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perftui.kmod.elf import ModuleFileError as _ReadError
-from perftui.kmod.elf import SymbolTable, _decompress, _MemStream, _read_capped
-from perftui.textsafe import safe
+from perftui.symbols.decompress import ELF_MAGIC, MemStream, decompress, one_line, read_capped
+from perftui.symbols.errors import FileError
+from perftui.symbols.symtable import SymbolTable
 
 if TYPE_CHECKING:  # pyelftools is imported when it is first needed (start-up time)
     from elftools.elf.elffile import ELFFile
@@ -51,7 +51,6 @@ SymbolLookup = Callable[[int], "tuple[str, int] | None"]
 #: e_machine values perftui disassembles, and the name used for them.
 MACHINES = {62: "x86_64", 3: "i386", 183: "aarch64"}
 
-_ELF_MAGIC = b"\x7fELF"
 _ET_NAMES = {1: "rel", 2: "exec", 3: "dyn"}
 SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA = 0, 1, 2, 3, 4
 SHT_NOBITS, SHT_REL, SHT_DYNSYM, SHT_SYMTAB_SHNDX = 8, 9, 11, 18
@@ -62,13 +61,11 @@ STB_LOCAL, STB_GLOBAL, STB_WEAK = 0, 1, 2
 _MAX_SYMBOLS = 20_000_000  # 480 MB of Elf64_Sym: beyond any real file
 
 
-class ElfFileError(Exception):
+class ElfFileError(FileError):
     """An ELF file that cannot be used; ``str()`` is one line naming the file and problem."""
 
     def __init__(self, path: str, problem: str) -> None:
-        self.path = path
-        self.problem = problem
-        super().__init__(f"{safe(path, 300)}: {safe(' '.join(problem.split()), 300)}")
+        super().__init__(path, " ".join(problem.split()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,11 +132,6 @@ class CodeRange:
         return self.address + self.size
 
 
-def _one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text[:200]
-
-
 class ElfImage:
     """The bytes and tables of one ELF file.  Make one with :func:`open_elf`."""
 
@@ -147,7 +139,7 @@ class ElfImage:
         self.path = path
         self.data = data
         self.compression = compression
-        if len(data) < 52 or data[:4] != _ELF_MAGIC:
+        if len(data) < 52 or data[:4] != ELF_MAGIC:
             raise ElfFileError(path, "not an ELF file (bad magic or too short)")
         if data[4] not in (1, 2) or data[5] not in (1, 2):
             raise ElfFileError(path, "bad ELF identification (class or byte order)")
@@ -177,9 +169,9 @@ class ElfImage:
             from elftools.elf.elffile import ELFFile
 
             try:
-                self._elf = ELFFile(_MemStream(self.data))  # type: ignore[arg-type]
+                self._elf = ELFFile(MemStream(self.data))  # type: ignore[arg-type]
             except Exception as e:  # ELFError, construct errors
-                raise ElfFileError(self.path, f"bad ELF file: {_one_line(e)}") from None
+                raise ElfFileError(self.path, f"bad ELF file: {one_line(e)}") from None
         return self._elf
 
     def _read_sections(self) -> list[Section]:
@@ -485,9 +477,9 @@ def open_elf(path: str, max_size: int = 1 << 30) -> ElfImage:
     """Read an ELF file (a regular file only, at most ``max_size`` bytes, decompressed
     when it is an xz/gzip/zstd ``.ko``); raise :class:`ElfFileError` on any problem."""
     try:
-        raw = _read_capped(path, max_size)
-        data, fmt = _decompress(path, raw, max_size)
-    except _ReadError as e:
+        raw = read_capped(path, max_size)
+        data, fmt = decompress(path, raw, max_size, ELF_MAGIC)
+    except FileError as e:
         raise ElfFileError(path, e.problem) from None
     try:
         return ElfImage(path, bytes(data), fmt)
@@ -496,4 +488,4 @@ def open_elf(path: str, max_size: int = 1 << 30) -> ElfImage:
     except MemoryError:
         raise ElfFileError(path, "out of memory reading the ELF file") from None
     except Exception as e:  # a numpy read past the end, bad values in a header
-        raise ElfFileError(path, f"bad ELF file: {_one_line(e)}") from None
+        raise ElfFileError(path, f"bad ELF file: {one_line(e)}") from None

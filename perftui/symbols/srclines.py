@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perftui.kmod.elf import _MemStream
+from perftui.symbols.decompress import MemStream, one_line
 from perftui.symbols.elfcode import (
     SHF_ALLOC,
     SHN_LORESERVE,
@@ -159,7 +159,7 @@ class LineTable:
             raise
         except Exception as e:  # pyelftools/construct errors on bad DWARF
             raise ElfFileError(
-                self.image.path, f"bad DWARF line information: {_one_line(e)}"
+                self.image.path, f"bad DWARF line information: {one_line(e)}"
             ) from None
 
     def _cu_offsets(self, addrs: np.ndarray) -> list[int] | None:
@@ -242,10 +242,6 @@ def _comp_dir(cu: Any) -> str:
     return _text(attr.value) if attr is not None else ""
 
 
-def _one_line(e: BaseException) -> str:
-    return (" ".join(str(e).split()) or type(e).__name__)[:200]
-
-
 def line_table(image: ElfImage) -> LineTable | None:
     """The line table of ``image``; None when it has no ``.debug_line``."""
     key = ("lines",)
@@ -267,10 +263,10 @@ def _open(image: ElfImage) -> LineTable:
         shift = _SHIFT_64 if image.elfclass == 64 else _SHIFT_32
         data = _placed(image, shift)
     try:
-        elf = ELFFile(_MemStream(data))  # type: ignore[arg-type]
+        elf = ELFFile(MemStream(data))  # type: ignore[arg-type]
         dwarf = elf.get_dwarf_info(relocate_dwarf_sections=False, follow_links=False)
     except Exception as e:
-        raise ElfFileError(image.path, f"bad DWARF information: {_one_line(e)}") from None
+        raise ElfFileError(image.path, f"bad DWARF information: {one_line(e)}") from None
     return LineTable(image, dwarf, shift)
 
 
