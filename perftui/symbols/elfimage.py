@@ -1,0 +1,284 @@
+"""The headers of one ELF file: sections, PT_LOAD segments, build id (read-only, lazy).
+
+An :class:`ElfImage` holds an open file descriptor and the parsed ELF header, section
+headers and program headers; section contents are read on demand, size-capped.  The ELF
+header goes through pyelftools (imported on first use); the section and program header
+tables are decoded with numpy.  Any problem is a :class:`~perftui.symbols.safefile.
+SymbolFileError`: one line naming the file, never a library's traceback.
+
+Public API: :func:`open_elf` ``(path, max_size=...) -> ElfImage`` (a context manager);
+``ElfImage.section(name) -> Section | None`` (the first section of that name, as perf's
+``elf_section_by_name``), ``ElfImage.read(section, what, cap) -> bytes``,
+``ElfImage.build_id`` (hex or None), ``ElfImage.loads`` (the PT_LOAD segments),
+``ElfImage.elf_type`` (``"ET_EXEC"``, ``"ET_DYN"``, ...), ``ElfImage.machine`` (e_machine).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+from types import TracebackType
+
+import numpy as np
+
+from perftui.symbols.safefile import SymbolFileError, mib, open_regular, read_at
+
+__all__ = ["DEFAULT_MAX_FILE", "ElfImage", "Section", "Segment", "open_elf"]
+
+#: Largest ELF file opened (a vmlinux with debug information is a few hundred MiB).
+DEFAULT_MAX_FILE = 4 << 30
+#: Most section headers accepted (the ELF format allows 2**32 with extended numbering).
+MAX_SECTIONS = 1 << 16
+#: Most program headers accepted.
+MAX_SEGMENTS = 1 << 12
+#: Largest single section read (symbol and string tables, notes, relocations).
+MAX_SECTION_READ = 512 << 20
+
+SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA = 0, 1, 2, 3, 4
+SHT_NOTE, SHT_NOBITS, SHT_REL, SHT_DYNSYM = 7, 8, 9, 11
+SHF_ALLOC = 0x2
+PT_LOAD = 1
+_NT_GNU_BUILD_ID = 3
+_ET_NAMES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One section header."""
+
+    index: int
+    name: str
+    type: int
+    flags: int
+    addr: int
+    offset: int
+    size: int
+    link: int
+    info: int
+    entsize: int
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One PT_LOAD program header."""
+
+    offset: int
+    vaddr: int
+    filesz: int
+    memsz: int
+    flags: int
+
+
+def _shdr_dtype(elfclass: int, e: str) -> np.dtype:
+    w = "u8" if elfclass == 64 else "u4"
+    return np.dtype([
+        ("name", e + "u4"), ("type", e + "u4"), ("flags", e + w), ("addr", e + w),
+        ("offset", e + w), ("size", e + w), ("link", e + "u4"), ("info", e + "u4"),
+        ("addralign", e + w), ("entsize", e + w),
+    ])
+
+
+def _phdr_dtype(elfclass: int, e: str) -> np.dtype:
+    if elfclass == 64:
+        return np.dtype([
+            ("type", e + "u4"), ("flags", e + "u4"), ("offset", e + "u8"), ("vaddr", e + "u8"),
+            ("paddr", e + "u8"), ("filesz", e + "u8"), ("memsz", e + "u8"), ("align", e + "u8"),
+        ])
+    return np.dtype([
+        ("type", e + "u4"), ("offset", e + "u4"), ("vaddr", e + "u4"), ("paddr", e + "u4"),
+        ("filesz", e + "u4"), ("memsz", e + "u4"), ("flags", e + "u4"), ("align", e + "u4"),
+    ])
+
+
+def cstr(table: bytes, off: int) -> str:
+    """The NUL-terminated string at ``off`` of a string table ("" when out of range)."""
+    if off < 0 or off >= len(table):
+        return ""
+    end = table.find(b"\0", off)
+    raw = table[off:] if end < 0 else table[off:end]
+    return raw.decode("utf-8", "surrogateescape")
+
+
+class ElfImage:
+    """Parsed headers of one ELF file; use :func:`open_elf`."""
+
+    def __init__(self, path: str, fd: int, size: int) -> None:
+        self.path = path
+        self._fd = fd
+        self.file_size = size
+        self.sections: list[Section] = []
+        self.loads: list[Segment] = []
+        self.elf_type = "ET_NONE"
+        self.machine = 0
+        self.elfclass = 64
+        self.little = True
+        self._build_id: str | bool | None = False  # False: not read yet
+
+    # -- context manager
+    def __enter__(self) -> ElfImage:
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, v: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    @property
+    def endian(self) -> str:
+        return "<" if self.little else ">"
+
+    def section(self, name: str) -> Section | None:
+        """The first section called ``name`` (perf's ``elf_section_by_name``), or None."""
+        for s in self.sections:
+            if s.name == name:
+                return s
+        return None
+
+    def read(self, sec: Section, what: str, cap: int = MAX_SECTION_READ) -> bytes:
+        """The bytes of a section (empty for SHT_NOBITS); over ``cap`` is an error."""
+        if sec.type == SHT_NOBITS or sec.size == 0:
+            return b""
+        if sec.size > cap:
+            raise SymbolFileError(self.path, f"{what} is {sec.size} bytes, over the {mib(cap)} cap")
+        return read_at(self._fd, self.path, sec.offset, sec.size, what)
+
+    @property
+    def build_id(self) -> str | None:
+        """Hex of the GNU build-id note, looked for as perf does (None when absent).
+
+        perf reads the first of ``.note.gnu.build-id``, ``.notes``, ``.note`` that exists
+        and takes the first note of type NT_GNU_BUILD_ID named "GNU".
+        """
+        if self._build_id is False:
+            self._build_id = self._read_build_id()
+        return self._build_id  # type: ignore[return-value]
+
+    def _read_build_id(self) -> str | None:
+        for name in (".note.gnu.build-id", ".notes", ".note"):
+            sec = self.section(name)
+            if sec is not None:
+                break
+        else:
+            return None
+        try:
+            data = self.read(sec, f"note section {name}", 1 << 20)
+        except SymbolFileError:
+            return None
+        return note_build_id(data, self.endian)
+
+    # -- parsing
+    def _parse(self) -> None:
+        head = read_at(self._fd, self.path, 0, min(self.file_size, 64), "ELF header")
+        if head[:4] != b"\x7fELF":
+            raise SymbolFileError(self.path, "not an ELF file (bad magic)")
+        if len(head) < 52 or head[4] not in (1, 2) or head[5] not in (1, 2):
+            raise SymbolFileError(self.path, "bad ELF identification (class or byte order)")
+        from elftools.elf.structs import ELFStructs
+
+        self.elfclass = 64 if head[4] == 2 else 32
+        self.little = head[5] == 1
+        structs = ELFStructs(little_endian=self.little, elfclass=self.elfclass)
+        structs.create_basic_structs()
+        hdr = structs.Elf_Ehdr.parse(head)
+        self.elf_type = _ET_NAMES.get(_raw_e_type(head, self.little), str(hdr["e_type"]))
+        self.machine = _raw_e_machine(head, self.little)
+        e = self.endian
+        shdt = _shdr_dtype(self.elfclass, e)
+        phdt = _phdr_dtype(self.elfclass, e)
+        shoff, shnum = int(hdr["e_shoff"]), int(hdr["e_shnum"])
+        shstrndx, phoff, phnum = int(hdr["e_shstrndx"]), int(hdr["e_phoff"]), int(hdr["e_phnum"])
+        if shoff:
+            if int(hdr["e_shentsize"]) != shdt.itemsize:
+                raise SymbolFileError(self.path, f"bad section header size {hdr['e_shentsize']}")
+            first = np.frombuffer(read_at(self._fd, self.path, shoff, shdt.itemsize,
+                                          "section header 0"), dtype=shdt)[0]
+            if shnum == 0:  # extended numbering: the count is in section 0
+                shnum = int(first["size"])
+            if shstrndx == 0xFFFF:
+                shstrndx = int(first["link"])
+            if shnum > MAX_SECTIONS:
+                raise SymbolFileError(self.path, f"{shnum} sections, over the limit of "
+                                      f"{MAX_SECTIONS}")
+            if shnum * shdt.itemsize > self.file_size:
+                raise SymbolFileError(self.path, f"section header table ({shnum} entries) is "
+                                      "larger than the file")
+            table = np.frombuffer(read_at(self._fd, self.path, shoff, shnum * shdt.itemsize,
+                                          "section header table"), dtype=shdt)
+            names = b""
+            if 0 < shstrndx < shnum:
+                s = table[shstrndx]
+                if int(s["type"]) != SHT_NOBITS and int(s["size"]) <= 16 << 20:
+                    try:
+                        names = read_at(self._fd, self.path, int(s["offset"]), int(s["size"]),
+                                        "section name table")
+                    except SymbolFileError:
+                        names = b""
+            self.sections = [
+                Section(i, cstr(names, int(r["name"])), int(r["type"]), int(r["flags"]),
+                        int(r["addr"]), int(r["offset"]), int(r["size"]), int(r["link"]),
+                        int(r["info"]), int(r["entsize"]))
+                for i, r in enumerate(table)
+            ]
+        if phoff and phnum:
+            if phnum == 0xFFFF and self.sections:  # PN_XNUM: the count is in section 0
+                phnum = self.sections[0].info
+            if int(hdr["e_phentsize"]) != phdt.itemsize:
+                raise SymbolFileError(self.path, f"bad program header size {hdr['e_phentsize']}")
+            if phnum > MAX_SEGMENTS:
+                raise SymbolFileError(self.path, f"{phnum} program headers, over the limit of "
+                                      f"{MAX_SEGMENTS}")
+            ph = np.frombuffer(read_at(self._fd, self.path, phoff, phnum * phdt.itemsize,
+                                       "program header table"), dtype=phdt)
+            self.loads = [
+                Segment(int(r["offset"]), int(r["vaddr"]), int(r["filesz"]), int(r["memsz"]),
+                        int(r["flags"]))
+                for r in ph if int(r["type"]) == PT_LOAD
+            ]
+
+
+def _raw_e_type(head: bytes, little: bool) -> int:
+    return int(struct.unpack_from("<H" if little else ">H", head, 16)[0])
+
+
+def _raw_e_machine(head: bytes, little: bool) -> int:
+    return int(struct.unpack_from("<H" if little else ">H", head, 18)[0])
+
+
+def note_build_id(data: bytes, endian: str = "<") -> str | None:
+    """The first GNU build-id in a run of ELF notes (perf's 4-byte alignment), as hex."""
+    pos = 0
+    while pos + 12 <= len(data):
+        namesz, descsz, ntype = struct.unpack_from(endian + "III", data, pos)
+        name_at = pos + 12
+        desc_at = name_at + ((namesz + 3) & ~3)
+        nxt = desc_at + ((descsz + 3) & ~3)
+        if desc_at + descsz > len(data):
+            return None
+        if ntype == _NT_GNU_BUILD_ID and namesz == 4 and data[name_at:name_at + 4] == b"GNU\0":
+            return data[desc_at:desc_at + descsz].hex() or None
+        pos = nxt
+    return None
+
+
+def open_elf(path: str, max_size: int = DEFAULT_MAX_FILE) -> ElfImage:
+    """Open and parse the headers of the ELF file at ``path`` (close it, or use ``with``)."""
+    fd, size = open_regular(path, max_size)
+    img = ElfImage(path, fd, size)
+    try:
+        img._parse()
+    except SymbolFileError:
+        img.close()
+        raise
+    except MemoryError:
+        img.close()
+        raise SymbolFileError(path, "out of memory reading the ELF headers") from None
+    except Exception as e:  # pyelftools/construct errors, numpy on short buffers
+        img.close()
+        text = " ".join(str(e).split())[:200] or type(e).__name__
+        raise SymbolFileError(path, f"bad ELF file: {text}") from None
+    return img

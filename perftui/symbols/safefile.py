@@ -1,0 +1,124 @@
+"""Open files named by a recording without trusting them.
+
+Every symbol source reads through here: only regular files (a symlink to one is fine) are
+opened, without blocking (a FIFO or device is refused before it is opened, and again after,
+in case the path changed in between), and sizes are capped.  Every problem is one
+:class:`SymbolFileError` whose message is a single line naming the file.
+
+Public API:
+
+- :class:`SymbolFileError` ``(path, problem)``: ``str(e)`` is ``"<path>: <problem>"``.
+- :func:`open_regular` ``(path, max_size) -> (fd, size)``: an fd the caller closes.
+- :func:`read_at` ``(fd, path, offset, size, what) -> bytes``: exactly ``size`` bytes.
+- :func:`read_text` ``(path, max_size) -> str``: a whole small text file (UTF-8, errors
+  replaced).
+- :func:`is_regular_file` ``(path) -> bool``.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from perftui.textsafe import safe
+
+__all__ = ["SymbolFileError", "is_regular_file", "open_regular", "read_at", "read_text"]
+
+
+class SymbolFileError(Exception):
+    """A symbol file cannot be used; the message is one line naming the file and the problem."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{safe(path, 300)}: {safe(' '.join(problem.split()), 300)}")
+
+
+def is_regular_file(path: str) -> bool:
+    """True when ``path`` names a regular file (following symlinks)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _kind(mode: int) -> str:
+    for test, word in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return word
+    return "not a regular file"
+
+
+def mib(n: int) -> str:
+    """``n`` bytes in words: ``"64 MiB"`` or ``"300 bytes"``."""
+    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
+
+
+def open_regular(path: str, max_size: int) -> tuple[int, int]:
+    """Open a regular file of at most ``max_size`` bytes; return ``(fd, size)``."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError) as e:
+        raise SymbolFileError(path, f"cannot stat: {getattr(e, 'strerror', None) or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SymbolFileError(path, _kind(st.st_mode))
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise SymbolFileError(path, f"cannot open: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)  # the file opened may not be the one stat()ed
+        if not stat.S_ISREG(st.st_mode):
+            raise SymbolFileError(path, _kind(st.st_mode))
+        if st.st_size > max_size:
+            raise SymbolFileError(path, f"file is {st.st_size} bytes, over the {mib(max_size)} cap")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
+def read_at(fd: int, path: str, offset: int, size: int, what: str) -> bytes:
+    """``size`` bytes at ``offset``; a short read (file shrank, bad offset) is an error."""
+    if offset < 0 or size < 0:
+        raise SymbolFileError(path, f"{what}: bad offset {offset:#x} or size {size:#x}")
+    chunks: list[bytes] = []
+    done = 0
+    try:
+        while done < size:
+            chunk = os.pread(fd, min(size - done, 1 << 24), offset + done)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            done += len(chunk)
+    except (OSError, OverflowError) as e:
+        raise SymbolFileError(path, f"cannot read {what}: {getattr(e, 'strerror', None) or e}"
+                              ) from None
+    if done < size:
+        raise SymbolFileError(
+            path, f"{what} (offset {offset:#x}, size {size:#x}) extends past the end of the file"
+        )
+    return b"".join(chunks)
+
+
+def read_text(path: str, max_size: int) -> str:
+    """The whole text of a small regular file (UTF-8, undecodable bytes replaced)."""
+    fd, size = open_regular(path, max_size)
+    try:
+        data = read_at(fd, path, 0, size, "file")
+        extra = os.pread(fd, 1, size)  # grew since fstat: still capped
+    except OSError as e:
+        raise SymbolFileError(path, f"cannot read: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
+    if extra and size >= max_size:
+        raise SymbolFileError(path, f"file is over the {mib(max_size)} cap")
+    return data.decode("utf-8", "replace")

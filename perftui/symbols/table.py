@@ -1,0 +1,322 @@
+"""Symbol tables as sorted numpy arrays, built with perf 6.1's own rules.
+
+:class:`SymbolTable` is what every symbol source returns (ELF files, kallsyms, perf maps):
+
+- ``starts``, ``ends``: sorted ``uint64`` arrays; symbol ``i`` covers ``[starts[i], ends[i])``,
+  and a symbol with ``ends[i] == starts[i]`` covers its start address only (perf's
+  ``symbols__find``);
+- ``names``: the names as perf prints them (demangled where perf demangles);
+- ``kinds``: ``uint8`` codes, :data:`KIND_NAMES` gives their words (``"func"``, ``"object"``,
+  ``"label"``, ``"plt"``);
+- ``space``: what the addresses are (``"file offset"`` for user ELF files, as perf 6.1 keeps
+  them, ``"address"`` for kallsyms, vmlinux and perf maps);
+- :meth:`SymbolTable.lookup` ``(addrs) -> int64 index or -1`` (vectorised) and
+  :meth:`SymbolTable.name_at` ``(addr) -> (name, offset) | None``.
+
+:class:`PerfSymbolBuilder` reproduces how perf 6.1 fills its symbol tree (``tools/perf/util/
+symbol.c``): symbols are added in batches; :meth:`~PerfSymbolBuilder.fixup_end` gives
+zero-size symbols the start of the next one as their end (``symbols__fixup_end``);
+:meth:`~PerfSymbolBuilder.fixup_duplicate` keeps one symbol per start address with perf's
+``choose_best_symbol`` (``symbols__fixup_duplicate``).
+
+Where two symbols overlap (one starts inside another), perf's answer depends on the shape
+of its red-black tree; :meth:`SymbolTable.lookup` returns the one with the greatest start
+that covers the address, else the symbol before it that still covers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = [
+    "KIND_FUNC",
+    "KIND_LABEL",
+    "KIND_NAMES",
+    "KIND_OBJECT",
+    "KIND_PLT",
+    "STB_GLOBAL",
+    "STB_LOCAL",
+    "STB_WEAK",
+    "PerfSymbolBuilder",
+    "SymbolTable",
+]
+
+KIND_FUNC, KIND_OBJECT, KIND_LABEL, KIND_PLT = 0, 1, 2, 3
+#: Words for the ``kinds`` codes.
+KIND_NAMES = ("func", "object", "label", "plt")
+STB_LOCAL, STB_GLOBAL, STB_WEAK = 0, 1, 2
+
+_U64 = np.uint64
+_PAGE = 4096
+
+
+class SymbolTable:
+    """Sorted, non-empty-or-empty arrays of symbols; see the module docstring."""
+
+    def __init__(
+        self,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        names: Sequence[str],
+        kinds: np.ndarray | None = None,
+        space: str = "address",
+    ) -> None:
+        starts = np.ascontiguousarray(starts, dtype=_U64)
+        ends = np.ascontiguousarray(ends, dtype=_U64)
+        n = len(starts)
+        if ends.shape != (n,) or len(names) != n:
+            raise ValueError("starts, ends and names must have the same length")
+        if kinds is None:
+            kinds = np.zeros(n, dtype=np.uint8)
+        kinds = np.ascontiguousarray(kinds, dtype=np.uint8)
+        if n > 1 and bool(np.any(starts[1:] < starts[:-1])):
+            order = np.argsort(starts, kind="stable")
+            starts, ends, kinds = starts[order], ends[order], kinds[order]
+            names = [names[i] for i in order]
+        self.starts: np.ndarray = starts
+        self.ends: np.ndarray = ends
+        self.names: list[str] = list(names)
+        self.kinds: np.ndarray = kinds
+        self.space = space
+        # For addresses past the end of the symbol just before them: the symbol before
+        # that reaches furthest (an enclosing symbol, when symbols nest).
+        if n:
+            reach = np.maximum.accumulate(ends)
+            first_at_reach = np.flatnonzero(np.r_[True, reach[1:] != reach[:-1]])
+            owner = np.repeat(first_at_reach, np.diff(np.r_[first_at_reach, n]))
+            self._reach = reach
+            self._reach_owner = owner.astype(np.int64)
+        else:
+            self._reach = ends
+            self._reach_owner = np.zeros(0, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def __repr__(self) -> str:
+        return f"SymbolTable({len(self)} symbols, space={self.space!r})"
+
+    def lookup(self, addrs: np.ndarray | Sequence[int] | int) -> np.ndarray:
+        """Index into :attr:`names` of the symbol covering each address, -1 where none does.
+
+        ``addrs`` must be in :attr:`space` (for an ELF file: ``ip - map.start + map.pgoff``).
+        Negative values (signed input) give -1.
+        """
+        arr = np.asarray(addrs)
+        if arr.ndim == 0:
+            arr = arr.reshape(1)
+        result = np.full(arr.shape, -1, dtype=np.int64)
+        if not len(self.starts) or not arr.size:
+            return result
+        if arr.dtype.kind == "i":
+            valid = arr >= 0
+            u = np.where(valid, arr, 0).astype(_U64)
+        elif arr.dtype.kind == "u":
+            valid = np.ones(arr.shape, dtype=bool)
+            u = arr.astype(_U64, copy=False)
+        elif arr.dtype == object:
+            return self.lookup(np.array([int(a) for a in arr.ravel()], dtype=_U64)).reshape(
+                arr.shape)
+        else:
+            raise TypeError(f"addresses must be integers, not {arr.dtype}")
+        idx = np.searchsorted(self.starts, u, side="right").astype(np.int64) - 1
+        has = valid & (idx >= 0)
+        i = np.where(has, idx, 0)
+        start, end = self.starts[i], self.ends[i]
+        hit = has & ((u < end) | ((u == start) & (end == start)))
+        result[hit] = idx[hit]
+        # Not in the nearest symbol: an earlier one that reaches over the address.
+        miss = has & ~hit
+        if miss.any():
+            owner = self._reach_owner[i[miss]]
+            covered = u[miss] < self._reach[i[miss]]
+            result[np.flatnonzero(miss)[covered]] = owner[covered]
+        return result
+
+    def name_at(self, addr: int) -> tuple[str, int] | None:
+        """``(name, addr - symbol start)`` for one address in :attr:`space`, or None."""
+        if addr < 0 or addr >= 1 << 64:
+            return None
+        i = int(self.lookup(np.array([addr], dtype=_U64))[0])
+        if i < 0:
+            return None
+        return self.names[i], addr - int(self.starts[i])
+
+
+def _underscores(name: str) -> int:
+    return len(name) - len(name.lstrip("_"))
+
+
+def _signed_len(start: int, end: int) -> int:
+    d = (end - start) & ((1 << 64) - 1)
+    return d - (1 << 64) if d >= 1 << 63 else d
+
+
+class PerfSymbolBuilder:
+    """Accumulates symbols the way perf 6.1 inserts them into its tree; see module docstring.
+
+    Symbols with equal starts keep their insertion order (perf's tree puts an equal key to
+    the right), which decides ties in :meth:`fixup_duplicate`.
+    """
+
+    def __init__(self) -> None:
+        self._starts: list[np.ndarray] = []
+        self._ends: list[np.ndarray] = []
+        self._bind: list[np.ndarray] = []
+        self._kind: list[np.ndarray] = []
+        self._module: list[np.ndarray] = []
+        self.names: list[str] = []
+        self._cache: tuple[np.ndarray, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def add(
+        self,
+        starts: np.ndarray,
+        sizes: np.ndarray,
+        bindings: np.ndarray,
+        kinds: np.ndarray,
+        names: Sequence[str],
+        in_module: np.ndarray | None = None,
+    ) -> None:
+        """Insert symbols (``symbol__new(start, size, ...)``: end is start + size)."""
+        starts = np.asarray(starts, dtype=_U64)
+        with np.errstate(over="ignore"):
+            ends = starts + np.asarray(sizes, dtype=_U64)
+        n = len(starts)
+        if len(names) != n:
+            raise ValueError("starts and names differ in length")
+        self._flatten()
+        self._starts.append(starts)
+        self._ends.append(ends)
+        self._bind.append(np.asarray(bindings, dtype=np.uint8))
+        self._kind.append(np.asarray(kinds, dtype=np.uint8))
+        self._module.append(
+            np.zeros(n, dtype=bool) if in_module is None else np.asarray(in_module, dtype=bool))
+        self.names.extend(names)
+        self._cache = None
+
+    def _flatten(self) -> None:
+        """Concatenate the batches added so far (insertion order)."""
+        if len(self._starts) > 1:
+            for attr in ("_starts", "_ends", "_bind", "_kind", "_module"):
+                parts = getattr(self, attr)
+                setattr(self, attr, [np.concatenate(parts)])
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                               np.ndarray]:
+        """(order, starts, ends, bindings, kinds, in_module), order sorting by (start, seq)."""
+        self._flatten()
+        if not self._starts:
+            e = np.zeros(0, dtype=_U64)
+            return (np.zeros(0, dtype=np.int64), e, e, np.zeros(0, np.uint8),
+                    np.zeros(0, np.uint8), np.zeros(0, bool))
+        starts, ends = self._starts[0], self._ends[0]
+        order = np.argsort(starts, kind="stable")
+        return order, starts, ends, self._bind[0], self._kind[0], self._module[0]
+
+    def fixup_end(self, is_kallsyms: bool = False) -> None:
+        """perf's ``symbols__fixup_end``: a zero-size symbol ends where the next one starts.
+
+        With ``is_kallsyms``, a zero-size symbol followed by one on the other side of the
+        kernel/module divide ends at the next page instead; the last zero-size symbol ends
+        one page past its start rounded up to a page.
+        """
+        order, starts, ends, _b, _k, module = self._arrays()
+        n = len(order)
+        if not n:
+            return
+        s, e = starts[order], ends[order]
+        zero = e == s
+        new_end = e.copy()
+        if n > 1:
+            nxt = s[1:]
+            z = zero[:-1]
+            fill = nxt.copy()
+            if is_kallsyms:
+                m = module[order]
+                cross = m[:-1] != m[1:]
+                with np.errstate(over="ignore"):
+                    page_end = (s[:-1] + _U64(_PAGE) + _U64(_PAGE - 1)) & ~_U64(_PAGE - 1)
+                fill = np.where(cross, page_end, fill)
+            new_end[:-1] = np.where(z, fill, e[:-1])
+        if zero[-1]:
+            with np.errstate(over="ignore"):
+                last = (s[-1] + _U64(_PAGE - 1)) & ~_U64(_PAGE - 1)
+                new_end[-1] = last + _U64(_PAGE)
+        ends[order] = new_end
+        self._cache = None
+
+    def fixup_duplicate(self) -> None:
+        """perf's ``symbols__fixup_duplicate``: one symbol per start, by ``choose_best_symbol``."""
+        order, starts, ends, bind, _k, _m = self._arrays()
+        if len(order) < 2:
+            return
+        s = starts[order]
+        same = s[1:] == s[:-1]
+        if not same.any():
+            return
+        drop = np.zeros(len(order), dtype=bool)
+        # Runs of equal starts, in sorted (insertion) order: a left-to-right reduction.
+        run_starts = np.flatnonzero(np.r_[True, ~same])
+        run_ends = np.r_[run_starts[1:], len(order)]
+        for a, b in zip(run_starts, run_ends, strict=True):
+            if b - a < 2:
+                continue
+            best = int(order[a])
+            for j in range(a + 1, b):
+                other = int(order[j])
+                if self._choose_a(best, other, starts, ends, bind):
+                    drop[other] = True
+                else:
+                    drop[best] = True
+                    best = other
+        keep = ~drop
+        self._starts = [starts[keep]]
+        self._ends = [ends[keep]]
+        self._bind = [bind[keep]]
+        self._kind = [self._kind[0][keep]]
+        self._module = [self._module[0][keep]]
+        self.names = [n for n, k in zip(self.names, keep, strict=True) if k]
+        self._cache = None
+
+    def _choose_a(self, a: int, b: int, starts: np.ndarray, ends: np.ndarray,
+                  bind: np.ndarray) -> bool:
+        """perf's ``choose_best_symbol(a, b) == SYMBOL_A`` (x86: the generic arch rule)."""
+        la = _signed_len(int(starts[a]), int(ends[a]))
+        lb = _signed_len(int(starts[b]), int(ends[b]))
+        if lb == 0 and la > 0:
+            return True
+        if la == 0 and lb > 0:
+            return False
+        wa, wb = bind[a] == STB_WEAK, bind[b] == STB_WEAK
+        if wb and not wa:
+            return True
+        if wa and not wb:
+            return False
+        ga, gb = bind[a] == STB_GLOBAL, bind[b] == STB_GLOBAL
+        if ga and not gb:
+            return True
+        if gb and not ga:
+            return False
+        na, nb = self.names[a], self.names[b]
+        ua, ub = _underscores(na), _underscores(nb)
+        if ub > ua:
+            return True
+        if ua > ub:
+            return False
+        # perf compares strlen(): bytes of the UTF-8 name
+        ka, kb = len(na.encode("utf-8", "surrogateescape")), len(nb.encode(
+            "utf-8", "surrogateescape"))
+        if ka != kb:
+            return ka > kb
+        return not (na.startswith("SyS") or na.startswith("compat_SyS"))
+
+    def table(self, space: str) -> SymbolTable:
+        """The symbols as a :class:`SymbolTable` (sorted by start, then insertion order)."""
+        order, starts, ends, _b, kinds, _m = self._arrays()
+        return SymbolTable(starts[order], ends[order], [self.names[i] for i in order],
+                           kinds[order], space)
