@@ -26,7 +26,7 @@ that covers the address, else the symbol before it that still covers it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -62,6 +62,7 @@ class SymbolTable:
         names: Sequence[str],
         kinds: np.ndarray | None = None,
         space: str = "address",
+        tree: Callable[[], tuple[int, np.ndarray, np.ndarray]] | None = None,
     ) -> None:
         starts = np.ascontiguousarray(starts, dtype=_U64)
         ends = np.ascontiguousarray(ends, dtype=_U64)
@@ -72,6 +73,7 @@ class SymbolTable:
             kinds = np.zeros(n, dtype=np.uint8)
         kinds = np.ascontiguousarray(kinds, dtype=np.uint8)
         if n > 1 and bool(np.any(starts[1:] < starts[:-1])):
+            tree = None  # rows reordered: the tree's rows would not match
             order = np.argsort(starts, kind="stable")
             starts, ends, kinds = starts[order], ends[order], kinds[order]
             names = [names[i] for i in order]
@@ -80,6 +82,20 @@ class SymbolTable:
         self.names: list[str] = list(names)
         self.kinds: np.ndarray = kinds
         self.space = space
+        self._tree_source = tree
+        self._tree: tuple[int, list[int], list[int]] | None = None
+        # Overlap zones: [start, end) of every symbol that reaches past the next start;
+        # there perf's answer depends on its tree, so lookups descend a replay of it.
+        if n > 1:
+            container = ends[:-1] > starts[1:]
+            zs, ze = starts[:-1][container], ends[:-1][container]
+            if len(zs):
+                ze = np.maximum.accumulate(ze)
+                self._zones: tuple[np.ndarray, np.ndarray] | None = (zs, ze)
+            else:
+                self._zones = None
+        else:
+            self._zones = None
         # For addresses past the end of the symbol just before them: the symbol before
         # that reaches furthest (an enclosing symbol, when symbols nest).
         if n:
@@ -133,7 +149,40 @@ class SymbolTable:
             owner = self._reach_owner[i[miss]]
             covered = u[miss] < self._reach[i[miss]]
             result[np.flatnonzero(miss)[covered]] = owner[covered]
+        if self._zones is not None and self._tree_source is not None:
+            zs, ze = self._zones
+            z = np.searchsorted(zs, u, side="right") - 1
+            in_zone = valid & (z >= 0) & (u < ze[np.maximum(z, 0)])
+            if in_zone.any():
+                self._descend_into(u, in_zone, result)
         return result
+
+    def _descend_into(self, u: np.ndarray, mask: np.ndarray, result: np.ndarray) -> None:
+        """perf's tree descent for the addresses in overlap zones."""
+        from perftui.symbols.rbtree import descend
+
+        if self._tree is None:
+            assert self._tree_source is not None
+            root0, left0, right0 = self._tree_source()
+            self._tree = (root0, left0.tolist(), right0.tolist())
+        root, left, right = self._tree
+        starts, ends = self._starts_list, self._ends_list
+        flat = result.reshape(-1)
+        uf = u.reshape(-1)
+        for k in np.flatnonzero(mask.reshape(-1)).tolist():
+            flat[k] = descend(root, left, right, starts, ends, int(uf[k]))
+
+    @property
+    def _starts_list(self) -> list[int]:
+        if not hasattr(self, "_sl"):
+            self._sl = self.starts.tolist()
+            self._el = self.ends.tolist()
+        return self._sl
+
+    @property
+    def _ends_list(self) -> list[int]:
+        self._starts_list  # noqa: B018  (fills both)
+        return self._el
 
     def name_at(self, addr: int) -> tuple[str, int] | None:
         """``(name, addr - symbol start)`` for one address in :attr:`space`, or None."""
@@ -157,21 +206,20 @@ def _signed_len(start: int, end: int) -> int:
 class PerfSymbolBuilder:
     """Accumulates symbols the way perf 6.1 inserts them into its tree; see module docstring.
 
-    Symbols with equal starts keep their insertion order (perf's tree puts an equal key to
-    the right), which decides ties in :meth:`fixup_duplicate`.
+    Symbols keep the id of their insertion (an equal start goes after, as in perf's
+    tree); erased ones stay in the arrays as dead.  The insert/erase log lets
+    :func:`~perftui.symbols.rbtree.replay` rebuild perf's tree where symbols overlap.
     """
 
     def __init__(self) -> None:
-        self._starts: list[np.ndarray] = []
-        self._ends: list[np.ndarray] = []
-        self._bind: list[np.ndarray] = []
-        self._kind: list[np.ndarray] = []
-        self._module: list[np.ndarray] = []
+        self._parts: list[tuple[np.ndarray, ...]] = []
+        self._arr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.alive = np.zeros(0, dtype=bool)
         self.names: list[str] = []
-        self._cache: tuple[np.ndarray, ...] | None = None
+        self.ops: list[tuple] = []
 
     def __len__(self) -> int:
-        return len(self.names)
+        return int(self.alive.sum())
 
     def add(
         self,
@@ -189,34 +237,34 @@ class PerfSymbolBuilder:
         n = len(starts)
         if len(names) != n:
             raise ValueError("starts and names differ in length")
+        first = len(self.names)
+        module = np.zeros(n, dtype=bool) if in_module is None else np.asarray(in_module, bool)
         self._flatten()
-        self._starts.append(starts)
-        self._ends.append(ends)
-        self._bind.append(np.asarray(bindings, dtype=np.uint8))
-        self._kind.append(np.asarray(kinds, dtype=np.uint8))
-        self._module.append(
-            np.zeros(n, dtype=bool) if in_module is None else np.asarray(in_module, dtype=bool))
+        self._parts.append((starts, ends, np.asarray(bindings, dtype=np.uint8),
+                            np.asarray(kinds, dtype=np.uint8), module))
         self.names.extend(names)
-        self._cache = None
+        self.alive = np.concatenate([self.alive, np.ones(n, dtype=bool)])
+        self.ops.append(("ins", first, first + n))
 
-    def _flatten(self) -> None:
-        """Concatenate the batches added so far (insertion order)."""
-        if len(self._starts) > 1:
-            for attr in ("_starts", "_ends", "_bind", "_kind", "_module"):
-                parts = getattr(self, attr)
-                setattr(self, attr, [np.concatenate(parts)])
-
-    def _arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                               np.ndarray]:
-        """(order, starts, ends, bindings, kinds, in_module), order sorting by (start, seq)."""
-        self._flatten()
-        if not self._starts:
+    def _flatten(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(starts, ends, bindings, kinds, in_module) of every symbol ever added, by id."""
+        if self._parts:
+            if self._arr is not None:
+                self._parts.insert(0, self._arr)
+            self._arr = tuple(np.concatenate(c) for c in zip(*self._parts, strict=True)
+                              )  # type: ignore[assignment]
+            self._parts = []
+        if self._arr is None:
             e = np.zeros(0, dtype=_U64)
-            return (np.zeros(0, dtype=np.int64), e, e, np.zeros(0, np.uint8),
-                    np.zeros(0, np.uint8), np.zeros(0, bool))
-        starts, ends = self._starts[0], self._ends[0]
-        order = np.argsort(starts, kind="stable")
-        return order, starts, ends, self._bind[0], self._kind[0], self._module[0]
+            self._arr = (e, e.copy(), np.zeros(0, np.uint8), np.zeros(0, np.uint8),
+                         np.zeros(0, bool))
+        return self._arr
+
+    def _order(self) -> np.ndarray:
+        """Ids of the live symbols sorted by (start, id): perf's in-order walk."""
+        starts = self._flatten()[0]
+        live = np.flatnonzero(self.alive)
+        return live[np.argsort(starts[live], kind="stable")]
 
     def fixup_end(self, is_kallsyms: bool = False) -> None:
         """perf's ``symbols__fixup_end``: a zero-size symbol ends where the next one starts.
@@ -225,7 +273,8 @@ class PerfSymbolBuilder:
         kernel/module divide ends at the next page instead; the last zero-size symbol ends
         one page past its start rounded up to a page.
         """
-        order, starts, ends, _b, _k, module = self._arrays()
+        starts, ends, _b, _k, module = self._flatten()
+        order = self._order()
         n = len(order)
         if not n:
             return
@@ -233,55 +282,46 @@ class PerfSymbolBuilder:
         zero = e == s
         new_end = e.copy()
         if n > 1:
-            nxt = s[1:]
-            z = zero[:-1]
-            fill = nxt.copy()
+            fill = s[1:].copy()
             if is_kallsyms:
                 m = module[order]
                 cross = m[:-1] != m[1:]
                 with np.errstate(over="ignore"):
                     page_end = (s[:-1] + _U64(_PAGE) + _U64(_PAGE - 1)) & ~_U64(_PAGE - 1)
                 fill = np.where(cross, page_end, fill)
-            new_end[:-1] = np.where(z, fill, e[:-1])
+            new_end[:-1] = np.where(zero[:-1], fill, e[:-1])
         if zero[-1]:
             with np.errstate(over="ignore"):
                 last = (s[-1] + _U64(_PAGE - 1)) & ~_U64(_PAGE - 1)
                 new_end[-1] = last + _U64(_PAGE)
         ends[order] = new_end
-        self._cache = None
 
     def fixup_duplicate(self) -> None:
         """perf's ``symbols__fixup_duplicate``: one symbol per start, by ``choose_best_symbol``."""
-        order, starts, ends, bind, _k, _m = self._arrays()
+        starts, ends, bind, _k, _m = self._flatten()
+        order = self._order()
         if len(order) < 2:
             return
         s = starts[order]
         same = s[1:] == s[:-1]
         if not same.any():
             return
-        drop = np.zeros(len(order), dtype=bool)
-        # Runs of equal starts, in sorted (insertion) order: a left-to-right reduction.
+        erased: list[int] = []
         run_starts = np.flatnonzero(np.r_[True, ~same])
         run_ends = np.r_[run_starts[1:], len(order)]
-        for a, b in zip(run_starts, run_ends, strict=True):
+        for a, b in zip(run_starts.tolist(), run_ends.tolist(), strict=True):
             if b - a < 2:
                 continue
             best = int(order[a])
             for j in range(a + 1, b):
                 other = int(order[j])
                 if self._choose_a(best, other, starts, ends, bind):
-                    drop[other] = True
+                    erased.append(other)
                 else:
-                    drop[best] = True
+                    erased.append(best)
                     best = other
-        keep = ~drop
-        self._starts = [starts[keep]]
-        self._ends = [ends[keep]]
-        self._bind = [bind[keep]]
-        self._kind = [self._kind[0][keep]]
-        self._module = [self._module[0][keep]]
-        self.names = [n for n, k in zip(self.names, keep, strict=True) if k]
-        self._cache = None
+        self.alive[erased] = False
+        self.ops.append(("del", erased))
 
     def _choose_a(self, a: int, b: int, starts: np.ndarray, ends: np.ndarray,
                   bind: np.ndarray) -> bool:
@@ -309,14 +349,29 @@ class PerfSymbolBuilder:
         if ua > ub:
             return False
         # perf compares strlen(): bytes of the UTF-8 name
-        ka, kb = len(na.encode("utf-8", "surrogateescape")), len(nb.encode(
-            "utf-8", "surrogateescape"))
+        ka = len(na.encode("utf-8", "surrogateescape"))
+        kb = len(nb.encode("utf-8", "surrogateescape"))
         if ka != kb:
             return ka > kb
         return not (na.startswith("SyS") or na.startswith("compat_SyS"))
 
     def table(self, space: str) -> SymbolTable:
-        """The symbols as a :class:`SymbolTable` (sorted by start, then insertion order)."""
-        order, starts, ends, _b, kinds, _m = self._arrays()
+        """The live symbols as a :class:`SymbolTable` (sorted by start, then insertion),
+        with perf's tree shape for the overlapping ones."""
+        starts, ends, _b, kinds, _m = self._flatten()
+        order = self._order()
+        ops = list(self.ops)
+        all_starts = starts.tolist()
+
+        def tree() -> tuple[int, np.ndarray, np.ndarray]:
+            from perftui.symbols.rbtree import replay
+
+            root, left, right = replay(all_starts, ops)
+            pos = np.full(len(all_starts) + 1, -1, dtype=np.int64)  # id -> table row
+            pos[order] = np.arange(len(order))
+            return (int(pos[root]) if root >= 0 else -1,
+                    pos[np.asarray(left, dtype=np.int64)[order]],
+                    pos[np.asarray(right, dtype=np.int64)[order]])
+
         return SymbolTable(starts[order], ends[order], [self.names[i] for i in order],
-                           kinds[order], space)
+                           kinds[order], space, tree=tree)

@@ -11,28 +11,26 @@
 
 #define UNIT 10000000UL
 
+/* The same loop everywhere, so that time is proportional to the iterations. */
+#define SPIN_LOOP(n)                                       \
+	volatile unsigned long acc = 0;                    \
+	for (unsigned long i = 0; i < (n); i++)            \
+		acc += i;                                  \
+	return acc
+
 __attribute__((noinline)) static unsigned long spin(unsigned long n)
 {
-	volatile unsigned long acc = 0;
-	for (unsigned long i = 0; i < n; i++)
-		acc += i;
-	return acc;
+	SPIN_LOOP(n);
 }
 
 __attribute__((noinline)) unsigned long hot_alpha(unsigned long units)
 {
-	volatile unsigned long acc = 0;
-	for (unsigned long i = 0; i < 3 * units * UNIT; i++)
-		acc += i;
-	return acc;
+	SPIN_LOOP(3 * units * UNIT);
 }
 
 __attribute__((noinline)) unsigned long hot_beta(unsigned long units)
 {
-	volatile unsigned long acc = 0;
-	for (unsigned long i = 0; i < 2 * units * UNIT; i++)
-		acc ^= i;
-	return acc;
+	SPIN_LOOP(2 * units * UNIT);
 }
 
 __attribute__((noinline)) unsigned long hot_gamma(unsigned long units)

@@ -1,0 +1,94 @@
+"""Read each symbol file once: a cache of loaded symbol tables (thread-safe).
+
+Entries are keyed by build id when one is known (the same file mapped by many processes,
+or found under several paths, is read once), else by ``(path, size, mtime_ns, inode)`` of
+the file, so a rebuilt file is read again.  Failures are cached too (as the
+:class:`~perftui.symbols.safefile.SymbolFileError` to re-raise), so a missing or hostile
+file costs one attempt.
+
+Public API: :class:`SymbolCache` with ``get(key, loader) -> value``, ``file_key(path,
+build_id=None) -> tuple``, ``elf(path, runtime_path=None, build_id=None, kernel=False) ->
+ElfSymbols`` and ``__len__``.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+from perftui.kmod.locate import normalize_build_id
+from perftui.symbols.elfsyms import ElfSymbols, load_elf_symbols
+from perftui.symbols.safefile import SymbolFileError
+
+__all__ = ["SymbolCache"]
+
+T = TypeVar("T")
+
+
+class SymbolCache:
+    """Loaded symbol sources, each loaded once (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[Hashable, object] = {}
+        self._loading: dict[Hashable, threading.Event] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @staticmethod
+    def file_key(path: str, build_id: str | None = None) -> tuple[Hashable, ...]:
+        """``("build-id", hex)`` when a valid build id is given, else the file's identity."""
+        bid = normalize_build_id(build_id)
+        if bid is not None:
+            return ("build-id", bid)
+        try:
+            st = os.stat(path)
+            return ("file", os.path.realpath(path), st.st_size, st.st_mtime_ns, st.st_ino)
+        except (OSError, ValueError):
+            return ("missing", path)
+
+    def get(self, key: Hashable, loader: Callable[[], T]) -> T:
+        """The cached value for ``key``, loading it with ``loader()`` the first time.
+
+        A :class:`SymbolFileError` from the loader is cached and raised again.  Two
+        threads asking for the same key at once load it once.
+        """
+        while True:
+            with self._lock:
+                if key in self._entries:
+                    value = self._entries[key]
+                    if isinstance(value, SymbolFileError):
+                        raise value
+                    return value  # type: ignore[return-value]
+                event = self._loading.get(key)
+                if event is None:
+                    event = self._loading[key] = threading.Event()
+                    break
+            event.wait()
+        stored: object
+        try:
+            stored = loader()
+        except SymbolFileError as e:
+            stored = e
+        except BaseException:
+            with self._lock:
+                self._loading.pop(key, None)
+            event.set()
+            raise
+        with self._lock:
+            self._entries[key] = stored
+            self._loading.pop(key, None)
+        event.set()
+        if isinstance(stored, SymbolFileError):
+            raise stored
+        return stored  # type: ignore[return-value]
+
+    def elf(self, path: str, runtime_path: str | None = None, build_id: str | None = None,
+            kernel: bool = False) -> ElfSymbols:
+        """:func:`~perftui.symbols.elfsyms.load_elf_symbols` of ``path``, read once."""
+        key = (self.file_key(path, build_id), runtime_path, kernel)
+        return self.get(key, lambda: load_elf_symbols(path, runtime_path, kernel=kernel,
+                                                      expect_build_id=build_id))

@@ -1,0 +1,207 @@
+"""Test programs (``tests/programs/``) built and recorded with perf, once per session.
+
+Import the fixtures into a test module::
+
+    from perfprograms import built, recorded, perf_script_samples  # noqa: F401
+
+- ``built``: a :class:`Built` with the compiled programs in a session temp dir (``hotprog``
+  PIE, its ``libhotlib.so``, the same program as ET_EXEC (``hotprog_exec``), with a
+  shifted text segment (``hotprog_based``), with IBT PLTs (``hotprog_ibt``), stripped
+  (``hotprog_stripped``, ``libhotlib_stripped``); ``hotcxx``; ``hotrust_v0`` and
+  ``hotrust_legacy`` when rustc is there; ``jitprog``).  Missing compilers skip (fail
+  under ``CI=true``).
+- ``recorded(name, program, *args, callgraph=True, system_wide=False)``: a session-cached
+  ``perf record -e cpu-clock -F 4000 [-g]`` of a program; returns the perf.data path.
+- :func:`perf_script_samples` parses ``perf script -F tid,time,ip,sym,symoff,dso``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+PROGRAMS = Path(__file__).parent / "programs"
+CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer"]
+
+
+def require(tool: str) -> str:
+    """The tool's path; skip without it (fail when CI=true: the oracle must be there)."""
+    path = shutil.which(tool)
+    if path is None:
+        msg = f"{tool} is not on the PATH"
+        if os.environ.get("CI") == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return path
+
+
+def _run(cmd: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kw)  # type: ignore[call-overload]
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
+    return p
+
+
+@dataclass
+class Built:
+    dir: Path
+    hotprog: Path
+    libhotlib: Path
+    hotprog_exec: Path
+    hotprog_based: Path
+    hotprog_ibt: Path
+    hotprog_stripped: Path
+    libhotlib_stripped: Path
+    hotcxx: Path
+    jitprog: Path
+    hotrust_v0: Path | None = None
+    hotrust_legacy: Path | None = None
+
+
+def _build(d: Path) -> Built:
+    gcc, gxx = require("gcc"), require("g++")
+    lib = d / "libhotlib.so"
+    _run([gcc, *CFLAGS, "-fPIC", "-shared", "-o", str(lib), str(PROGRAMS / "hotlib.c")])
+    link = ["-L", str(d), "-lhotlib", f"-Wl,-rpath,{d}"]
+    src = str(PROGRAMS / "hotprog.c")
+    out = {
+        "hotprog": ["-fPIE", "-pie"],
+        "hotprog_exec": ["-fno-pie", "-no-pie"],
+        "hotprog_based": ["-fPIE", "-pie", "-Wl,-Ttext-segment=0x200000"],
+        "hotprog_ibt": ["-fPIE", "-pie", "-fcf-protection=full", "-Wl,-z,ibtplt"],
+    }
+    for name, flags in out.items():
+        _run([gcc, *CFLAGS, *flags, "-o", str(d / name), src, *link])
+    shutil.copy(d / "hotprog", d / "hotprog_stripped")
+    shutil.copy(lib, d / "libhotlib_stripped.so")
+    _run([require("strip"), str(d / "hotprog_stripped"), str(d / "libhotlib_stripped.so")])
+    _run([gxx, *CFLAGS, "-fPIE", "-pie", "-o", str(d / "hotcxx"), str(PROGRAMS / "hotcxx.cpp")])
+    _run([gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-o", str(d / "jitprog"),
+          str(PROGRAMS / "jitprog.c")])
+    b = Built(d, d / "hotprog", lib, d / "hotprog_exec", d / "hotprog_based", d / "hotprog_ibt",
+              d / "hotprog_stripped", d / "libhotlib_stripped.so", d / "hotcxx",
+              d / "jitprog")
+    rustc = shutil.which("rustc")
+    if rustc:
+        rflags = ["-C", "opt-level=1", "-C", "force-frame-pointers=yes", "-g"]
+        rs = str(PROGRAMS / "hotrust.rs")
+        _run([rustc, *rflags, "-C", "symbol-mangling-version=v0", "-o", str(d / "hotrust_v0"),
+              rs])
+        # legacy mangling needs -Z unstable-options since rustc made v0 the default
+        env = dict(os.environ, RUSTC_BOOTSTRAP="1")
+        _run([rustc, *rflags, "-Z", "unstable-options", "-C", "symbol-mangling-version=legacy",
+              "-o", str(d / "hotrust_legacy"), rs], env=env)
+        b.hotrust_v0, b.hotrust_legacy = d / "hotrust_v0", d / "hotrust_legacy"
+    return b
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return _build(tmp_path_factory.mktemp("programs"))
+
+
+def perf_env(debug_dir: Path) -> dict[str, str]:
+    """perf's environment: a private build-id cache (nothing lands in ~/.debug)."""
+    return dict(os.environ, PERF_BUILDID_DIR=str(debug_dir))
+
+
+@pytest.fixture(scope="session")
+def recorded(built: Built, tmp_path_factory: pytest.TempPathFactory
+             ) -> Callable[..., Path]:
+    """``recorded(name, program, *args, callgraph=True, system_wide=False) -> perf.data``."""
+    out_dir = tmp_path_factory.mktemp("recordings")
+    cache: dict[str, Path] = {}
+
+    def record(name: str, program: Path, *args: str, callgraph: bool = True,
+               system_wide: bool = False) -> Path:
+        if name in cache:
+            return cache[name]
+        perf = require("perf")
+        data = out_dir / f"{name}.data"
+        cmd = [perf, "record", "-q", "-N", "-e", "cpu-clock", "-F", "4000", "-o", str(data)]
+        if callgraph:
+            cmd.append("-g")
+        if system_wide:
+            cmd.append("-a")
+        cmd += ["--", str(program), *args]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                           env=perf_env(out_dir / "debug"), cwd=out_dir)
+        if p.returncode != 0 or not data.exists():
+            pytest.fail(f"perf record {name} failed ({p.returncode}): {p.stderr[-500:]}")
+        cache[name] = data
+        return data
+
+    return record
+
+
+_SAMPLE_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\.(\d+):\s+([0-9a-f]+)\s+(.*)$")
+_FRAME_LINE = re.compile(r"^\s+([0-9a-f]+)\s+(.*)$")
+
+
+def _sym_dso(rest: str) -> tuple[str | None, int | None, str]:
+    """Split perf's ``sym+0xoff (dso)`` (or ``[unknown] (dso)``)."""
+    head, sep, dso = rest.rpartition(" (")
+    if not sep:
+        head, dso = rest, ""
+    dso = dso[:-1] if dso.endswith(")") else dso
+    if head == "[unknown]":
+        return None, None, dso
+    name, plus, off = head.rpartition("+0x")
+    if not plus:
+        return head, None, dso
+    return name, int(off, 16), dso
+
+
+@dataclass
+class ScriptSample:
+    tid: int
+    time_ns: int
+    ip: int
+    sym: str | None
+    symoff: int | None
+    dso: str
+    frames: list[tuple[int, str | None, int | None, str]]
+
+
+def perf_script_samples(data: Path, callchain: bool = False,
+                        extra: tuple[str, ...] = ()) -> list[ScriptSample]:
+    """perf script's samples (tid, time, ip, sym, symoff, dso; callchain frames)."""
+    perf = require("perf")
+    cmd = [perf, "script", "-i", str(data), "--ns", "-F", "tid,time,ip,sym,symoff,dso",
+           *extra]
+    if not callchain:
+        cmd.append("-G")
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+    if p.returncode != 0:
+        pytest.fail(f"perf script failed: {p.stderr[-500:]}")
+    out: list[ScriptSample] = []
+    for line in p.stdout.splitlines():
+        if not line.strip():
+            continue
+        if callchain and line.startswith("\t"):
+            m = _FRAME_LINE.match(line)
+            if m and out:
+                sym, off, dso = _sym_dso(m.group(2))
+                out[-1].frames.append((int(m.group(1), 16), sym, off, dso))
+            continue
+        if callchain:
+            m = re.match(r"^\s*(\d+)\s+(\d+)\.(\d+):\s*$", line)
+            if m:
+                out.append(ScriptSample(int(m.group(1)), int(m.group(2)) * 10**9
+                                        + int(m.group(3)), 0, None, None, "", []))
+            continue
+        m = _SAMPLE_LINE.match(line)
+        if m is None:
+            continue
+        sym, off, dso = _sym_dso(m.group(5))
+        out.append(ScriptSample(int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3)),
+                                int(m.group(4), 16), sym, off, dso, []))
+    return out
