@@ -75,9 +75,14 @@ class Kallsyms:
     skipped: int = 0
     #: symbols of other types (perf keeps only T, W, D, B)
     filtered: int = 0
+    #: the first function-type (T, t, W, w) address of ``_text`` and ``_stext`` in the text,
+    #: before one name per address is chosen (perf's ``kallsyms__get_function_start``)
+    raw: dict[str, int] = field(default_factory=dict)
 
     def address_of(self, name: str) -> int | None:
-        """Start of the first core-kernel symbol called ``name`` (e.g. ``_text``)."""
+        """Address of ``name`` (``_text``, ``_stext``, or a core-kernel symbol kept)."""
+        if name in self.raw:
+            return self.raw[name]
         try:
             i = self.kernel.names.index(name)
         except ValueError:
@@ -106,6 +111,7 @@ def parse_kallsyms(text: str, source: str = "kallsyms") -> Kallsyms:
     mods: list[str | None] = []
     skipped = filtered = 0
     any_nonzero = False
+    raw: dict[str, int] = {}
     for line in text.splitlines():
         m = _LINE.match(line)
         if m is None or len(m.group(1)) > 16:
@@ -119,6 +125,8 @@ def parse_kallsyms(text: str, source: str = "kallsyms") -> Kallsyms:
             continue
         rest = m.group(3)[:KSYM_NAME_LEN]
         name, tab, mod = rest.partition("\t")
+        if name in ("_text", "_stext") and t in "TtWw" and not tab:
+            raw.setdefault(name, addr)
         if name.startswith("$"):
             continue
         module = None
@@ -162,7 +170,7 @@ def parse_kallsyms(text: str, source: str = "kallsyms") -> Kallsyms:
                            "address")
 
     return Kallsyms(source, sub(core_rows), {m: sub(rows) for m, rows in per_mod.items()},
-                    skipped, filtered)
+                    skipped, filtered, raw)
 
 
 def load_kallsyms(path: str, max_size: int = DEFAULT_MAX_KALLSYMS) -> Kallsyms:
