@@ -18,8 +18,8 @@ import threading
 from collections.abc import Callable, Hashable
 from typing import TypeVar
 
-from perftui.kmod.locate import normalize_build_id
 from perftui.symbols.elfsyms import ElfSymbols, load_elf_symbols
+from perftui.symbols.modlocate import normalize_build_id
 from perftui.symbols.safefile import SymbolFileError
 
 __all__ = ["SymbolCache"]

@@ -32,9 +32,9 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from perftui.kmod.locate import default_debug_dir, normalize_build_id
 from perftui.symbols.elfimage import SHT_DYNSYM, SHT_SYMTAB, ElfImage, open_elf
 from perftui.symbols.elfsyms import ElfSymbols, load_elf_symbols
+from perftui.symbols.modlocate import default_debug_dir, normalize_build_id
 from perftui.symbols.safefile import SymbolFileError, is_regular_file
 
 __all__ = ["DsoFiles", "find_dso_files", "find_vmlinux", "load_dso_symbols"]
@@ -148,7 +148,7 @@ def _examine(cand: str, want: str | None, res: DsoFiles, kernel: bool) -> tuple[
 
 
 def _same(a: str, b: str) -> bool:
-    from perftui.kmod.locate import same_build_id
+    from perftui.symbols.modlocate import same_build_id
 
     return same_build_id(a, b)
 

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perftui.kmod.locate import same_build_id
 from perftui.symbols.demangle import demangle_many
 from perftui.symbols.elfimage import (
     DEFAULT_MAX_FILE,
@@ -52,6 +51,7 @@ from perftui.symbols.elfimage import (
     cstr,
     open_elf,
 )
+from perftui.symbols.modlocate import same_build_id
 from perftui.symbols.safefile import SymbolFileError
 from perftui.symbols.table import (
     KIND_FUNC,

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perftui.kmod.locate import default_debug_dir, same_build_id
 from perftui.symbols.elfimage import note_build_id
+from perftui.symbols.modlocate import default_debug_dir, same_build_id
 from perftui.symbols.safefile import SymbolFileError, read_text
 from perftui.symbols.table import (
     KIND_FUNC,

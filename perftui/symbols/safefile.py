@@ -20,18 +20,18 @@ from __future__ import annotations
 import os
 import stat
 
+from perftui.symbols.errors import FileError
 from perftui.textsafe import safe
 
 __all__ = ["SymbolFileError", "is_regular_file", "open_regular", "read_at", "read_text"]
 
 
-class SymbolFileError(Exception):
+class SymbolFileError(FileError):
     """A symbol file cannot be used; the message is one line naming the file and the problem."""
 
     def __init__(self, path: str, problem: str) -> None:
-        self.path = path
-        self.problem = problem
-        super().__init__(f"{safe(path, 300)}: {safe(' '.join(problem.split()), 300)}")
+        super().__init__(path, " ".join(problem.split()))
+        self.args = (f"{safe(path, 300)}: {safe(self.problem, 300)}",)
 
 
 def is_regular_file(path: str) -> bool:
