@@ -1,0 +1,127 @@
+"""The cpumode of each callchain entry, as perf 6.1 walks a sample's callchain.
+
+machine.c ``thread__resolve_callchain_sample`` starts in user mode and lets each context
+marker switch the mode of the entries after it: ``PERF_CONTEXT_KERNEL`` to kernel,
+``PERF_CONTEXT_USER`` to user, ``PERF_CONTEXT_HV`` to hypervisor (no map).  Any other marker
+(the guest ones, the 2025 ``PERF_CONTEXT_USER_DEFERRED``) is "invalid callchain context" to
+perf 6.1: it drops the whole chain (``perf script`` prints no frames for that sample).
+Markers themselves are not frames.  ``perf script`` also stops after ``--max-stack`` frames
+(default ``kernel.perf_event_max_stack``, 127): that limit is the caller's to apply.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..perfdata import Recording, Sample
+from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, PERF_CONTEXT_MAX, Misc
+from ..perfdata.index import gather
+from ..perfdata.recording import NO_SOURCE
+from ..perfdata.sample import SampleLayout
+
+CONTEXT_HV = 2**64 - 32
+MARKER = 255  # cpumode given to the marker entries themselves
+
+
+def chain_cpumodes(flat: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(cpumode per entry, ok per chain) for callchains concatenated in ``flat`` (u64), chain
+    ``k`` starting at ``starts[k]`` (ascending; it ends where the next starts).
+
+    Entries get ``Misc.USER``/``Misc.KERNEL``/``Misc.HYPERVISOR``, markers :data:`MARKER`;
+    ``ok`` is False for a chain perf 6.1 discards (an unknown context marker)."""
+    flat = np.asarray(flat, dtype=np.uint64)
+    starts = np.asarray(starts, dtype=np.int64)
+    n = len(flat)
+    modes = np.full(n, Misc.USER, dtype=np.uint8)
+    ok = np.ones(len(starts), dtype=bool)
+    if not n:
+        return modes, ok
+    marker = flat >= np.uint64(PERF_CONTEXT_MAX)
+    mode_at = np.full(n, Misc.USER, dtype=np.uint8)
+    mode_at[flat == np.uint64(CONTEXT_KERNEL)] = Misc.KERNEL
+    mode_at[flat == np.uint64(CONTEXT_HV)] = Misc.HYPERVISOR
+    known = ((flat == np.uint64(CONTEXT_KERNEL)) | (flat == np.uint64(CONTEXT_USER))
+             | (flat == np.uint64(CONTEXT_HV)))
+    anchor = np.full(n, -1, dtype=np.int64)
+    first = starts[starts < n]
+    anchor[first] = first
+    anchor[marker] = np.nonzero(marker)[0]
+    last = np.maximum.accumulate(anchor)
+    modes = np.where(marker, MARKER, mode_at[np.maximum(last, 0)]).astype(np.uint8)
+    bad = marker & ~known
+    if bad.any():
+        chain_of = np.searchsorted(starts, np.nonzero(bad)[0], side="right") - 1
+        ok[chain_of] = False
+    return modes, ok
+
+
+def chain_cpumodes_one(ips: list[int] | np.ndarray) -> tuple[np.ndarray, bool]:
+    """:func:`chain_cpumodes` for a single callchain."""
+    modes, ok = chain_cpumodes(np.asarray(ips, dtype=np.uint64), np.array([0]))
+    return modes, bool(ok[0])
+
+
+def _read_block_size(layout: SampleLayout, u8: np.ndarray, at: np.ndarray, dt: np.dtype
+                     ) -> np.ndarray:
+    """Bytes of the READ block starting at each position (variable for group reads)."""
+    if not layout.sample_type & Sample.READ:
+        return np.zeros(len(at), dtype=np.int64)
+    times = 8 * (layout.read_enabled + layout.read_running)
+    if not layout.read_group:
+        return np.full(len(at), 8 + times + 8 * (layout.read_id + layout.read_lost),
+                       dtype=np.int64)
+    nr = gather(u8, at, dt).astype(np.int64)
+    per = 8 * (1 + layout.read_id + layout.read_lost)
+    return 8 + times + np.minimum(nr, 1 << 16) * per
+
+
+def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                 np.ndarray]:
+    """(flat u64 entries, start per row, count per row) of SAMPLE rows' callchains, gathered
+    with numpy.  Rows without a callchain (or whose chain runs past the record, which perf
+    rejects) get count 0."""
+    c = rec.columns
+    rows = np.asarray(rows, dtype=np.int64)
+    counts = np.zeros(len(rows), dtype=np.int64)
+    at_nr = np.zeros(len(rows), dtype=np.int64)
+    src = c["src"][rows]
+    attr = c["attr"][rows]
+    pos = c["pos"][rows]
+    size = c["size"][rows].astype(np.int64)
+    dt = np.dtype(rec.order + "u8")
+    sources = np.unique(src)
+    bufs = {}
+    for s in sources.tolist():
+        if s == NO_SOURCE:
+            continue
+        bufs[s] = np.frombuffer(rec.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
+        for a in np.unique(attr[src == s]).tolist():
+            if not 0 <= a < len(rec.attrs):
+                continue
+            lay = rec.decoder.sample_layouts[a]
+            if not lay.sample_type & Sample.CALLCHAIN:
+                continue
+            sel = np.nonzero((src == s) & (attr == a) & (size >= 8 + lay.fixed_size + 8))[0]
+            start = pos[sel] + 8 + lay.fixed_size
+            start += _read_block_size(lay, bufs[s], start, dt)
+            fits = start + 8 <= pos[sel] + size[sel]
+            sel, start = sel[fits], start[fits]
+            nr = gather(bufs[s], start, dt).astype(np.uint64)
+            room = ((pos[sel] + size[sel] - start - 8) // 8).astype(np.uint64)
+            ok = nr <= room
+            counts[sel[ok]] = nr[ok].astype(np.int64)
+            at_nr[sel[ok]] = start[ok]
+    starts = np.zeros(len(rows), dtype=np.int64)
+    if len(rows):
+        starts[1:] = np.cumsum(counts)[:-1]
+    flat = np.zeros(int(counts.sum()), dtype=np.uint64)
+    if not len(flat):
+        return flat, starts, counts
+    within = np.arange(len(flat), dtype=np.int64) - np.repeat(starts, counts)
+    at = np.repeat(at_nr + 8, counts) + 8 * within
+    row_src = np.repeat(src, counts)
+    for s, u8 in bufs.items():
+        m = row_src == s
+        if m.any():
+            flat[m] = gather(u8, at[m], dt)
+    return flat, starts, counts

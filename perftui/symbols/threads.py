@@ -1,0 +1,531 @@
+"""Threads, their names and their maps over a recording, as perf 6.1 models them.
+
+``ThreadModel.build(rec)`` replays the records that change threads and maps in perf's
+processing order (:mod:`.order`) with perf's rules (tools/perf/util/machine.c, thread.c,
+session.c), then answers per-row questions with numpy:
+
+* :meth:`ThreadModel.sample_comms` the name perf prints for each row's thread,
+* :meth:`ThreadModel.map_of` / :meth:`ThreadModel.map_at_rows` the map of a sample's ip or
+  of any address seen in a row's context (callchain entries), from :attr:`ThreadModel.maps`.
+
+The rules, as read in perf 6.1 and checked against its output:
+
+* Threads are keyed by tid.  A record naming an unknown tid creates the thread, named
+  ``:<tid>`` (``thread__new``); a thread whose pid differs from its tid shares its process
+  leader's maps (the leader is created when missing); tid 0 exists from the start, named
+  ``swapper`` (``perf_session__register_idle_thread``).  A sample's thread is found by tid;
+  a thread whose pid was unknown (-1) takes the first pid a record gives it and joins that
+  process's maps.
+* COMM names the thread from then on.  The exec flag (``PERF_RECORD_MISC_COMM_EXEC``) changes
+  nothing else in perf 6.1: the maps are NOT dropped on exec (the new image's MMAPs replace
+  what they overlap; a sample after exec at an address only the parent image mapped still
+  resolves to the parent's dso in ``perf script``).
+* FORK: a parent found with another pid is replaced by a fresh thread; an existing thread
+  with the child's tid is replaced; the child takes the parent's current name only if the
+  parent has had a name set (COMM, an inherited name, or ``swapper``), else it keeps
+  ``:<tid>``; a new process gets a copy of the parent's maps unless the FORK is perf's own
+  synthesized one (``PERF_RECORD_MISC_FORK_EXEC``); a new thread shares its process's maps.
+* EXIT removes nothing: later records of that tid still find the same thread.
+* Names and maps are those in force when perf processes the row, which is what
+  ``perf script`` prints (``thread__comm_str`` of the thread at that moment).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..perfdata import Feature, Recording, RecordType
+from ..perfdata.constants import Misc
+from .callchain import MARKER, chain_cpumodes, sample_callchains
+from .dsonames import (
+    ENTRY_TRAMPOLINE,
+    KERNEL_DSO,
+    KERNEL_MMAP_PREFIX,
+    KMAP_NAME_LEN,
+    VDSO,
+    MapKind,
+    kmod_name,
+    user_map_name,
+)
+from .maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
+from .order import processing_order, queue_times
+from .taskrecords import (
+    Comm,
+    Ksymbol,
+    Mmap,
+    Task,
+    TaskRecordReader,
+    Touch,
+    feature_build_ids,
+    header_build_id,
+)
+
+IDLE_COMM = "swapper"
+_TASK_TYPES = (RecordType.COMM, RecordType.FORK, RecordType.EXIT, RecordType.MMAP,
+               RecordType.MMAP2, RecordType.KSYMBOL, RecordType.NAMESPACES,
+               RecordType.HEADER_BUILD_ID)
+_KERNEL_MODES = (Misc.KERNEL, Misc.GUEST_KERNEL)
+
+
+@dataclass(slots=True)
+class _Thread:
+    pid: int
+    tid: int
+    obj: int = -1
+    comm: int = -1  # index into names
+    comm_set: bool = False
+    ns_pid: int = 0  # the pid the thread was created with (perf's thread->nsinfo)
+
+
+class _Replay:
+    """perf's machine: threads by tid, maps objects, kernel maps, dsos."""
+
+    def __init__(self, x86_64: bool) -> None:
+        self.b = MapsBuilder()
+        self.threads: dict[int, _Thread] = {}
+        self.names: list[str] = []
+        self._name_ids: dict[str, int] = {}
+        self.comm_log: list[tuple[int, int, int, int]] = []  # tid, seq+1, name, time
+        self.state_log: list[tuple[int, int, int]] = []  # tid, seq+1, maps object
+        self.vmlinux = -1
+        self.x86_64 = x86_64
+        self.kernel_dso = -1
+        self.kernel_candidates: list[tuple[str, str]] = []  # (name, build id)
+        self.kmod_dsos: dict[str, int] = {}
+        self.user_bids: dict[str, str] = {}
+
+    def name_id(self, s: str) -> int:
+        k = self._name_ids.get(s)
+        if k is None:
+            k = self._name_ids[s] = len(self.names)
+            self.names.append(s)
+        return k
+
+    # -- threads -----------------------------------------------------------------------------
+    def _set_comm(self, th: _Thread, name: int, seq: int, time: int) -> None:
+        th.comm = name
+        self.comm_log.append((th.tid, seq + 1, name, time))
+
+    def findnew(self, pid: int, tid: int, seq: int, time: int) -> _Thread:
+        th = self.threads.get(tid)
+        if th is not None:
+            self._update_pid(th, pid, seq, time)
+            return th
+        th = _Thread(pid, tid, ns_pid=pid)
+        self.threads[tid] = th
+        self._set_comm(th, self.name_id(f":{tid}"), seq, time)
+        if pid in (tid, -1):
+            th.obj = self.b.new_object(pid)
+        else:
+            th.obj = self.findnew(pid, pid, seq, time).obj
+        self.state_log.append((tid, seq + 1, th.obj))
+        return th
+
+    def _update_pid(self, th: _Thread, pid: int, seq: int, time: int) -> None:
+        """machine__update_thread_pid: a thread of unknown pid joins its process."""
+        if pid in (th.pid, -1) or th.pid != -1:
+            return
+        th.pid = pid
+        if pid == th.tid:
+            return
+        leader = self.findnew(pid, pid, seq, time)
+        if th.obj != leader.obj:
+            th.obj = leader.obj
+            self.state_log.append((th.tid, seq + 1, th.obj))
+
+    def find(self, pid: int, tid: int, seq: int, time: int) -> _Thread | None:
+        th = self.threads.get(tid)
+        if th is not None:
+            self._update_pid(th, pid, seq, time)
+        return th
+
+    def remove(self, th: _Thread) -> None:
+        if self.threads.get(th.tid) is th:
+            del self.threads[th.tid]
+
+    def idle(self) -> None:
+        th = self.findnew(0, 0, -1, 0)
+        self._set_comm(th, self.name_id(IDLE_COMM), -1, 0)
+        th.comm_set = True
+
+    def comm(self, ev: Comm, seq: int, time: int) -> None:
+        th = self.findnew(ev.pid, ev.tid, seq, time)
+        self._set_comm(th, self.name_id(ev.comm), seq, time)
+        th.comm_set = True
+
+    def fork(self, pid: int, ppid: int, tid: int, ptid: int, fork_exec: bool, seq: int,
+             time: int) -> None:
+        child = self.find(pid, tid, seq, time)
+        parent = self.findnew(ppid, ptid, seq, time)
+        if parent.pid != ppid:
+            self.remove(parent)
+            parent = self.findnew(ppid, ptid, seq, time)
+        if child is not None:
+            self.remove(child)
+        child = self.findnew(pid, tid, seq, time)
+        if parent.comm_set:
+            self._set_comm(child, parent.comm, seq, time)
+            child.comm_set = True
+        if child.pid != parent.pid and child.obj != parent.obj and not fork_exec:
+            self.b.clone(child.obj, parent.obj, seq)
+
+    # -- maps --------------------------------------------------------------------------------
+    def mmap(self, ev: Mmap, row: int, seq: int, time: int) -> None:
+        end = (ev.start + ev.length) & U64_MAX
+        if ev.cpumode in _KERNEL_MODES:
+            self._kernel_mmap(ev, end, row, seq)
+            return
+        th = self.findnew(ev.pid, ev.tid, seq, time)
+        name, kind = user_map_name(ev.filename, ev.prot, ev.flags, th.ns_pid)
+        pgoff = 0 if kind == MapKind.VDSO else ev.pgoff
+        bid = ev.build_id or self.user_bids.get(ev.filename, "")
+        path = ev.filename if kind == MapKind.USER else name
+        dso = self.b.dso(name, kind, path, bid if kind in (MapKind.USER, MapKind.VDSO) else "")
+        self.b.insert_fixup(th.obj, ev.start, end, pgoff, dso, kind, ev.prot, ev.flags, row, seq)
+
+    def _kernel_dso(self) -> int:
+        if self.kernel_dso < 0:
+            name, bid = (self.kernel_candidates[0] if self.kernel_candidates
+                         else (KERNEL_DSO, ""))
+            self.kernel_dso = self.b.dso(name, MapKind.KERNEL, name, bid)
+        return self.kernel_dso
+
+    def _kernel_mmap(self, ev: Mmap, end: int, row: int, seq: int) -> None:
+        """machine__process_kernel_mmap_event (host machine)."""
+        name = ev.filename.encode("utf-8", "surrogateescape")[:KMAP_NAME_LEN - 1].decode(
+            "utf-8", "replace")
+        is_kernel = name.startswith(KERNEL_MMAP_PREFIX)
+        if name.startswith("/") or (not is_kernel and name.startswith("[")):
+            short, _ = kmod_name(name)
+            dso = self.kmod_dsos.get(short)
+            if dso is None:
+                dso = self.kmod_dsos[short] = self.b.dso(short, MapKind.MODULE, name,
+                                                         ev.build_id)
+            elif ev.build_id:
+                self.b.dsos[dso].build_id = ev.build_id
+            self.b.insert(KERNEL_MAPS, ev.start, end, ev.pgoff, dso, MapKind.MODULE, ev.prot,
+                          ev.flags, row, seq)
+        elif is_kernel:
+            if self.vmlinux >= 0:
+                self.b.remove(KERNEL_MAPS, self.vmlinux, seq)
+            if ev.start == 0 and end == 0:
+                end = U64_MAX
+            dso = self._kernel_dso()
+            if ev.build_id:
+                self.b.dsos[dso].build_id = ev.build_id
+            self.vmlinux = self.b.insert(KERNEL_MAPS, ev.start, end, ev.pgoff, dso,
+                                         MapKind.KERNEL, ev.prot, ev.flags, row, seq)
+        elif self.x86_64 and name == ENTRY_TRAMPOLINE:
+            self.b.insert(KERNEL_MAPS, ev.start, end, ev.pgoff, self._kernel_dso(),
+                          MapKind.KERNEL_EXTRA, ev.prot, ev.flags, row, seq)
+
+    def ksymbol(self, ev: Ksymbol, row: int, seq: int) -> None:
+        """machine__process_ksymbol: a map only where no kernel map covers the address."""
+        found = self.b.find(KERNEL_MAPS, ev.addr)
+        if ev.unregister:
+            if found >= 0 and found != self.vmlinux:
+                self.b.remove(KERNEL_MAPS, found, seq)
+            return
+        if found >= 0:
+            return  # perf adds the symbol to the covering map's dso
+        dso = self.b.dso(ev.name, MapKind.KSYMBOL, "", "")
+        self.b.insert(KERNEL_MAPS, ev.addr, (ev.addr + ev.length) & U64_MAX, 0, dso,
+                      MapKind.KSYMBOL, 0, 0, row, seq)
+
+    def build_id(self, entry: dict) -> None:
+        """__event_process_build_id: what a build-id table entry does to later maps."""
+        if entry.get("pid") != -1:
+            return
+        cpumode = int(entry.get("cpumode", 0))
+        name, bid = str(entry.get("filename", "")), str(entry.get("build_id", ""))
+        if cpumode in _KERNEL_MODES:
+            short, kmod = kmod_name(name)
+            if kmod:
+                if short not in self.kmod_dsos:
+                    self.kmod_dsos[short] = self.b.dso(name, MapKind.MODULE, name, bid)
+            else:
+                self.kernel_candidates.append((name, bid))
+        elif cpumode in (Misc.USER, Misc.GUEST_USER):
+            self.user_bids.setdefault(name, bid)
+
+
+@dataclass
+class CallchainMaps:
+    """Callchains of some SAMPLE rows, flattened: row ``k``'s entries are
+    ``ips[starts[k]:starts[k] + counts[k]]``.  ``modes`` is each entry's cpumode
+    (:data:`~perftui.symbols.callchain.MARKER` for context markers, which are not frames);
+    ``ok[k]`` is False when perf 6.1 drops row ``k``'s whole chain; ``maps`` the map id of each
+    entry (-1: none, or a marker)."""
+
+    ips: np.ndarray
+    starts: np.ndarray
+    counts: np.ndarray
+    modes: np.ndarray
+    ok: np.ndarray
+    maps: np.ndarray
+
+    def frames(self) -> np.ndarray:
+        """Mask of the entries perf prints as frames (not markers, chain not dropped)."""
+        return (self.modes != MARKER) & np.repeat(self.ok, self.counts)
+
+
+def _latest(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Index of the last sorted ``keys`` entry <= each query (-1 when none)."""
+    return np.searchsorted(keys, query, side="right") - 1
+
+
+class ThreadModel:
+    """perf 6.1's threads, comms and maps of one indexed recording (see the module doc).
+
+    Attributes: ``seq`` (int64 per index row: its position in perf's processing order),
+    ``order`` (index rows in that order), ``names`` (comm strings; ids index it),
+    ``maps`` (:class:`~perftui.symbols.maps.MapTable`, map ids index it).
+    """
+
+    def __init__(self, rec: Recording, order: np.ndarray, replay: _Replay,
+                 times: np.ndarray) -> None:
+        self.rec = rec
+        self.order = order
+        n = len(order)
+        self.seq = np.empty(n, dtype=np.int64)
+        self.seq[order] = np.arange(n, dtype=np.int64)
+        self.names = replay.names
+        self._name_ids = replay._name_ids
+        self.maps: MapTable = replay.b.table()
+        self._span = n + 2  # seq + 1 lies in [0, n]
+        cl = np.array(replay.comm_log, dtype=np.int64).reshape(-1, 4)
+        sl = np.array(replay.state_log, dtype=np.int64).reshape(-1, 3)
+        self._tids = np.unique(np.concatenate([cl[:, 0], sl[:, 0]]))
+        self._comm_key, self._comm_name, self._comm_time = self._log(cl[:, 0], cl[:, 1],
+                                                                     cl[:, 2], cl[:, 3])
+        self._state_key, self._state_obj, _ = self._log(sl[:, 0], sl[:, 1], sl[:, 2])
+        # processing position -> ordering time seen so far (for time-only queries)
+        self._seq_time = np.maximum.accumulate(times[order]) if n else times[:0]
+
+    def _log(self, tid: np.ndarray, seq1: np.ndarray, val: np.ndarray,
+             time: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sort a log by (tid, seq, insertion) into searchable combined keys."""
+        k = np.lexsort((np.arange(len(tid)), seq1, tid))
+        t = np.searchsorted(self._tids, tid[k])
+        key = t * self._span + seq1[k]
+        tm = time[k] if time is not None else np.empty(0, dtype=np.int64)
+        return key, val[k], tm
+
+    def _keys(self, tids: np.ndarray, seq1: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        tids = np.asarray(tids, dtype=np.int64)
+        j = np.minimum(np.searchsorted(self._tids, tids), max(len(self._tids) - 1, 0))
+        known = (self._tids[j] == tids) if len(self._tids) else np.zeros(len(tids), bool)
+        return j * self._span + seq1, known
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def build(cls, rec: Recording) -> ThreadModel:
+        """Replay an indexed recording (``rec.build_index()`` done)."""
+        c = rec.columns
+        typ = c["type"]
+        reader = TaskRecordReader(rec)
+        task_rows = np.nonzero(np.isin(typ, _TASK_TYPES))[0]
+        events: dict[int, Comm | Task | Mmap | Ksymbol | Touch | dict] = {}
+        fork_exit_times: dict[int, int] = {}
+        event_times: dict[int, int] = {}
+        for i in task_rows.tolist():
+            try:
+                raw = rec.record_bytes(i)
+            except ValueError:
+                continue
+            t = int(typ[i])
+            if t == RecordType.HEADER_BUILD_ID:
+                entry = header_build_id(rec, raw)
+                if entry is not None:
+                    events[i] = entry
+                continue
+            attr = int(c["attr"][i])
+            ev = reader.read(t, raw, attr)
+            if ev is None:
+                continue
+            events[i] = ev
+            tt = reader.trailer_time(raw, attr)
+            event_times[i] = tt
+            if t in (RecordType.FORK, RecordType.EXIT):
+                fork_exit_times[i] = tt
+        times = queue_times(rec, fork_exit_times)
+        order = processing_order(rec, times)
+        n = len(order)
+        seq = np.empty(n, dtype=np.int64)
+        seq[order] = np.arange(n, dtype=np.int64)
+        touch = cls._touch_rows(rec, seq)
+        arch = rec.feature(Feature.ARCH) or os.uname().machine
+        replay = _Replay(x86_64=arch == "x86_64")
+        for e in feature_build_ids(rec):
+            replay.build_id(e)
+        replay.idle()
+        rows = np.concatenate([np.fromiter(events.keys(), dtype=np.int64, count=len(events)),
+                               touch])
+        rows = rows[np.argsort(seq[rows], kind="stable")]
+        pid, tid, stime = c["pid"], c["tid"], c["time"]
+        for i in rows.tolist():
+            s = int(seq[i])
+            ev = events.get(i)
+            if ev is None:  # a touching sample
+                replay.findnew(int(pid[i]), int(tid[i]), s, int(stime[i]))
+                continue
+            tm = event_times.get(i, 0)
+            if isinstance(ev, Comm):
+                replay.comm(ev, s, tm)
+            elif isinstance(ev, Mmap):
+                replay.mmap(ev, i, s, tm)
+            elif isinstance(ev, Ksymbol):
+                replay.ksymbol(ev, i, s)
+            elif isinstance(ev, Touch):
+                replay.findnew(ev.pid, ev.tid, s, tm)
+            elif isinstance(ev, dict):
+                replay.build_id(ev)
+            elif isinstance(ev, Task) and typ[i] == RecordType.FORK:
+                replay.fork(ev.pid, ev.ppid, ev.tid, ev.ptid, ev.fork_exec, s, tm)
+            elif isinstance(ev, Task):  # EXIT: perf only looks the thread up
+                replay.find(ev.pid, ev.tid, s, tm)
+        return cls(rec, order, replay, times)
+
+    @staticmethod
+    def _touch_rows(rec: Recording, seq: np.ndarray) -> np.ndarray:
+        """The samples that can change a thread: the first one (in processing order) of
+        each (tid, pid); later ones find the thread as it is."""
+        c = rec.columns
+        s = np.nonzero(c["type"] == RecordType.SAMPLE)[0]
+        if not len(s):
+            return s.astype(np.int64)
+        k = np.lexsort((seq[s], c["pid"][s], c["tid"][s]))
+        s = s[k]
+        tp = c["tid"][s].astype(np.int64) << 32 | (c["pid"][s].astype(np.int64) & 0xFFFFFFFF)
+        first = np.ones(len(s), dtype=bool)
+        first[1:] = tp[1:] != tp[:-1]
+        return s[first].astype(np.int64)
+
+    # -- names -------------------------------------------------------------------------------
+    def sample_comms(self, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        """(comm id per row, the names table): the name perf gives each row's thread (a
+        SAMPLE's, or any record's with a tid) when it processes that row."""
+        rows = np.asarray(rows, dtype=np.int64)
+        tids = self.rec.columns["tid"][rows].astype(np.int64)
+        key, known = self._keys(tids, self.seq[rows] + 1)
+        j = _latest(self._comm_key, key)
+        ok = known & (j >= 0)
+        if ok.any():
+            ok[ok] = self._comm_key[j[ok]] // self._span == key[ok] // self._span
+        out = np.full(len(rows), -1, dtype=np.int32)
+        out[ok] = self._comm_name[j[ok]]
+        for k in np.nonzero(~ok)[0].tolist():  # tids perf would only now create
+            out[k] = self._name(f":{int(tids[k])}")
+        return out, self.names
+
+    def _name(self, s: str) -> int:
+        k = self._name_ids.get(s)
+        if k is None:
+            k = self._name_ids[s] = len(self.names)
+            self.names.append(s)
+        return k
+
+    def comm_of_row(self, row: int) -> str:
+        ids, names = self.sample_comms(np.array([row]))
+        return names[int(ids[0])]
+
+    def comm_at(self, tid: int, time: int) -> str:
+        """The name of ``tid`` at ``time`` (ns): the last name set (in processing order) by
+        a record of time <= ``time`` (synthesized records, time 0, always count); a time
+        before all of them gives the thread's first name."""
+        if tid == 0 and not len(self._tids):
+            return IDLE_COMM
+        j = np.searchsorted(self._tids, tid)
+        if j >= len(self._tids) or self._tids[j] != tid:
+            return f":{tid}"
+        lo = np.searchsorted(self._comm_key, j * self._span, side="left")
+        hi = np.searchsorted(self._comm_key, (j + 1) * self._span, side="left")
+        if lo == hi:
+            return f":{tid}"
+        tm = self._comm_time[lo:hi]
+        ok = np.nonzero(tm <= time)[0]
+        k = lo + (int(ok[-1]) if len(ok) else 0)
+        return self.names[int(self._comm_name[k])]
+
+    # -- maps --------------------------------------------------------------------------------
+    def thread_objects(self, rows: np.ndarray) -> np.ndarray:
+        """The maps object of each row's thread when perf processes the row (-1: none)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        tids = self.rec.columns["tid"][rows].astype(np.int64)
+        return self._objects(tids, self.seq[rows] + 1)
+
+    def _objects(self, tids: np.ndarray, seq1: np.ndarray) -> np.ndarray:
+        key, known = self._keys(tids, seq1)
+        j = _latest(self._state_key, key)
+        ok = known & (j >= 0)
+        if ok.any():
+            ok[ok] = self._state_key[j[ok]] // self._span == key[ok] // self._span
+        out = np.full(len(tids), -1, dtype=np.int64)
+        out[ok] = self._state_obj[j[ok]]
+        return out
+
+    def map_of(self, rows: np.ndarray) -> np.ndarray:
+        """Map id of each SAMPLE row's ip (-1: none, perf's ``[unknown]``)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        ips = self.rec.sample_values(rows, "ip")
+        return self.map_at_rows(rows, ips, self.rec.columns["cpumode"][rows])
+
+    def map_at_rows(self, rows: np.ndarray, ips: np.ndarray, cpumodes: np.ndarray
+                    ) -> np.ndarray:
+        """Map id of addresses seen in the context of index rows (a sample's callchain
+        entries: repeat the row per entry, give each entry's cpumode from
+        :func:`~perftui.symbols.callchain.chain_cpumodes`).  Kernel cpumode looks in the
+        kernel maps, user cpumode in the row's thread's maps; hypervisor, guest and
+        unknown cpumodes find nothing, as in perf 6.1 without ``--guest``."""
+        rows = np.asarray(rows, dtype=np.int64)
+        cpumodes = np.asarray(cpumodes)
+        obj = np.full(len(rows), -1, dtype=np.int64)
+        user = cpumodes == Misc.USER
+        if user.any():
+            obj[user] = self.thread_objects(rows[user])
+        obj[cpumodes == Misc.KERNEL] = KERNEL_MAPS
+        return self.maps.lookup(obj, self.seq[rows], np.asarray(ips, dtype=np.uint64))
+
+    def map_at(self, tids: np.ndarray, times: np.ndarray, ips: np.ndarray,
+               cpumodes: np.ndarray) -> np.ndarray:
+        """Like :meth:`map_at_rows` without rows: the state after the last record perf
+        processes at or before each time (exact for rows: prefer :meth:`map_at_rows`)."""
+        tids = np.asarray(tids, dtype=np.int64)
+        seq = np.searchsorted(self._seq_time, np.asarray(times, dtype=np.uint64),
+                              side="right") - 1
+        cpumodes = np.asarray(cpumodes)
+        obj = np.full(len(tids), -1, dtype=np.int64)
+        user = cpumodes == Misc.USER
+        if user.any():
+            obj[user] = self._objects(tids[user], seq[user] + 1)
+        obj[cpumodes == Misc.KERNEL] = KERNEL_MAPS
+        return self.maps.lookup(obj, seq, np.asarray(ips, dtype=np.uint64))
+
+    def callchain_maps(self, rows: np.ndarray) -> CallchainMaps:
+        """The callchains of SAMPLE rows with the map of every entry (see
+        :class:`CallchainMaps`)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        flat, starts, counts = sample_callchains(self.rec, rows)
+        modes, ok = chain_cpumodes(flat, starts)
+        obj = np.full(len(rows), -1, dtype=np.int64)
+        has_user = np.zeros(len(rows), dtype=bool)
+        if len(flat):
+            has_user = np.logical_or.reduceat(modes == Misc.USER, starts) & (counts > 0)
+        if has_user.any():
+            obj[has_user] = self.thread_objects(rows[has_user])
+        e_obj = np.repeat(obj, counts)
+        e_obj[modes == Misc.KERNEL] = KERNEL_MAPS
+        e_obj[(modes != Misc.USER) & (modes != Misc.KERNEL)] = -1
+        e_obj[~np.repeat(ok, counts)] = -1
+        maps = self.maps.lookup(e_obj, np.repeat(self.seq[rows], counts), flat)
+        return CallchainMaps(flat, starts, counts, modes, ok, maps)
+
+    def dso_names(self, map_ids: np.ndarray) -> np.ndarray:
+        """perf's dso string for map ids (``[unknown]`` for -1)."""
+        return self.maps.dso_names(map_ids)
+
+
+__all__ = ["IDLE_COMM", "VDSO", "CallchainMaps", "ThreadModel"]
