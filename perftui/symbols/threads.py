@@ -343,10 +343,10 @@ class ThreadModel:
                     events[i] = entry
                 continue
             attr = int(c["attr"][i])
-            ev = reader.read(t, raw, attr)
-            if ev is None:
+            rd = reader.read(t, raw, attr)
+            if rd is None:
                 continue
-            events[i] = ev
+            events[i] = rd
             tt = reader.trailer_time(raw, attr)
             event_times[i] = tt
             if t in (RecordType.FORK, RecordType.EXIT):
@@ -368,11 +368,12 @@ class ThreadModel:
         pid, tid, stime = c["pid"], c["tid"], c["time"]
         for i in rows.tolist():
             s = int(seq[i])
-            ev = events.get(i)
-            if ev is None:  # a touching sample
+            got = events.get(i)
+            if got is None:  # a touching sample
                 replay.findnew(int(pid[i]), int(tid[i]), s, int(stime[i]))
                 continue
             tm = event_times.get(i, 0)
+            ev = got
             if isinstance(ev, Comm):
                 replay.comm(ev, s, tm)
             elif isinstance(ev, Mmap):
