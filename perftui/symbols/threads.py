@@ -436,7 +436,8 @@ class ThreadModel:
     def comm_at(self, tid: int, time: int) -> str:
         """The name of ``tid`` at ``time`` (ns): the last name set (in processing order) by
         a record of time <= ``time`` (synthesized records, time 0, always count); a time
-        before all of them gives the thread's first name."""
+        before all of them gives the name the thread had once its first record was applied
+        (a forked child: the inherited name)."""
         if tid == 0 and not len(self._tids):
             return IDLE_COMM
         j = np.searchsorted(self._tids, tid)
@@ -448,7 +449,11 @@ class ThreadModel:
             return f":{tid}"
         tm = self._comm_time[lo:hi]
         ok = np.nonzero(tm <= time)[0]
-        k = lo + (int(ok[-1]) if len(ok) else 0)
+        if len(ok):
+            k = lo + int(ok[-1])
+        else:  # the name right after the first record that made the thread
+            keys = self._comm_key[lo:hi]
+            k = lo + int(np.searchsorted(keys, keys[0], side="right")) - 1
         return self.names[int(self._comm_name[k])]
 
     # -- maps --------------------------------------------------------------------------------
