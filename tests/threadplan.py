@@ -163,10 +163,15 @@ _FRAME = re.compile(r"^\s+(?P<ip>[0-9a-f]+)\s+(?P<rest>.*\))$")
 
 
 def frame_dso(rest: str) -> str:
-    """The dso of a frame line's ``[sym ](dso)`` part (perf adds the symbol in pipe mode)."""
-    if rest.startswith("("):
-        return rest[1:-1]
-    return rest[rest.index(" (") + 2:-1]
+    """The dso of a frame line's ``[sym ](dso)`` part: the parenthesised group ending the
+    line, parentheses inside it balanced (perf adds the symbol in pipe mode; C++ symbols and
+    "(deleted)" paths carry parentheses of their own)."""
+    depth = 0
+    for k in range(len(rest) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(rest[k], 0)
+        if depth == 0:
+            return rest[k + 1:-1]
+    raise AssertionError(f"unbalanced frame: {rest!r}")
 
 
 @dataclass
