@@ -21,6 +21,7 @@ from perftui.perfdata import Feature, RecordType, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
 from perftui.symbols.callchain import MARKER, chain_cpumodes, sample_callchains
 from perftui.symbols.dsonames import MapKind, kmod_name
+from perftui.symbols.maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
 from perftui.symbols.order import _delivery_rounds, _replay_rounds
 from perftui.symbols.threads import ThreadModel
 
@@ -208,11 +209,12 @@ def user_names() -> Plan:
     p.mmap(800, 0x600000, 0x1000, "//anon", 2, v1=True)
     p.mmap(800, 0x700000, 0x1000, "[heap]", 2, prot=3, data=True)
     p.mmap(800, 0x800000, 0x1000, "/dev/zero (deleted)", 2, prot=7)
+    p.mmap(800, 0xFFFFFFFFFF600000, 0x1000, "[vsyscall]", 2)  # the top of the address space
     for k, (addr, dso) in enumerate([
             (0x100010, "/tmp/perf-800.map"), (0x200010, "//anon"), (0x300010, "[vdso]"),
             (0x400010, "/memfd:jit (deleted)"), (0x500010, "/tmp/perf-800.map"),
             (0x600010, "/tmp/perf-800.map"), (0x700010, "[heap]"),
-            (0x800010, "/tmp/perf-800.map")]):
+            (0x800010, "/tmp/perf-800.map"), (0xFFFFFFFFFF600010, "[vsyscall]")]):
         p.sample(800, addr, 10 + k, Expect("jit", dso))
     p.round()
     return p
@@ -438,6 +440,68 @@ def test_sample_callchains_with_read_groups(tmp_path: Path) -> None:
         flat, starts, counts = sample_callchains(rec, rows)
         want = [rec.decode(int(i))["callchain"] for i in rows]
         assert [list(flat[s:s + n]) for s, n in zip(starts, counts, strict=True)] == want
+
+
+def brute_lookup(t: MapTable, obj: int, seq: int, addr: int) -> int:
+    """Reference: among the object's maps live at ``seq`` and covering ``addr``, the one with
+    the greatest (start, id); a plain loop."""
+    best = -1
+    for i in range(len(t)):
+        if (int(t.obj[i]) == obj and int(t.born[i]) <= seq < int(t.died[i])
+                and int(t.start[i]) <= addr < int(t.end[i])
+                and (best < 0 or (int(t.start[i]), i) > (int(t.start[best]), best))):
+            best = i
+    return best
+
+
+@pytest.mark.parametrize("n_obj", [3, 40, 70000])  # 70000 objects: fewer packed address bits
+def test_lookup_matches_a_plain_loop(n_obj: int) -> None:
+    """The vectorised lookup (packed keys, ranked keys past the packed bits, the backward
+    scan over dead and uncovering maps, overlaps) against a direct loop on random tables."""
+    rng = np.random.default_rng(n_obj)
+    b = MapsBuilder()
+    objs = [KERNEL_MAPS] + [b.new_object(k) for k in range(1, 6)]
+    for _ in range(n_obj - 6):
+        b.new_object(0)
+    spots = [0x1000, 0x7F0000000000, 0xFFFFFFFFFF600000, 0xFFFF800000000000, 2**44 - 0x800]
+    seq = 0
+    for _ in range(400):
+        seq += int(rng.integers(1, 4))
+        o = int(rng.choice(objs))
+        start = int(rng.choice(spots)) + int(rng.integers(0, 64)) * 0x100
+        end = min(start + int(rng.integers(1, 40)) * 0x100, U64_MAX)
+        if o == KERNEL_MAPS or rng.random() < 0.1:
+            b.insert(o, start, end, 0, 0, 0, 0, 0, -1, seq)  # overlaps allowed
+        else:
+            b.insert_fixup(o, start, end, 0, 0, 0, 0, 0, -1, seq)
+        if rng.random() < 0.05 and o != KERNEL_MAPS:
+            dst = int(rng.choice(objs[1:]))
+            if dst != o:
+                b.clone(dst, o, seq)
+        if rng.random() < 0.05 and b.live(o):
+            b.remove(o, int(rng.choice(b.live(o))), seq)
+    t = b.table()
+    q_obj = rng.choice([*objs, -1], 3000)
+    q_seq = rng.integers(0, seq + 2, 3000)
+    q_addr = np.array([int(rng.choice(spots)) + int(rng.integers(0, 120)) * 0x80
+                       for _ in range(3000)], dtype=np.uint64)
+    got = t.lookup(q_obj, q_seq, q_addr)
+    want = [brute_lookup(t, int(o), int(s), int(a)) if o >= 0 else -1
+            for o, s, a in zip(q_obj, q_seq, q_addr, strict=True)]
+    assert list(got) == want
+    assert (got >= 0).sum() > 300
+
+
+def test_set_range_moves_a_kernel_map(tmp_path: Path) -> None:
+    """The resolver can stretch the kernel map as perf does after loading kallsyms."""
+    m, _ = model("kernel_maps", tmp_path)
+    rows = np.nonzero(m.rec.columns["type"] == RecordType.SAMPLE)[0]
+    past = np.array([KERNEL_TEXT + 0x2000000], dtype=np.uint64)
+    row = rows[:1]
+    assert list(m.map_at_rows(row, past, [Misc.KERNEL])) == [-1]
+    kernel = m.maps.of_kind(MapKind.KERNEL)
+    m.maps.set_range(kernel, end=KERNEL_TEXT + 0x4000000)
+    assert list(m.dso_names(m.map_at_rows(row, past, [Misc.KERNEL]))) == ["[kernel.kallsyms]"]
 
 
 def test_round_replay_agrees_with_the_shortcut() -> None:

@@ -2,9 +2,9 @@
 
 A fork/exec-heavy workload (pipelines, ``xargs``, nested shells, CPU-bound loops before and
 after the execs) is recorded system-wide and per task, in file mode and through a real pipe,
-with callchains.  For every sample, in perf's own order, perftui's (tid, time, comm) must equal
-``perf script``'s, and the dso of the sample ip and of every callchain frame must equal what
-perf prints.
+and system-wide in directory mode (``--threads``), with callchains.  For every sample, in
+perf's own order, perftui's (tid, time, comm) must equal ``perf script``'s, and the dso of
+the sample ip and of every callchain frame must equal what perf prints.
 
 The dso check runs twice.  With ``--kallsyms`` an empty file perf keeps the recording's own
 kernel maps, and the match must be exact.  With perf's defaults it loads this machine's
@@ -43,9 +43,10 @@ WORKLOAD = (
     "while [ $j -lt 6000 ]; do j=$((j+1)); done'; done; "
     "i=0; while [ $i -lt 10000 ]; do i=$((i+1)); done"
 )
-KINDS = {  # name: (system-wide, pipe mode)
-    "system-file": (True, False), "system-pipe": (True, True),
-    "task-file": (False, False), "task-pipe": (False, True),
+KINDS = {  # name: (perf record options, pipe mode)
+    "system-file": (["-a"], False), "system-pipe": (["-a"], True),
+    "task-file": ([], False), "task-pipe": ([], True),
+    "system-dir": (["-a", "--threads"], False),  # a directory: data, data.0, data.1, ...
 }
 
 
@@ -61,9 +62,9 @@ def recording(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathF
               ) -> tuple[str, Path]:
     need_perf()
     kind = request.param
-    system, pipe = KINDS[kind]
+    extra, pipe = KINDS[kind]
     out = tmp_path_factory.mktemp("threads") / f"{kind}.data"
-    opts = ["-q", "-e", "cpu-clock", "-F", "2000", "-g", *(["-a"] if system else [])]
+    opts = ["-q", "-e", "cpu-clock", "-F", "2000", "-g", *extra]
     cmd = shlex.join(["perf", "record", *opts, "-o", "-" if pipe else str(out), "--",
                       "sh", "-c", WORKLOAD])
     if pipe:  # through a real pipe

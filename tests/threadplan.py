@@ -184,6 +184,8 @@ class PerfSample:
 
 
 def is_pipe(path: Path) -> bool:
+    if path.is_dir():
+        return False
     with open(path, "rb") as f:
         return struct.unpack("<Q", f.read(16)[8:16])[0] == 16
 

@@ -117,8 +117,13 @@ def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.
     flat = np.zeros(int(counts.sum()), dtype=np.uint64)
     if not len(flat):
         return flat, starts, counts
-    within = np.arange(len(flat), dtype=np.int64) - np.repeat(starts, counts)
-    at = np.repeat(at_nr + 8, counts) + 8 * within
+    # entry j of row k sits at at_nr[k] + 8 + 8 * (j - starts[k])
+    at = np.arange(len(flat), dtype=np.int64) * 8
+    at += np.repeat(at_nr + 8 - 8 * starts, counts)
+    if len(bufs) == 1:
+        (u8,) = bufs.values()
+        flat[:] = gather(u8, at, dt)
+        return flat, starts, counts
     row_src = np.repeat(src, counts)
     for s, u8 in bufs.items():
         m = row_src == s

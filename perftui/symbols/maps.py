@@ -72,6 +72,9 @@ class MapTable:
     _order: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64), repr=False)
     _bounds: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64), repr=False)
     _reach: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64), repr=False)
+    _sorted: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    _shift: int = field(default=0, repr=False)
+    _rank_shift: int = field(default=0, repr=False)
 
     def __len__(self) -> int:
         return len(self.start)
@@ -103,20 +106,42 @@ class MapTable:
 
     # -- lookup ------------------------------------------------------------------------------
     def _prepare(self) -> None:
-        """Sort by (object, start, id) and precompute, per object, the running maximum of
-        ``end`` (a scan backwards from an address stops once nothing before can reach it)."""
+        """Sort by (object, start, id); per object, the running maximum of ``end`` (a scan
+        backwards from an address stops once nothing before can reach it); for the process
+        objects, (object, start) packed in one u64 (start clamped to the bits left), and
+        (object, rank of start) for addresses past those bits."""
         n = len(self)
         order = np.lexsort((np.arange(n), self.start, self.obj))
         objs = self.obj[order]
         n_obj = int(objs.max()) + 1 if n else 1
         bounds = np.searchsorted(objs, np.arange(n_obj + 1), side="left")
-        reach = self.end[order].copy()
-        for k in range(n_obj):
-            lo, hi = bounds[k], bounds[k + 1]
-            if hi - lo > 1:
-                reach[lo:hi] = np.maximum.accumulate(reach[lo:hi])
+        ends, starts = self.end[order], self.start[order]
+        k_end = int(bounds[1])
+        shift = 64 - max(n_obj.bit_length(), 1)
+        top = np.uint64((1 << shift) - 1)
+        base = objs[k_end:].astype(np.uint64) << np.uint64(shift)
+        reach = ends.copy()
+        if k_end > 1:
+            reach[:k_end] = np.maximum.accumulate(reach[:k_end])
+        # running max of ``end`` within each process object: ends replaced by their rank
+        # (an exact, order-keeping substitute that leaves room for the object in the key)
+        u_ends = np.unique(ends[k_end:])
+        e_shift = np.uint64(max(len(u_ends).bit_length(), 1))
+        e_base = objs[k_end:].astype(np.uint64) << e_shift
+        e_rank = np.searchsorted(u_ends, ends[k_end:]).astype(np.uint64)
+        if len(u_ends):
+            reach[k_end:] = u_ends[(np.maximum.accumulate(e_base | e_rank) - e_base
+                                    ).astype(np.int64)]
+        uniq = np.unique(starts[k_end:])
+        rank_shift = np.uint64(max(len(uniq).bit_length(), 1) + 1)
+        rank_keys = ((objs[k_end:].astype(np.uint64) << rank_shift)
+                     | np.searchsorted(uniq, starts[k_end:], side="right").astype(np.uint64))
         self._order, self._bounds, self._reach = order, bounds, reach
-        self.__dict__.pop("_shift", None)
+        self._sorted = {"start": starts, "end": ends, "born": self.born[order],
+                        "died": self.died[order], "keys": base | np.minimum(starts[k_end:], top),
+                        "uniq": uniq, "rank_keys": rank_keys}
+        self._shift = shift
+        self._rank_shift = int(rank_shift)
 
     def lookup(self, obj: np.ndarray, seq: np.ndarray, addr: np.ndarray) -> np.ndarray:
         """Map id covering ``addr`` in maps object ``obj`` at processing step ``seq``
@@ -130,89 +155,99 @@ class MapTable:
         if len(self._order) != len(self):
             self._prepare()
         bounds = self._bounds
-        q = np.nonzero((obj >= 0) & (obj < len(bounds) - 1))[0]
-        if not len(q):
+        valid = (obj >= 0) & (obj < len(bounds) - 1)
+        if valid.all():
+            q = None
+            qo, qa, qs = obj, addr, seq
+        else:
+            q = np.nonzero(valid)[0]
+            qo, qa, qs = obj[q], addr[q], seq[q]
+        if not len(qo):
             return out
-        qo, qa, qs = obj[q], addr[q], seq[q]
         cand = self._candidates(qo, qa)
-        self._scan(q, cand, bounds[qo], qa, qs, out)
+        lo = bounds[qo]
+        found = self._scan(cand, lo, qa, qs)
+        if q is None:
+            return found
+        out[q] = found
         return out
 
     def _candidates(self, qo: np.ndarray, qa: np.ndarray) -> np.ndarray:
         """Per query, the last map (sorted position) of its object starting at or before
         the address (a position before the object's first map when none does)."""
-        bounds, starts = self._bounds, self.start[self._order]
-        cand = np.empty(len(qo), dtype=np.int64)
+        bounds, starts = self._bounds, self._sorted["start"]
         kern = qo == KERNEL_MAPS
+        k_end = int(bounds[1])
+        if kern.all():
+            return np.searchsorted(starts[:k_end], qa, side="right") - 1
+        cand = np.empty(len(qo), dtype=np.int64)
         if kern.any():
-            lo, hi = int(bounds[0]), int(bounds[1])
-            cand[kern] = lo + np.searchsorted(starts[lo:hi], qa[kern], side="right") - 1
+            cand[kern] = np.searchsorted(starts[:k_end], qa[kern], side="right") - 1
         user = np.nonzero(~kern)[0]
-        if not len(user):
+        srt = self._sorted
+        top = np.uint64((1 << self._shift) - 1)
+        ua = qa[user]
+        packed = ua < top  # strictly: a start clamped to ``top`` must never qualify
+        if packed.all():
+            cand[user] = k_end + np.searchsorted(
+                srt["keys"], (qo[user].astype(np.uint64) << np.uint64(self._shift)) | ua,
+                side="right") - 1
             return cand
-        lo = int(bounds[1])
-        shift = self._user_shift()
-        if shift:
-            # (object, start) packed in one u64: one searchsorted for every process
-            keys = (self.obj[self._order[lo:]].astype(np.uint64) << np.uint64(shift)
-                    | starts[lo:])
-            top = np.uint64((1 << shift) - 1)
-            ua = np.minimum(qa[user], top)  # beyond every user map: clamped, still a miss
-            qk = qo[user].astype(np.uint64) << np.uint64(shift) | ua
-            cand[user] = lo + np.searchsorted(keys, qk, side="right") - 1
-            return cand
-        by_obj = user[np.argsort(qo[user], kind="stable")]
-        cuts = np.nonzero(np.diff(qo[by_obj]))[0] + 1
-        for part in np.split(by_obj, cuts):
-            k = int(qo[part[0]])
-            a, b = int(bounds[k]), int(bounds[k + 1])
-            cand[part] = a + np.searchsorted(starts[a:b], qa[part], side="right") - 1
+        sel = user[packed]
+        cand[sel] = k_end + np.searchsorted(
+            srt["keys"], (qo[sel].astype(np.uint64) << np.uint64(self._shift)) | qa[sel],
+            side="right") - 1
+        # addresses past the packed bits: (object, rank of the address among the starts)
+        sel = user[~packed]
+        rank = np.searchsorted(srt["uniq"], qa[sel], side="right").astype(np.uint64)
+        rb = np.uint64(self._rank_shift)
+        cand[sel] = k_end + np.searchsorted(srt["rank_keys"],
+                                            (qo[sel].astype(np.uint64) << rb) | rank,
+                                            side="right") - 1
         return cand
 
-    def _user_shift(self) -> int:
-        """Bits for the address in a packed (object, address) key, 0 when they do not fit
-        (a user map reaching past 2**(64 - object bits))."""
-        if not hasattr(self, "_shift"):
-            lo = int(self._bounds[1])
-            ends = self.end[self._order[lo:]]
-            need = int(ends.max()).bit_length() if len(ends) else 1
-            obj_bits = max(int(len(self._bounds) - 1).bit_length(), 1)
-            self._shift = need if need + obj_bits <= 64 else 0
-        return int(self._shift)
-
-    def _scan(self, q: np.ndarray, cand: np.ndarray, lo: np.ndarray, qa: np.ndarray,
-              qs: np.ndarray, out: np.ndarray) -> None:
-        """Walk back from each candidate to the live map covering the address."""
-        order = self._order
-        ends, reach = self.end[order], self._reach
-        born, died = self.born[order], self.died[order]
-        live = np.arange(len(q))
+    def _scan(self, cand: np.ndarray, lo: np.ndarray, qa: np.ndarray, qs: np.ndarray
+              ) -> np.ndarray:
+        """Walk back from each candidate to the live map covering the address: the first
+        candidate answers nearly every query; the rest loop on what is left."""
+        srt, order, reach = self._sorted, self._order, self._reach
+        ends, born, died = srt["end"], srt["born"], srt["died"]
+        ok = cand >= lo
+        c = np.maximum(cand, 0)
+        hit = ok & (ends[c] > qa) & (born[c] <= qs) & (qs < died[c])
+        out = np.where(hit, order[c], -1)
+        live = np.nonzero(ok & ~hit & (reach[c] > qa))[0]
+        cand = cand[live] - 1
         while len(live):
-            c = cand[live]
-            ok = c >= lo[live]
-            live, c = live[ok], c[ok]
+            ok = cand >= lo[live]
+            live, cand = live[ok], cand[ok]
             a = qa[live]
-            ok = reach[c] > a  # something at or before c still reaches the address
-            live, c, a = live[ok], c[ok], a[ok]
+            ok = reach[cand] > a  # something at or before still reaches the address
+            live, cand, a = live[ok], cand[ok], a[ok]
             if not len(live):
                 break
             s = qs[live]
-            hit = (ends[c] > a) & (born[c] <= s) & (s < died[c])
-            out[q[live[hit]]] = order[c[hit]]
-            live = live[~hit]
-            cand[live] -= 1
+            hit = (ends[cand] > a) & (born[cand] <= s) & (s < died[cand])
+            out[live[hit]] = order[cand[hit]]
+            live, cand = live[~hit], cand[~hit] - 1
+        return out
+
+
+_START, _END, _PGOFF, _DSO, _KIND, _PROT, _FLAGS, _OBJ, _PID, _ROW, _BORN = range(11)
 
 
 class MapsBuilder:
-    """Collects map rows while the records are replayed (see the module docstring)."""
+    """Collects map rows while the records are replayed (see the module docstring).
+
+    A map is a tuple (start, end, pgoff, dso, kind, prot, flags, obj, pid, row, born); its
+    ``died`` step is kept apart (the only field that changes)."""
 
     def __init__(self) -> None:
-        self.cols: dict[str, list[int]] = {k: [] for k in (
-            "start", "end", "pgoff", "dso", "kind", "prot", "flags", "obj", "pid", "row",
-            "born", "died")}
+        self.rows: list[tuple[int, ...]] = []
+        self.died: list[int] = []
         self.dsos: list[Dso] = []
         self._dso_ids: dict[tuple[str, int, str, str], int] = {}
-        # per maps object: live map ids sorted by start (parallel list of starts)
+        # per maps object: live map ids sorted by (start, id), with their starts
         self._starts: list[list[int]] = [[]]
         self._ids: list[list[int]] = [[]]
         self.obj_pid: list[int] = [-1]
@@ -238,24 +273,14 @@ class MapsBuilder:
     # -- rows --------------------------------------------------------------------------------
     def _add(self, obj: int, start: int, end: int, pgoff: int, dso: int, kind: int,
              prot: int, flags: int, row: int, seq: int) -> int:
-        c = self.cols
-        mid = len(c["start"])
-        c["start"].append(start)
-        c["end"].append(min(end, U64_MAX))
-        c["pgoff"].append(pgoff & U64_MAX)
-        c["dso"].append(dso)
-        c["kind"].append(kind)
-        c["prot"].append(prot)
-        c["flags"].append(flags)
-        c["obj"].append(obj)
-        c["pid"].append(self.obj_pid[obj])
-        c["row"].append(row)
-        c["born"].append(seq)
-        c["died"].append(NEVER)
+        mid = len(self.rows)
+        self.rows.append((start, min(end, U64_MAX), pgoff & U64_MAX, dso, kind, prot, flags,
+                          obj, self.obj_pid[obj], row, seq))
+        self.died.append(NEVER)
         return mid
 
     def _link(self, obj: int, mid: int) -> None:
-        s = self.cols["start"][mid]
+        s = self.rows[mid][_START]
         starts, ids = self._starts[obj], self._ids[obj]
         k = bisect_right(starts, s)
         while k < len(starts) and starts[k] == s and ids[k] < mid:
@@ -268,38 +293,34 @@ class MapsBuilder:
         k = ids.index(mid)
         del ids[k]
         del self._starts[obj][k]
-        self.cols["died"][mid] = seq
+        self.died[mid] = seq
 
-    def _copy(self, mid: int, obj: int, seq: int, start: int | None = None,
-              end: int | None = None, pgoff: int | None = None) -> int:
-        c = self.cols
-        return self._add(obj, c["start"][mid] if start is None else start,
-                         c["end"][mid] if end is None else end,
-                         c["pgoff"][mid] if pgoff is None else pgoff, c["dso"][mid],
-                         c["kind"][mid], c["prot"][mid], c["flags"][mid], c["row"][mid], seq)
+    def _piece(self, mid: int, seq: int, start: int, end: int, pgoff: int) -> int:
+        r = self.rows[mid]
+        return self._add(r[_OBJ], start, end, pgoff, r[_DSO], r[_KIND], r[_PROT], r[_FLAGS],
+                         r[_ROW], seq)
 
     # -- perf's operations -------------------------------------------------------------------
     def insert_fixup(self, obj: int, start: int, end: int, pgoff: int, dso: int, kind: int,
                      prot: int, flags: int, row: int, seq: int) -> int:
         """``thread__insert_map``: cut the overlapped parts of older maps, insert the new one."""
-        c = self.cols
+        rows = self.rows
         starts, ids = self._starts[obj], self._ids[obj]
         k = bisect_right(starts, start) - 1
-        if k < 0 or c["end"][ids[k]] <= start:
+        if k < 0 or rows[ids[k]][_END] <= start:
             k += 1
         hit = []
-        while k < len(ids) and c["start"][ids[k]] < end:
-            if c["end"][ids[k]] > start:
+        while k < len(ids) and starts[k] < end:
+            if rows[ids[k]][_END] > start:
                 hit.append(ids[k])
             k += 1
         for old in hit:
             self._unlink(obj, old, seq)
-            o_start, o_end = c["start"][old], c["end"][old]
+            o_start, o_end, o_pgoff = rows[old][_START], rows[old][_END], rows[old][_PGOFF]
             if start > o_start:
-                self._link(obj, self._copy(old, obj, seq, end=start))
+                self._link(obj, self._piece(old, seq, o_start, start, o_pgoff))
             if end < o_end:
-                self._link(obj, self._copy(old, obj, seq, start=end,
-                                           pgoff=c["pgoff"][old] + end - o_start))
+                self._link(obj, self._piece(old, seq, end, o_end, o_pgoff + end - o_start))
         mid = self._add(obj, start, end, pgoff, dso, kind, prot, flags, row, seq)
         self._link(obj, mid)
         return mid
@@ -316,28 +337,43 @@ class MapsBuilder:
 
     def clone(self, dst: int, src: int, seq: int) -> None:
         """``maps__clone``: copy every live map of ``src`` into ``dst`` (plain inserts)."""
-        for mid in list(self._ids[src]):
-            self._link(dst, self._copy(mid, dst, seq))
+        ids = self._ids[src]
+        if not ids:
+            return
+        pid = self.obj_pid[dst]
+        base = len(self.rows)
+        rows = self.rows
+        rows.extend([(r[0], r[1], r[2], r[3], r[4], r[5], r[6], dst, pid, r[9], seq)
+                     for r in (rows[m] for m in ids)])
+        self.died.extend([NEVER] * len(ids))
+        if not self._ids[dst]:  # a fresh process: same order as the parent's
+            self._starts[dst] = list(self._starts[src])
+            self._ids[dst] = list(range(base, base + len(ids)))
+            return
+        for mid in range(base, base + len(ids)):
+            self._link(dst, mid)
 
     def find(self, obj: int, addr: int) -> int:
         """The live map of ``obj`` covering ``addr`` now (-1), same tie rule as lookup."""
-        c = self.cols
+        rows = self.rows
         starts, ids = self._starts[obj], self._ids[obj]
         k = bisect_right(starts, addr) - 1
         while k >= 0:
-            if c["end"][ids[k]] > addr:
+            if rows[ids[k]][_END] > addr:
                 return ids[k]
             k -= 1
         return -1
 
     def table(self) -> MapTable:
-        c = self.cols
+        n = len(self.rows)
+
+        def col(k: int, dt: type) -> np.ndarray:
+            return np.fromiter((r[k] for r in self.rows), dtype=dt, count=n)
+
         u64 = np.uint64
         return MapTable(
-            start=np.array(c["start"], dtype=u64), end=np.array(c["end"], dtype=u64),
-            pgoff=np.array(c["pgoff"], dtype=u64), dso=np.array(c["dso"], dtype=np.int32),
-            kind=np.array(c["kind"], dtype=np.uint8), prot=np.array(c["prot"], dtype=np.uint32),
-            flags=np.array(c["flags"], dtype=np.uint32), obj=np.array(c["obj"], dtype=np.int32),
-            pid=np.array(c["pid"], dtype=np.int32), row=np.array(c["row"], dtype=np.int64),
-            born=np.array(c["born"], dtype=np.int64), died=np.array(c["died"], dtype=np.int64),
-            dsos=self.dsos)
+            start=col(_START, u64), end=col(_END, u64), pgoff=col(_PGOFF, u64),
+            dso=col(_DSO, np.int32), kind=col(_KIND, np.uint8), prot=col(_PROT, np.uint32),
+            flags=col(_FLAGS, np.uint32), obj=col(_OBJ, np.int32), pid=col(_PID, np.int32),
+            row=col(_ROW, np.int64), born=col(_BORN, np.int64),
+            died=np.array(self.died, dtype=np.int64), dsos=self.dsos)

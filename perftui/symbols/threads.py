@@ -517,11 +517,9 @@ class ThreadModel:
         flat, starts, counts = sample_callchains(self.rec, rows)
         modes, ok = chain_cpumodes(flat, starts)
         obj = np.full(len(rows), -1, dtype=np.int64)
-        has_user = np.zeros(len(rows), dtype=bool)
-        if len(flat):
-            has_user = np.logical_or.reduceat(modes == Misc.USER, starts) & (counts > 0)
-        if has_user.any():
-            obj[has_user] = self.thread_objects(rows[has_user])
+        some = counts > 0
+        if some.any():
+            obj[some] = self.thread_objects(rows[some])
         e_obj = np.repeat(obj, counts)
         e_obj[modes == Misc.KERNEL] = KERNEL_MAPS
         e_obj[(modes != Misc.USER) & (modes != Misc.KERNEL)] = -1
