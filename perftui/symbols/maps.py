@@ -233,23 +233,27 @@ class MapTable:
         return out
 
 
-_START, _END, _PGOFF, _DSO, _KIND, _PROT, _FLAGS, _OBJ, _PID, _ROW, _BORN = range(11)
+_COLS: tuple[tuple[str, type], ...] = (
+    ("start", np.uint64), ("end", np.uint64), ("pgoff", np.uint64), ("dso", np.int32),
+    ("kind", np.uint8), ("prot", np.uint32), ("flags", np.uint32), ("obj", np.int32),
+    ("pid", np.int32), ("row", np.int64), ("born", np.int64), ("died", np.int64))
 
 
 class MapsBuilder:
     """Collects map rows while the records are replayed (see the module docstring).
 
-    A map is a tuple (start, end, pgoff, dso, kind, prot, flags, obj, pid, row, born); its
-    ``died`` step is kept apart (the only field that changes)."""
+    Rows live in growable numpy columns, so a FORK's copy of a process's maps is one
+    fancy-indexing step per column, not a Python loop."""
 
     def __init__(self) -> None:
-        self.rows: list[tuple[int, ...]] = []
-        self.died: list[int] = []
+        self.n = 0
+        self.c: dict[str, np.ndarray] = {k: np.empty(1024, dtype=dt) for k, dt in _COLS}
         self.dsos: list[Dso] = []
         self._dso_ids: dict[tuple[str, int, str, str], int] = {}
-        # per maps object: live map ids sorted by (start, id), with their starts
+        # per maps object: live map ids sorted by (start, id), with their starts and ends
         self._starts: list[list[int]] = [[]]
         self._ids: list[list[int]] = [[]]
+        self._ends: dict[int, int] = {}  # live map id -> end (Python ints for the replay)
         self.obj_pid: list[int] = [-1]
 
     # -- dsos and objects --------------------------------------------------------------------
@@ -271,21 +275,44 @@ class MapsBuilder:
         return list(self._ids[obj])
 
     # -- rows --------------------------------------------------------------------------------
+    def _grow(self, need: int) -> None:
+        cap = len(self.c["start"])
+        if need <= cap:
+            return
+        new = max(need, 2 * cap)
+        for k, a in self.c.items():
+            b = np.empty(new, dtype=a.dtype)
+            b[: self.n] = a[: self.n]
+            self.c[k] = b
+
     def _add(self, obj: int, start: int, end: int, pgoff: int, dso: int, kind: int,
              prot: int, flags: int, row: int, seq: int) -> int:
-        mid = len(self.rows)
-        self.rows.append((start, min(end, U64_MAX), pgoff & U64_MAX, dso, kind, prot, flags,
-                          obj, self.obj_pid[obj], row, seq))
-        self.died.append(NEVER)
+        mid = self.n
+        self._grow(mid + 1)
+        end = min(end, U64_MAX)
+        c = self.c
+        c["start"][mid] = start
+        c["end"][mid] = end
+        c["pgoff"][mid] = pgoff & U64_MAX
+        c["dso"][mid] = dso
+        c["kind"][mid] = kind
+        c["prot"][mid] = prot
+        c["flags"][mid] = flags
+        c["obj"][mid] = obj
+        c["pid"][mid] = self.obj_pid[obj]
+        c["row"][mid] = row
+        c["born"][mid] = seq
+        c["died"][mid] = NEVER
+        self.n = mid + 1
+        self._ends[mid] = end
         return mid
 
-    def _link(self, obj: int, mid: int) -> None:
-        s = self.rows[mid][_START]
+    def _link(self, obj: int, mid: int, start: int) -> None:
         starts, ids = self._starts[obj], self._ids[obj]
-        k = bisect_right(starts, s)
-        while k < len(starts) and starts[k] == s and ids[k] < mid:
+        k = bisect_right(starts, start)
+        while k < len(starts) and starts[k] == start and ids[k] < mid:
             k += 1
-        starts.insert(k, s)
+        starts.insert(k, start)
         ids.insert(k, mid)
 
     def _unlink(self, obj: int, mid: int, seq: int) -> None:
@@ -293,43 +320,46 @@ class MapsBuilder:
         k = ids.index(mid)
         del ids[k]
         del self._starts[obj][k]
-        self.died[mid] = seq
+        self.c["died"][mid] = seq
+        del self._ends[mid]
 
     def _piece(self, mid: int, seq: int, start: int, end: int, pgoff: int) -> int:
-        r = self.rows[mid]
-        return self._add(r[_OBJ], start, end, pgoff, r[_DSO], r[_KIND], r[_PROT], r[_FLAGS],
-                         r[_ROW], seq)
+        c = self.c
+        return self._add(int(c["obj"][mid]), start, end, pgoff, int(c["dso"][mid]),
+                         int(c["kind"][mid]), int(c["prot"][mid]), int(c["flags"][mid]),
+                         int(c["row"][mid]), seq)
 
     # -- perf's operations -------------------------------------------------------------------
     def insert_fixup(self, obj: int, start: int, end: int, pgoff: int, dso: int, kind: int,
                      prot: int, flags: int, row: int, seq: int) -> int:
         """``thread__insert_map``: cut the overlapped parts of older maps, insert the new one."""
-        rows = self.rows
+        ends = self._ends
         starts, ids = self._starts[obj], self._ids[obj]
         k = bisect_right(starts, start) - 1
-        if k < 0 or rows[ids[k]][_END] <= start:
+        if k < 0 or ends[ids[k]] <= start:
             k += 1
         hit = []
         while k < len(ids) and starts[k] < end:
-            if rows[ids[k]][_END] > start:
-                hit.append(ids[k])
+            if ends[ids[k]] > start:
+                hit.append((ids[k], starts[k]))
             k += 1
-        for old in hit:
+        for old, o_start in hit:
+            o_end = ends[old]
+            o_pgoff = int(self.c["pgoff"][old])
             self._unlink(obj, old, seq)
-            o_start, o_end, o_pgoff = rows[old][_START], rows[old][_END], rows[old][_PGOFF]
             if start > o_start:
-                self._link(obj, self._piece(old, seq, o_start, start, o_pgoff))
+                self._link(obj, self._piece(old, seq, o_start, start, o_pgoff), o_start)
             if end < o_end:
-                self._link(obj, self._piece(old, seq, end, o_end, o_pgoff + end - o_start))
+                self._link(obj, self._piece(old, seq, end, o_end, o_pgoff + end - o_start), end)
         mid = self._add(obj, start, end, pgoff, dso, kind, prot, flags, row, seq)
-        self._link(obj, mid)
+        self._link(obj, mid, start)
         return mid
 
     def insert(self, obj: int, start: int, end: int, pgoff: int, dso: int, kind: int,
                prot: int, flags: int, row: int, seq: int) -> int:
         """``maps__insert``: no overlap fix-up (kernel maps)."""
         mid = self._add(obj, start, end, pgoff, dso, kind, prot, flags, row, seq)
-        self._link(obj, mid)
+        self._link(obj, mid, start)
         return mid
 
     def remove(self, obj: int, mid: int, seq: int) -> None:
@@ -340,40 +370,43 @@ class MapsBuilder:
         ids = self._ids[src]
         if not ids:
             return
-        pid = self.obj_pid[dst]
-        base = len(self.rows)
-        rows = self.rows
-        rows.extend([(r[0], r[1], r[2], r[3], r[4], r[5], r[6], dst, pid, r[9], seq)
-                     for r in (rows[m] for m in ids)])
-        self.died.extend([NEVER] * len(ids))
+        n = len(ids)
+        base = self.n
+        self._grow(base + n)
+        take = np.array(ids, dtype=np.int64)
+        for a in self.c.values():
+            a[base:base + n] = a[take]
+        c = self.c
+        c["obj"][base:base + n] = dst
+        c["pid"][base:base + n] = self.obj_pid[dst]
+        c["born"][base:base + n] = seq
+        c["died"][base:base + n] = NEVER
+        self.n = base + n
+        new_ids = range(base, base + n)
+        self._ends.update(zip(new_ids, (self._ends[m] for m in ids), strict=True))
         if not self._ids[dst]:  # a fresh process: same order as the parent's
             self._starts[dst] = list(self._starts[src])
-            self._ids[dst] = list(range(base, base + len(ids)))
+            self._ids[dst] = list(new_ids)
             return
-        for mid in range(base, base + len(ids)):
-            self._link(dst, mid)
+        for mid, s in zip(new_ids, list(self._starts[src]), strict=True):
+            self._link(dst, mid, s)
 
     def find(self, obj: int, addr: int) -> int:
         """The live map of ``obj`` covering ``addr`` now (-1), same tie rule as lookup."""
-        rows = self.rows
         starts, ids = self._starts[obj], self._ids[obj]
         k = bisect_right(starts, addr) - 1
         while k >= 0:
-            if rows[ids[k]][_END] > addr:
+            if self._ends[ids[k]] > addr:
                 return ids[k]
             k -= 1
         return -1
 
+    def set_build_id(self, dso: int, build_id: str) -> None:
+        self.dsos[dso].build_id = build_id
+
     def table(self) -> MapTable:
-        n = len(self.rows)
-
-        def col(k: int, dt: type) -> np.ndarray:
-            return np.fromiter((r[k] for r in self.rows), dtype=dt, count=n)
-
-        u64 = np.uint64
-        return MapTable(
-            start=col(_START, u64), end=col(_END, u64), pgoff=col(_PGOFF, u64),
-            dso=col(_DSO, np.int32), kind=col(_KIND, np.uint8), prot=col(_PROT, np.uint32),
-            flags=col(_FLAGS, np.uint32), obj=col(_OBJ, np.int32), pid=col(_PID, np.int32),
-            row=col(_ROW, np.int64), born=col(_BORN, np.int64),
-            died=np.array(self.died, dtype=np.int64), dsos=self.dsos)
+        c = {k: a[: self.n].copy() for k, a in self.c.items()}
+        return MapTable(start=c["start"], end=c["end"], pgoff=c["pgoff"], dso=c["dso"],
+                        kind=c["kind"], prot=c["prot"], flags=c["flags"], obj=c["obj"],
+                        pid=c["pid"], row=c["row"], born=c["born"], died=c["died"],
+                        dsos=self.dsos)

@@ -77,6 +77,7 @@ class TaskRecordReader:
         self.mmap2_tail = struct.Struct(o + "II")
         self.ksym = struct.Struct(o + "QIHH")
         self.u64 = struct.Struct(o + "Q")
+        self.misc = struct.Struct(o + "H")
         self.trailer: list[tuple[int, int]] = []  # per attr: (trailer size, time offset)
         for a in rec.attrs:
             t = a.trailer_offsets()
@@ -99,7 +100,7 @@ class TaskRecordReader:
 
     def read(self, typ: int, raw: bytes, attr: int
              ) -> Comm | Task | Mmap | Ksymbol | Touch | None:
-        misc = struct.unpack_from(self.rec.order + "H", raw, 4)[0]
+        misc = self.misc.unpack_from(raw, 4)[0]
         end = self._body_end(raw, attr)
         try:
             if typ == RecordType.COMM:

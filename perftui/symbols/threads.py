@@ -33,12 +33,14 @@ The rules, as read in perf 6.1 and checked against its output:
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..perfdata import Feature, Recording, RecordType
 from ..perfdata.constants import Misc
+from ..perfdata.recording import NO_SOURCE
 from .callchain import MARKER, chain_cpumodes, sample_callchains
 from .dsonames import (
     ENTRY_TRAMPOLINE,
@@ -205,7 +207,7 @@ class _Replay:
                 dso = self.kmod_dsos[short] = self.b.dso(short, MapKind.MODULE, name,
                                                          ev.build_id)
             elif ev.build_id:
-                self.b.dsos[dso].build_id = ev.build_id
+                self.b.set_build_id(dso, ev.build_id)
             self.b.insert(KERNEL_MAPS, ev.start, end, ev.pgoff, dso, MapKind.MODULE, ev.prot,
                           ev.flags, row, seq)
         elif is_kernel:
@@ -215,7 +217,7 @@ class _Replay:
                 end = U64_MAX
             dso = self._kernel_dso()
             if ev.build_id:
-                self.b.dsos[dso].build_id = ev.build_id
+                self.b.set_build_id(dso, ev.build_id)
             self.vmlinux = self.b.insert(KERNEL_MAPS, ev.start, end, ev.pgoff, dso,
                                          MapKind.KERNEL, ev.prot, ev.flags, row, seq)
         elif self.x86_64 and name == ENTRY_TRAMPOLINE:
@@ -270,6 +272,19 @@ class CallchainMaps:
     def frames(self) -> np.ndarray:
         """Mask of the entries perf prints as frames (not markers, chain not dropped)."""
         return (self.modes != MARKER) & np.repeat(self.ok, self.counts)
+
+
+def _record_bytes(rec: Recording, rows: np.ndarray) -> Iterator[tuple[int, bytes]]:
+    """(row, bytes) of index rows, read straight from the sources' buffers (rows inside
+    compressed data that was not kept are skipped)."""
+    c = rec.columns
+    src, pos, size = (c[k][rows].tolist() for k in ("src", "pos", "size"))
+    bufs = {s: getattr(rec.sources[s], "buf", None) for s in set(src) if s != NO_SOURCE}
+    for i, s, p, n in zip(rows.tolist(), src, pos, size, strict=True):
+        buf = bufs.get(s)
+        if buf is None:
+            continue
+        yield i, bytes(buf[p:p + n])
 
 
 def _latest(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -331,11 +346,7 @@ class ThreadModel:
         events: dict[int, Comm | Task | Mmap | Ksymbol | Touch | dict] = {}
         fork_exit_times: dict[int, int] = {}
         event_times: dict[int, int] = {}
-        for i in task_rows.tolist():
-            try:
-                raw = rec.record_bytes(i)
-            except ValueError:
-                continue
+        for i, raw in _record_bytes(rec, task_rows):
             t = int(typ[i])
             if t == RecordType.HEADER_BUILD_ID:
                 entry = header_build_id(rec, raw)
