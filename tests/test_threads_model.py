@@ -78,6 +78,20 @@ def map_split() -> Plan:
     return p
 
 
+def unknown_pid() -> Plan:
+    """A thread first seen with pid -1 gets maps of its own; the first record giving it a pid
+    makes it join that process's maps and drops its own (machine__update_thread_pid:
+    "Discarding thread maps")."""
+    p = Plan()
+    p.mmap(-1, 0x400000, 0x1000, "/bin/orphan", 1, tid=900)
+    p.comm(901, 901, "leader", 3)
+    p.mmap(901, 0x500000, 0x1000, "/bin/leader", 4)
+    p.sample(901, 0x400010, 5, Expect(":900", "[unknown]"), tid=900)
+    p.sample(901, 0x500010, 6, Expect(":900", "/bin/leader"), tid=900)
+    p.round()
+    return p
+
+
 def time_order() -> Plan:
     """Records apply in time order, not file order (ordered_events): a COMM later in the
     file but earlier in time names the samples after it in time; at equal times the file
@@ -288,6 +302,7 @@ def build_ids_at_end() -> Plan:
 
 SCENARIOS: dict[str, Callable[[], Plan]] = {
     "fork_exec_threads": fork_exec_threads, "map_split": map_split, "time_order": time_order,
+    "unknown_pid": unknown_pid,
     "unordered_round": unordered_round, "zero_time": zero_time,
     "no_sample_id_all": no_sample_id_all, "kernel_maps": kernel_maps,
     "user_names": user_names, "callchains": callchains, "build_ids": build_ids,

@@ -4,9 +4,20 @@
 processing order (:mod:`.order`) with perf's rules (tools/perf/util/machine.c, thread.c,
 session.c), then answers per-row questions with numpy:
 
-* :meth:`ThreadModel.sample_comms` the name perf prints for each row's thread,
-* :meth:`ThreadModel.map_of` / :meth:`ThreadModel.map_at_rows` the map of a sample's ip or
-  of any address seen in a row's context (callchain entries), from :attr:`ThreadModel.maps`.
+* :meth:`ThreadModel.sample_comms` the name perf prints for each row's thread
+  (:meth:`~ThreadModel.comm_at` for one tid at a time),
+* :meth:`ThreadModel.map_of` the map of each SAMPLE's ip; :meth:`ThreadModel.map_at_rows`
+  the map of any address seen in a row's context; :meth:`ThreadModel.callchain_maps` every
+  callchain entry of SAMPLE rows with its cpumode and map,
+* :attr:`ThreadModel.maps` (a :class:`~perftui.symbols.maps.MapTable`): every map version
+  with its dso (perf's printed name, recorded path, build id, :class:`MapKind`).
+
+What is deliberately not here: symbols (the resolver loads them per dso); the kernel map
+stretch perf applies once it has loaded kallsyms or /proc/kcore (the recorded kernel MMAP
+ends at ``_etext``; the resolver can call :meth:`MapTable.set_range`); DWARF unwinding of
+``--call-graph dwarf`` stacks; ``perf script``'s ``--max-stack`` (127) cut of long chains.
+Guest samples get no map, as in perf 6.1 without ``--guest``, and ``perf script`` does not
+print them at all (they are filtered, HIST_FILTER__GUEST).
 
 The rules, as read in perf 6.1 and checked against its output:
 
@@ -443,6 +454,10 @@ class ThreadModel:
     def comm_of_row(self, row: int) -> str:
         ids, names = self.sample_comms(np.array([row]))
         return names[int(ids[0])]
+
+    def comm(self, tid: int, time: int) -> str:
+        """Same as :meth:`comm_at` (``analysis.tasks.CommTable.comm``'s signature)."""
+        return self.comm_at(tid, time)
 
     def comm_at(self, tid: int, time: int) -> str:
         """The name of ``tid`` at ``time`` (ns): the last name set (in processing order) by
