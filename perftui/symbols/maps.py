@@ -144,12 +144,12 @@ class MapTable:
         self._rank_shift = int(rank_shift)
 
     def lookup(self, obj: np.ndarray, seq: np.ndarray, addr: np.ndarray) -> np.ndarray:
-        """Map id covering ``addr`` in maps object ``obj`` at processing step ``seq``
+        """Map id (int32) covering ``addr`` in maps object ``obj`` at processing step ``seq``
         (-1: none; ``obj`` -1: no maps to look in)."""
         obj = np.asarray(obj, dtype=np.int64)
         seq = np.asarray(seq, dtype=np.int64)
         addr = np.asarray(addr, dtype=np.uint64)
-        out = np.full(len(obj), -1, dtype=np.int64)
+        out = np.full(len(obj), -1, dtype=np.int32)
         if not len(self) or not len(obj):
             return out
         if len(self._order) != len(self):
@@ -215,7 +215,7 @@ class MapTable:
         ok = cand >= lo
         c = np.maximum(cand, 0)
         hit = ok & (ends[c] > qa) & (born[c] <= qs) & (qs < died[c])
-        out = np.where(hit, order[c], -1)
+        out = np.where(hit, order[c], -1).astype(np.int32)
         live = np.nonzero(ok & ~hit & (reach[c] > qa))[0]
         cand = cand[live] - 1
         while len(live):

@@ -81,6 +81,7 @@ _TASK_TYPES = (RecordType.COMM, RecordType.FORK, RecordType.EXIT, RecordType.MMA
                RecordType.MMAP2, RecordType.KSYMBOL, RecordType.NAMESPACES,
                RecordType.HEADER_BUILD_ID)
 _KERNEL_MODES = (Misc.KERNEL, Misc.GUEST_KERNEL)
+_CHUNK = 1 << 22  # callchain entries looked up at a time
 
 
 @dataclass(slots=True)
@@ -542,15 +543,28 @@ class ThreadModel:
         rows = np.asarray(rows, dtype=np.int64)
         flat, starts, counts = sample_callchains(self.rec, rows)
         modes, ok = chain_cpumodes(flat, starts)
-        obj = np.full(len(rows), -1, dtype=np.int64)
+        obj = np.full(len(rows), -1, dtype=np.int32)
         some = counts > 0
         if some.any():
             obj[some] = self.thread_objects(rows[some])
-        e_obj = np.repeat(obj, counts)
-        e_obj[modes == Misc.KERNEL] = KERNEL_MAPS
-        e_obj[(modes != Misc.USER) & (modes != Misc.KERNEL)] = -1
-        e_obj[~np.repeat(ok, counts)] = -1
-        maps = self.maps.lookup(e_obj, np.repeat(self.seq[rows], counts), flat)
+        seq = self.seq[rows]
+        maps = np.full(len(flat), -1, dtype=np.int32)
+        # in slices of rows, to bound the temporaries of long recordings
+        ends = starts + counts
+        r0 = 0
+        while r0 < len(rows):
+            r1 = int(np.searchsorted(ends, ends[r0] + _CHUNK, side="right"))
+            r1 = max(r1, r0 + 1)
+            a, b = int(starts[r0]), int(ends[r1 - 1])
+            if b > a:
+                cnt = counts[r0:r1]
+                e_obj = np.repeat(obj[r0:r1], cnt)
+                m = modes[a:b]
+                e_obj[m == Misc.KERNEL] = KERNEL_MAPS
+                e_obj[(m != Misc.USER) & (m != Misc.KERNEL)] = -1
+                e_obj[~np.repeat(ok[r0:r1], cnt)] = -1
+                maps[a:b] = self.maps.lookup(e_obj, np.repeat(seq[r0:r1], cnt), flat[a:b])
+            r0 = r1
         return CallchainMaps(flat, starts, counts, modes, ok, maps)
 
     def dso_names(self, map_ids: np.ndarray) -> np.ndarray:
