@@ -285,6 +285,11 @@ class CallchainMaps:
         """Mask of the entries perf prints as frames (not markers, chain not dropped)."""
         return (self.modes != MARKER) & np.repeat(self.ok, self.counts)
 
+    def offsets(self) -> np.ndarray:
+        """CSR offsets (len + 1): row ``k``'s entries are ``offsets[k]:offsets[k + 1]``."""
+        return np.append(self.starts, self.starts[-1] + self.counts[-1] if len(self.starts)
+                         else 0)
+
 
 def _record_bytes(rec: Recording, rows: np.ndarray) -> Iterator[tuple[int, bytes]]:
     """(row, bytes) of index rows, read straight from the sources' buffers (rows inside
