@@ -147,10 +147,14 @@ _FRAME_LINE = re.compile(r"^\s+([0-9a-f]+)\s+(.*)$")
 
 def _sym_dso(rest: str) -> tuple[str | None, int | None, str]:
     """Split perf's ``sym+0xoff (dso)`` (or ``[unknown] (dso)``)."""
-    head, sep, dso = rest.rpartition(" (")
-    if not sep:
-        head, dso = rest, ""
-    dso = dso[:-1] if dso.endswith(")") else dso
+    head, dso = rest, ""
+    if rest.endswith(")"):  # the dso is the last balanced "(...)": names may hold "(deleted)"
+        depth = 0
+        for i in range(len(rest) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(rest[i], 0)
+            if depth == 0:
+                head, dso = rest[:i].rstrip(" "), rest[i + 1:-1]
+                break
     if head == "[unknown]":
         return None, None, dso
     name, plus, off = head.rpartition("+0x")

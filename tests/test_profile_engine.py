@@ -52,7 +52,8 @@ def random_block(rng: random.Random, n: int, nlocs: int) -> ResolvedSamples:
         cpu=np.array([rng.randrange(4) for _ in range(n)], np.int32),
         attr=np.zeros(n, np.int16), time=np.arange(n, dtype=np.uint64),
         leaf=leaf, leaf_off=np.zeros(n, np.uint64),
-        chain_starts=starts, chain_locs=flat, chain_ips=np.zeros(len(flat), np.uint64))
+        chain_starts=starts, chain_locs=flat, chain_ips=np.zeros(len(flat), np.uint64),
+        chain_offs=np.zeros(len(flat), np.uint64))
 
 
 def key_of(locs: Locations, s: ResolvedSamples, k: int, loc: int, keys: tuple[str, ...]):

@@ -114,7 +114,11 @@ def _user_candidates(path: str, bid: str | None, symfs: str | None,
             out += [os.path.join(directory, link), os.path.join(directory, ".debug", link),
                     _join_symfs(symfs, "/usr/lib/debug") + os.path.dirname(real) + "/" + link]
     if bid:
-        out += [_cache_entry(debug_dir, bid, "elf"), _cache_entry(debug_dir, bid, "debug")]
+        # perf's build_id_cache__basename: the vDSO is kept as "vdso", other files as "elf"
+        base_name = "vdso" if path.startswith("[vdso") else "elf"
+        out += [_cache_entry(debug_dir, bid, base_name), _cache_entry(debug_dir, bid, "debug")]
+    if path.startswith("["):  # [vdso] and friends exist only in the build-id cache
+        return out
     out += [_join_symfs(symfs, "/usr/lib/debug") + path + ".debug",
             _join_symfs(symfs, "/usr/lib/debug") + path]
     if bid:

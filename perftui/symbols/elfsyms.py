@@ -32,11 +32,12 @@ expect_build_id=None, max_size=...) -> ElfSymbols``; :class:`ElfSymbols` (``tabl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from perftui.symbols.demangle import demangle_many
+from perftui.symbols.demangle import demangle, demangle_many
 from perftui.symbols.elfimage import (
     DEFAULT_MAX_FILE,
     SHF_ALLOC,
@@ -60,6 +61,7 @@ from perftui.symbols.table import (
     KIND_PLT,
     STB_GLOBAL,
     PerfSymbolBuilder,
+    StrtabNames,
     SymbolTable,
 )
 
@@ -171,6 +173,15 @@ class _Builder(PerfSymbolBuilder):
         self.other: list[tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]] = []
 
 
+class _BrokenTable(Exception):
+    """A symbol table perf stops reading part-way (a symbol in a section that does not
+    exist); ``added`` symbols of it were taken before the bad one."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.added = 0
+
+
 def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
                 sec: Section, what: str, kernel: bool) -> tuple[int, int | None]:
     """Add one symbol table's symbols (perf's ``dso__load_sym_internal``); return the count
@@ -199,11 +210,14 @@ def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
         return 0, ref_reloc
     nsec = len(syms_img.sections)
     bad = shndx[idx] >= nsec
+    broken: _BrokenTable | None = None
     if bad.any():
+        # perf inserts symbols one by one and stops at this one ("goto out_elf_end"): the
+        # symbols before it stay in the dso, without the end and duplicate fix-ups
         j = int(idx[np.argmax(bad)])
-        raise SymbolFileError(
-            syms_img.path, f"{what}: symbol {j} is in section {int(shndx[j])}, which does not "
-            "exist (perf loads no symbols from such a file)")
+        broken = _BrokenTable(f"{what}: symbol {j} is in section {int(shndx[j])}, which "
+                              "does not exist; symbols after it are not used (as in perf)")
+        idx = idx[idx < j]
     # The section of each symbol; SHT_NOBITS ones are taken from the runtime file.
     sec_flags = np.array([s.flags for s in syms_img.sections], dtype=np.uint64)
     sec_type = np.array([s.type for s in syms_img.sections], dtype=np.uint32)
@@ -211,39 +225,45 @@ def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
     idx = idx[alloc]
     use_runtime = sec_type[shndx[idx]] == SHT_NOBITS
 
-    def header(i: int, nobits: bool) -> Section:
-        if nobits:
-            if i >= len(runtime.sections):
-                raise SymbolFileError(runtime.path, f"{what}: no section {i} in the runtime file")
-            return runtime.sections[i]
-        return syms_img.sections[i]
+    if use_runtime.any() and int(shndx[idx][use_runtime].max()) >= len(runtime.sections):
+        bad_i = int(shndx[idx][use_runtime].max())
+        raise SymbolFileError(runtime.path, f"{what}: no section {bad_i} in the runtime file")
 
-    names: list[str] = []
-    keep_rows: list[int] = []
-    deltas: list[int] = []
-    in_text: list[bool] = []
-    arm = syms_img.machine in (_EM_ARM, _EM_AARCH64)
-    for row, nobits in zip(idx.tolist(), use_runtime.tolist(), strict=True):
-        name = cstr(strtab, int(syms["name"][row]))
-        if arm and _arm_mapping_symbol(name):
-            continue
-        sh = header(int(shndx[row]), nobits)
-        if is_label[row] and "text" not in sh.name and "data" not in sh.name:
-            continue
-        names.append(name)
-        keep_rows.append(row)
-        deltas.append((sh.addr - sh.offset) & _MASK64)
-        in_text.append(sh.name == ".text")
-    if not keep_rows:
+    def per_section(img: ElfImage) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(addr - offset, name has text or data, name is .text) of every section."""
+        secs = img.sections
+        delta = np.array([(x.addr - x.offset) & _MASK64 for x in secs], dtype=_U64)
+        textish = np.array(["text" in x.name or "data" in x.name for x in secs], dtype=bool)
+        is_text = np.array([x.name == ".text" for x in secs], dtype=bool)
+        return delta, textish, is_text
+
+    here = per_section(syms_img)
+    there = per_section(runtime) if use_runtime.any() else here
+    sh = shndx[idx]
+    rt_sh = np.where(use_runtime, sh, 0)
+    delta = np.where(use_runtime, there[0][rt_sh], here[0][sh])
+    textish = np.where(use_runtime, there[1][rt_sh], here[1][sh])
+    in_text_a = np.where(use_runtime, there[2][rt_sh], here[2][sh])
+    ok = ~is_label[idx] | textish
+    if syms_img.machine in (_EM_ARM, _EM_AARCH64):
+        ok &= np.array([not _arm_mapping_symbol(cstr(strtab, int(syms["name"][r])))
+                        for r in idx.tolist()], dtype=bool)
+    keep_rows = idx[ok]
+    deltas = delta[ok]
+    in_text = in_text_a[ok].tolist()
+    if not len(keep_rows):
+        if broken is not None:
+            raise broken
         return 0, ref_reloc
-    rows = np.array(keep_rows, dtype=np.int64)
+    names: Sequence[str] = StrtabNames(strtab, syms["name"][keep_rows].astype(np.int64))
+    rows = np.asarray(keep_rows, dtype=np.int64)
     values = syms["value"][rows].astype(_U64)
     if syms_img.machine == _EM_ARM:  # thumb functions have bit 0 set
         thumb = (typ[rows] == _STT_FUNC) & ((values & _U64(1)) != 0)
         values = np.where(thumb, values - _U64(1), values)
     if not kernel:
-        values = _adjust(runtime, values, np.array(deltas, dtype=_U64))
-        names = demangle_many(names)
+        values = _adjust(runtime, values, np.asarray(deltas, dtype=_U64))
+        builder.demangle = demangle  # lazily, per name shown (see LazyNames)
     kinds = np.where(is_func[rows], KIND_FUNC,
                      np.where(is_obj[rows], KIND_OBJECT, KIND_LABEL)).astype(np.uint8)
     sizes = syms["size"][rows].astype(_U64)
@@ -255,6 +275,9 @@ def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
                               [n for n, t in zip(names, in_text, strict=True) if not t]))
     else:
         builder.add(values, sizes, bind[rows], kinds, names)
+    if broken is not None:
+        broken.added = len(rows)
+        raise broken
     return len(rows), ref_reloc
 
 
@@ -370,18 +393,27 @@ def _load(img: ElfImage, runtime: ElfImage, kernel: bool, want: str | None) -> E
             tables = [(symtab, ".symtab")]
         else:
             tables = [(t, w) for t, w in ((symtab, ".symtab"), (dynsym, ".dynsym")) if t]
+        broken: _BrokenTable | None = None
         for sec, what in tables:
-            nr, rr = _load_table(builder, img, runtime, sec, what, kernel)
+            try:
+                nr, rr = _load_table(builder, img, runtime, sec, what, kernel)
+            except _BrokenTable as e:
+                broken = e
+                if e.added:
+                    sources.append(what.lstrip(".") + " (partly)")
+                break
             ref_reloc = ref_reloc if rr is None else rr
             if nr > 0:
                 builder.fixup_end()
                 builder.fixup_duplicate()
                 sources.append(what.lstrip("."))
                 total += nr
+        if broken is not None and not len(builder):
+            raise SymbolFileError(img.path, str(broken))
         if kernel:
             table = _kernel_table(builder, img)
         else:
-            if total > 0 and _synthesize_plt(builder, runtime) > 0:
+            if broken is None and total > 0 and _synthesize_plt(builder, runtime) > 0:
                 sources.append("plt")
             table = builder.table("file offset")
     except SymbolFileError:

@@ -30,6 +30,7 @@ class ResolvedSamples:
     chain_starts: np.ndarray  # int64, len + 1
     chain_locs: np.ndarray  # int32 location ids
     chain_ips: np.ndarray  # uint64 addresses of the callchain entries (parallel)
+    chain_offs: np.ndarray  # uint64 offsets of the entries into their symbols (0: unresolved)
 
     def __len__(self) -> int:
         return len(self.rows)

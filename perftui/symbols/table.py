@@ -26,6 +26,7 @@ that covers the address, else the symbol before it that still covers it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -52,6 +53,95 @@ _U64 = np.uint64
 _PAGE = 4096
 
 
+class NamePool(Sequence[str]):
+    """Names added in parts (lists, or lazy :class:`StrtabNames`), indexed as one list."""
+
+    def __init__(self) -> None:
+        self._parts: list[Sequence[str]] = []
+        self._bases: list[int] = []
+        self._n = 0
+
+    def extend(self, names: Sequence[str]) -> None:
+        self._parts.append(names)
+        self._bases.append(self._n)
+        self._n += len(names)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        if i < 0:
+            i += self._n
+        k = bisect_right(self._bases, i) - 1
+        return self._parts[k][i - self._bases[k]]
+
+
+class StrtabNames(Sequence[str]):
+    """Names in an ELF string table, decoded on access (a big library has 10^5 of them)."""
+
+    def __init__(self, strtab: bytes, offsets: np.ndarray) -> None:
+        self._strtab = strtab
+        self._offsets = offsets
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        off = int(self._offsets[i])
+        table = self._strtab
+        if off < 0 or off >= len(table):
+            return ""
+        end = table.find(b"\0", off)
+        raw = table[off:] if end < 0 else table[off:end]
+        return raw.decode("utf-8", "surrogateescape")
+
+
+class _Picked(Sequence[str]):
+    """``names[order[i]]`` without materialising the names."""
+
+    def __init__(self, names: Sequence[str], order: list[int]) -> None:
+        self._names, self._order = names, order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        return self._names[self._order[i]]
+
+
+class LazyNames(Sequence[str]):
+    """Names turned into their shown form (demangled) on first access, then kept: a big
+    C++ or Rust library has 10^5 names and a profile shows a few hundred of them."""
+
+    def __init__(self, raw: Sequence[str], convert: Callable[[str], str]) -> None:
+        self._raw = raw
+        self._convert = convert
+        self._done: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        if not isinstance(i, int):
+            raise TypeError("LazyNames takes integer indexes")
+        if i < 0:
+            i += len(self._raw)
+        got = self._done.get(i)
+        if got is None:
+            got = self._done[i] = self._convert(self._raw[i])
+        return got
+
+    def reorder(self, order: np.ndarray) -> LazyNames:
+        """The same names in another order (still lazy)."""
+        return LazyNames(_Picked(self._raw, order.tolist()), self._convert)
+
+    def index(self, value: object, start: int = 0, stop: int = 2**63) -> int:
+        for i in range(max(start, 0), min(stop, len(self._raw))):
+            if self[i] == value:
+                return i
+        raise ValueError(f"{value!r} is not in the names")
+
+
 class SymbolTable:
     """Sorted, non-empty-or-empty arrays of symbols; see the module docstring."""
 
@@ -76,10 +166,12 @@ class SymbolTable:
             tree = None  # rows reordered: the tree's rows would not match
             order = np.argsort(starts, kind="stable")
             starts, ends, kinds = starts[order], ends[order], kinds[order]
-            names = [names[i] for i in order]
+            names = names.reorder(order) if isinstance(names, LazyNames) else \
+                [names[i] for i in order]
         self.starts: np.ndarray = starts
         self.ends: np.ndarray = ends
-        self.names: list[str] = list(names)
+        # a LazyNames stays lazy: demangling every name of a big library costs seconds
+        self.names: Sequence[str] = names if isinstance(names, LazyNames) else list(names)
         self.kinds: np.ndarray = kinds
         self.space = space
         self._tree_source = tree
@@ -194,6 +286,10 @@ class SymbolTable:
         return self.names[i], addr - int(self.starts[i])
 
 
+def _same_name(name: str) -> str:
+    return name
+
+
 def _underscores(name: str) -> int:
     return len(name) - len(name.lstrip("_"))
 
@@ -215,8 +311,10 @@ class PerfSymbolBuilder:
         self._parts: list[tuple[np.ndarray, ...]] = []
         self._arr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self.alive = np.zeros(0, dtype=bool)
-        self.names: list[str] = []
+        self.names = NamePool()
         self.ops: list[tuple] = []
+        #: turns a raw name into the shown one (C++/Rust demangling), applied lazily
+        self.demangle: Callable[[str], str] | None = None
 
     def __len__(self) -> int:
         return int(self.alive.sum())
@@ -343,6 +441,8 @@ class PerfSymbolBuilder:
         if gb and not ga:
             return False
         na, nb = self.names[a], self.names[b]
+        if self.demangle is not None and na != nb:  # perf compares the demangled names
+            na, nb = self.demangle(na), self.demangle(nb)
         ua, ub = _underscores(na), _underscores(nb)
         if ub > ua:
             return True
@@ -373,5 +473,7 @@ class PerfSymbolBuilder:
                     pos[np.asarray(left, dtype=np.int64)[order]],
                     pos[np.asarray(right, dtype=np.int64)[order]])
 
-        return SymbolTable(starts[order], ends[order], [self.names[i] for i in order],
+        shown: Sequence[str] = LazyNames(_Picked(self.names, order.tolist()),
+                                         self.demangle or _same_name)
+        return SymbolTable(starts[order], ends[order], shown,
                            kinds[order], space, tree=tree)

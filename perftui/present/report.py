@@ -1,0 +1,90 @@
+"""``perftui report``: the hotspot table as perf report --stdio prints it, and as JSON.
+
+Every string from a recording goes through :func:`~perftui.textsafe.safe` in text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from ..analysis.profile import Profile, ProfileRow
+from ..symbols.locations import Locations
+from ..textsafe import safe
+
+HEADERS = {"comm": "Command", "pid": "Pid:Command", "tid": "Tid", "dso": "Shared Object",
+           "sym": "Symbol", "cpu": "CPU", "module": "Module", "section": "Section"}
+
+
+@dataclass
+class Names:
+    """What the words need besides the profile: locations, thread and comm names."""
+
+    locs: Locations
+    comm_name: Callable[[int], str]  # comm id -> name
+    thread_comm: Callable[[int], str]  # tid -> the thread's last name (perf's Pid:Command)
+
+
+def key_value(prof: Profile, names: Names, row: ProfileRow, i: int) -> Any:
+    """The JSON value of sort key ``i`` of a row."""
+    key, code = prof.keys[i], row.key[i]
+    if key == "comm":
+        return names.comm_name(code)
+    if key in ("pid", "tid", "cpu"):
+        return code
+    if key == "sym":
+        return names.locs.label(code)
+    return prof.codes.names[key][code]
+
+
+def key_text(prof: Profile, names: Names, row: ProfileRow, i: int) -> str:
+    """Sort key ``i`` of a row as perf report prints it."""
+    key, code = prof.keys[i], row.key[i]
+    if key == "pid":
+        return f"{code:>7}:{names.thread_comm(code)}"
+    if key == "sym":
+        level = "k" if names.locs.dsos[names.locs.dso[code]].kernel else "."
+        return f"[{level}] {names.locs.label(code)}"
+    return str(key_value(prof, names, row, i))
+
+
+def report_json(prof: Profile, names: Names, event: str) -> dict[str, Any]:
+    """The stable JSON object of one event's table (rows in perf's order)."""
+    rows = []
+    for r in prof.rows:
+        d: dict[str, Any] = {k: key_value(prof, names, r, i) for i, k in enumerate(prof.keys)}
+        if "sym" in prof.keys:
+            d["kernel"] = names.locs.dsos[names.locs.dso[r.loc]].kernel
+        d["overhead"] = round(prof.overhead(r), 6)
+        if prof.children:
+            d["children"] = round(prof.children_overhead(r), 6)
+        d["samples"] = r.samples
+        d["period"] = r.self_period
+        rows.append(d)
+    return {"event": event, "total_period": prof.total_period,
+            "total_samples": prof.total_samples, "sort": list(prof.keys),
+            "children": prof.children, "rows": rows}
+
+
+def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
+    """perf report --stdio's table (``-g none``): header lines, then one line a row."""
+    w = out.write
+    w(safe(f"# Samples: {prof.total_samples}  of event '{event}'") + "\n")
+    w(f"# Event count (approx.): {prof.total_period}\n#\n")
+    heads = (["Children", "Self"] if prof.children else ["Overhead"])
+    keys = [HEADERS[k] for k in prof.keys]
+    cells = [[key_text(prof, names, r, i) for i in range(len(prof.keys))] for r in prof.rows]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(keys)]
+    head = "  ".join(f"{h:>8}" for h in heads)
+    w("# " + head + "  " + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(keys))
+      + "\n")
+    w("# " + "  ".join("." * 8 for _ in heads) + "  "
+      + "  ".join("." * widths[i] for i in range(len(keys))) + "\n#\n")
+    for r, c in zip(prof.rows, cells, strict=True):
+        pct = ([f"{prof.children_overhead(r):7.2f}%", f"{prof.overhead(r):7.2f}%"]
+               if prof.children else [f"{prof.overhead(r):7.2f}%"])
+        line = "  " + "  ".join(f"{p:>8}" for p in pct) + "  " + "  ".join(
+            f"{v:<{widths[i]}}" for i, v in enumerate(c))
+        w(safe(line.rstrip()) + "\n")
+    w("\n")

@@ -1,0 +1,469 @@
+"""One resolver for every view: addresses -> (dso, symbol, offset), as perf 6.1 names them.
+
+It puts the pieces together: the thread/map model (which map an address falls in, per
+process, in perf's processing order), the module section map (KMOD_SEC_MAP), and the symbol
+sources (kallsyms or vmlinux for the kernel, module ``.ko`` files, ELF files of user DSOs
+found as perf finds them, perf maps for JIT code, KSYMBOL names).  Symbol tables are loaded
+once per file, on first use.  Addresses are resolved in batches with numpy: per map, the
+distinct addresses are looked up once and interned as :class:`~.locations.Locations`.
+
+Where names come from, per map kind (docs/architecture.md, "Symbols"):
+
+* kernel: ``--kallsyms FILE``; ``--vmlinux FILE``; a vmlinux found by build id or os release;
+  the build-id cache's kallsyms; ``/proc/kallsyms`` only when the recording's kernel build id
+  (else its os release) is the running kernel's.  Addresses are absolute.
+* modules: an address inside a KMOD_SEC_MAP section resolves in that section of the ``.ko``
+  (offset from the section's load address); without a section map, the ``.ko``'s ``.text``
+  at the module MMAP start (perf's rule, marked "assumed .text"); without the ``.ko``, the
+  module's kallsyms symbols.
+* user DSOs: ``ip - map.start + map.pgoff`` in the ELF's symbols (file-offset space).
+* JIT: ``/tmp/perf-<pid>.map`` (absolute addresses); KSYMBOL: the record's own name.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from ..perfdata import Feature, Recording, RecordType
+from ..perfdata.constants import Misc
+from .cache import SymbolCache
+from .dsofiles import find_dso_files, find_vmlinux
+from .dsonames import KERNEL_DSO, MapKind
+from .errors import FileError
+from .kallsyms import (
+    Kallsyms,
+    cached_kallsyms_path,
+    load_kallsyms,
+    running_kernel_matches,
+)
+from .locations import Locations
+from .modfiles import ModuleFiles
+from .modnames import module_name
+from .perfmap import load_perf_map, perf_map_path
+from .resolved import ResolvedSamples
+from .safefile import SymbolFileError
+from .sectionmap import SOURCE_KMOD, SectionMap, build_section_map
+from .threads import ThreadModel
+from .vdso import running_vdso_file
+
+ASSUMED_TEXT = "assumed .text: no section map in this recording"
+U64 = np.uint64
+
+
+class Table(Protocol):
+    """What the resolver needs of a symbol table (both table kinds have it)."""
+
+    @property
+    def names(self) -> Sequence[str]: ...
+
+    @property
+    def starts(self) -> np.ndarray: ...
+
+    def lookup(self, addrs: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass
+class SymbolOptions:
+    """Where symbols may come from (perf's option names where perf has them)."""
+
+    kallsyms: str | None = None  # --kallsyms FILE
+    vmlinux: str | None = None  # --vmlinux FILE
+    symfs: str | None = None  # --symfs DIR
+    modules_dirs: list[str] = field(default_factory=list)  # --modules-dir DIR...
+    debug_dir: str | None = None  # the build-id cache (default ~/.debug)
+    perfmap_dir: str = "/tmp"  # where perf-<pid>.map files are
+    proc_kallsyms: str = "/proc/kallsyms"  # the running kernel's (when it matches)
+
+
+@dataclass
+class _DsoTable:
+    """A dso's loaded table (or None) and how its addresses are translated."""
+
+    table: Table | None
+    loc_of_sym: np.ndarray  # location id per symbol index, -1 until first met
+    dso: int  # index into Locations.dsos
+    section: str | None = None
+
+
+def kernel_build_id(rec: Recording) -> str | None:
+    """The recorded kernel's build id (BUILD_ID feature or HEADER_BUILD_ID records)."""
+    entries = list(rec.feature(Feature.BUILD_ID) or [])
+    rows = np.nonzero(rec.columns["type"] == RecordType.HEADER_BUILD_ID)[0]
+    for i in rows[:10000]:
+        try:
+            entries.append(rec.decode(int(i)))
+        except ValueError:
+            continue
+    for e in entries:
+        if isinstance(e, dict) and e.get("filename") == KERNEL_DSO and e.get("build_id"):
+            return str(e["build_id"])
+    return None
+
+
+class Resolver:
+    """Names for the addresses of one indexed recording (see the module docstring).
+
+    Thread-safe for one writer: the UI resolves in a worker.  ``notes`` collects one line
+    per problem worth telling the user (a missing file, a build-id mismatch, where the
+    kernel symbols came from).
+    """
+
+    def __init__(self, rec: Recording, opts: SymbolOptions | None = None,
+                 model: ThreadModel | None = None, smap: SectionMap | None = None,
+                 modfiles: ModuleFiles | None = None, cache: SymbolCache | None = None
+                 ) -> None:
+        self.rec = rec
+        self.opts = opts or SymbolOptions()
+        self.model = model if model is not None else ThreadModel.build(rec)
+        self.smap = smap if smap is not None else build_section_map(rec)
+        self.modfiles = modfiles if modfiles is not None else ModuleFiles.of(
+            rec, self.opts.modules_dirs)
+        self.cache = cache or SymbolCache()
+        self.locs = Locations()
+        self.notes: list[str] = []
+        self.kernel_source: str | None = None
+        self._kallsyms: Kallsyms | None = None
+        self._kernel_loaded = False
+        self._tables: dict[tuple[Any, ...], _DsoTable] = {}
+        self._lock = threading.RLock()
+        self._kmod_entries = np.array([k for k, e in enumerate(self.smap.entries)
+                                       if e.source == SOURCE_KMOD], dtype=np.int64)
+        self.kernel_dso = self.locs.dso_id(KERNEL_DSO, kernel=True)
+
+    # -- names of threads ---------------------------------------------------------------
+    @property
+    def comm_names(self) -> list[str]:
+        return self.model.names
+
+    def thread_comm(self, tid: int) -> str:
+        """The last name of thread ``tid`` (perf's ``Pid:Command`` column)."""
+        return self.model.comm_at(tid, 2**63 - 1)
+
+    # -- kernel symbols -----------------------------------------------------------------------
+    def _kernel(self) -> Kallsyms | None:
+        if self._kernel_loaded:
+            return self._kallsyms
+        self._kernel_loaded = True
+        o = self.opts
+        bid = kernel_build_id(self.rec)
+        release = self.rec.feature(Feature.OSRELEASE)
+        tries: list[tuple[str, str]] = []
+        if o.kallsyms:
+            tries.append(("kallsyms", o.kallsyms))
+        if o.vmlinux or not o.kallsyms:
+            vm = find_vmlinux(bid, release, o.vmlinux, o.symfs, o.debug_dir)
+            if vm.syms:
+                tries.insert(0 if o.vmlinux else len(tries), ("vmlinux", vm.syms))
+            elif o.vmlinux:
+                self.notes.append(f"kernel: {vm.message()}")
+        if not o.kallsyms:
+            cached = cached_kallsyms_path(bid, o.debug_dir) if bid else None
+            if cached:
+                tries.append(("kallsyms", cached))
+            if running_kernel_matches(bid, release):
+                tries.append(("kallsyms", o.proc_kallsyms))
+            elif os.path.exists(o.proc_kallsyms):
+                self.notes.append("kernel: /proc/kallsyms not used: the recording was made "
+                                  "on another kernel (build id or release differs)")
+        for kind, path in tries:
+            try:
+                ks = self._load_kernel(kind, path)
+            except (SymbolFileError, FileError) as e:
+                self.notes.append(f"kernel: {e}")
+                continue
+            self._kallsyms, self.kernel_source = ks, f"{kind} {path}"
+            return ks
+        if not tries:
+            self.notes.append("kernel: no symbols (give --kallsyms FILE or --vmlinux FILE)")
+        return None
+
+    def _load_kernel(self, kind: str, path: str) -> Kallsyms:
+        if kind == "kallsyms":
+            return self.cache.get(("kallsyms", path), lambda: load_kallsyms(path))
+        syms = self.cache.elf(path, kernel=True)
+        return Kallsyms(source=path, kernel=syms.table)
+
+    # -- one dso's table ------------------------------------------------------------------------
+    def _dso_table(self, map_id: int) -> _DsoTable:
+        maps = self.model.maps
+        d = maps.dsos[int(maps.dso[map_id])]
+        kind = MapKind(int(maps.kind[map_id]))
+        key: tuple[Any, ...]
+        if kind == MapKind.JIT:
+            key = ("jit", int(maps.pid[map_id]))
+        elif kind == MapKind.KSYMBOL:
+            key = ("ksymbol", d.name, int(maps.start[map_id]))
+        else:
+            key = ("dso", d.name, d.path, d.build_id)
+        got = self._tables.get(key)
+        if got is not None:
+            return got
+        table: Table | None = None
+        kernel = kind in (MapKind.KERNEL, MapKind.MODULE, MapKind.KSYMBOL,
+                          MapKind.KERNEL_EXTRA)
+        module = None
+        section = None
+        if kind == MapKind.USER:
+            table = self._user_table(d.path, d.build_id)
+        elif kind == MapKind.VDSO:
+            table = self._vdso_table(d.path, d.build_id)
+        elif kind == MapKind.JIT:
+            table = self._jit_table(int(maps.pid[map_id]))
+        elif kind in (MapKind.KERNEL, MapKind.KERNEL_EXTRA):
+            ks = self._kernel()
+            table = ks.kernel if ks else None
+        elif kind == MapKind.MODULE:
+            module = module_name(d.path) if "/" in d.path or ".ko" in d.path else \
+                d.name.strip("[]")
+            table, section = self._module_text(module, d.path)
+        name = d.name
+        dso = self.locs.dso_id(name, kernel=kernel, module=module)
+        n = len(table.names) if table is not None else 0
+        got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, section)
+        return got
+
+    def _user_table(self, path: str, build_id: str) -> Table | None:
+        o = self.opts
+        files = find_dso_files(path, build_id or None, o.symfs, o.debug_dir)
+        if not files.found:
+            self.notes.append(files.message())
+            return None
+        try:
+            syms = self.cache.elf(files.syms or path, files.runtime, build_id or None)
+        except SymbolFileError as e:
+            self.notes.append(str(e))
+            return None
+        return syms.table
+
+    def _vdso_table(self, path: str, build_id: str) -> Table | None:
+        """The vDSO from the build-id cache, else this kernel's own (perf's way), when its
+        build id (or, without one, the os release) says it is the recorded one."""
+        o = self.opts
+        files = find_dso_files(path, build_id or None, o.symfs, o.debug_dir)
+        own = running_vdso_file()
+        cand = files.syms if files.found else None
+        if cand is None and own is not None:
+            release = self.rec.feature(Feature.OSRELEASE)
+            same_kernel = build_id or release == os.uname().release
+            if same_kernel:
+                cand = own
+        if cand is None:
+            self.notes.append(files.message())
+            return None
+        try:
+            return self.cache.elf(cand, None, build_id or None).table
+        except SymbolFileError as e:
+            self.notes.append(f"[vdso]: {e}")
+            return None
+
+    def _jit_table(self, pid: int) -> Table | None:
+        path = perf_map_path(pid, self.opts.perfmap_dir)
+        try:
+            pm = self.cache.get(("perfmap", path),
+                                lambda: load_perf_map(pid, self.opts.perfmap_dir))
+        except (SymbolFileError, FileError) as e:
+            self.notes.append(str(e))
+            return None
+        return pm.table
+
+    def _module_text(self, module: str, path: str) -> tuple[Table | None, str | None]:
+        """A module MMAP without a section map: the .ko's .text at the map start."""
+        mf = self.modfiles.get(module, path)
+        if mf is not None and ".text" in mf.sections:
+            return mf.symbols(".text"), ".text"
+        ks = self._kernel()
+        if ks is not None and module in ks.modules:
+            return ks.modules[module], None
+        return None, None
+
+    def _section_table(self, entry: int) -> _DsoTable:
+        """A KMOD_SEC_MAP section of a module: its symbols from the .ko."""
+        e = self.smap.entries[entry]
+        key = ("kmod", e.module, e.section, e.start)
+        got = self._tables.get(key)
+        if got is not None:
+            return got
+        mf = self.modfiles.get(e.module, e.path)
+        table: Table | None = None
+        if mf is not None and e.section and e.section in mf.sections:
+            table = mf.symbols(e.section)
+        dso = self.locs.dso_id(f"[{e.module}]", kernel=True, module=e.module)
+        n = len(table.names) if table is not None else 0
+        got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, e.section)
+        return got
+
+    # -- resolving ------------------------------------------------------------------------------
+    def _intern(self, dt: _DsoTable, addrs: np.ndarray, base: int = 0
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Location ids and symbol offsets of addresses of one dso (``addrs`` in the
+        table's space; ``base`` is subtracted for the unresolved address shown)."""
+        n = len(addrs)
+        locs = np.empty(n, dtype=np.int32)
+        offs = np.zeros(n, dtype=U64)
+        if dt.table is not None and len(dt.table.names):
+            idx = np.asarray(dt.table.lookup(addrs), dtype=np.int64)
+        else:
+            idx = np.full(n, -1, dtype=np.int64)
+        hit = idx >= 0
+        if hit.any():
+            need = np.unique(idx[hit])
+            missing = need[dt.loc_of_sym[need] < 0]
+            t = dt.table
+            assert t is not None
+            ends = getattr(t, "ends", None)
+            for i in missing.tolist():
+                start = int(t.starts[i])
+                end = int(ends[i]) if ends is not None else start + 1
+                dt.loc_of_sym[i] = self.locs.add(dt.dso, t.names[i], start + base, end + base,
+                                                 dt.section)
+            locs[hit] = dt.loc_of_sym[idx[hit]]
+            offs[hit] = addrs[hit] - t.starts[idx[hit]]
+        miss = ~hit
+        if miss.any():
+            uniq, inv = np.unique(addrs[miss], return_inverse=True)
+            ids = np.array([self.locs.add(dt.dso, None, int(a) + base, int(a) + base + 1,
+                                          dt.section) for a in uniq.tolist()], dtype=np.int32)
+            locs[miss] = ids[inv.reshape(-1)]
+        return locs, offs
+
+    def resolve(self, map_ids: np.ndarray, ips: np.ndarray, kernel: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Location id and symbol offset of each address (``map_ids`` from the thread
+        model, ``kernel``: kernel cpumode)."""
+        with self._lock:
+            return self._resolve(np.asarray(map_ids, dtype=np.int64),
+                                 np.asarray(ips, dtype=U64), np.asarray(kernel, dtype=bool))
+
+    def _resolve(self, map_ids: np.ndarray, ips: np.ndarray, kernel: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        n = len(ips)
+        locs = np.empty(n, dtype=np.int32)
+        offs = np.zeros(n, dtype=U64)
+        todo = np.ones(n, dtype=bool)
+        # kernel addresses in a KMOD_SEC_MAP section: that section of the module
+        if len(self._kmod_entries) and kernel.any():
+            kk = np.nonzero(kernel)[0]
+            owner = self.smap.lookup(ips[kk])
+            in_kmod = np.isin(owner, self._kmod_entries)
+            for ent in np.unique(owner[in_kmod]).tolist():
+                sel = kk[owner == ent]
+                dt = self._section_table(int(ent))
+                start = self.smap.entries[int(ent)].start
+                locs[sel], offs[sel] = self._intern(dt, ips[sel] - U64(start), start)
+                todo[sel] = False
+        maps = self.model.maps
+        # kernel addresses no map covers: the kernel's own symbols (perf stretches the
+        # kernel map over everything kallsyms names)
+        stray = todo & kernel & (map_ids < 0)
+        if stray.any():
+            ks = self._kernel()
+            if ks is not None and len(ks.kernel.names):
+                sel = np.nonzero(stray)[0]
+                inside = ks.kernel.lookup(ips[sel]) >= 0
+                sel = sel[inside]
+                if len(sel):
+                    dt = self._kernel_table()
+                    locs[sel], offs[sel] = self._intern(dt, ips[sel], 0)
+                    todo[sel] = False
+        for m in np.unique(map_ids[todo]).tolist():
+            sel = np.nonzero(todo & (map_ids == m))[0]
+            if m < 0:
+                dt = self._unknown_table(kernel=False)
+                locs[sel], offs[sel] = self._intern(dt, ips[sel], 0)
+                continue
+            dt = self._dso_table(int(m))
+            kind = MapKind(int(maps.kind[m]))
+            start, pgoff = int(maps.start[m]), int(maps.pgoff[m])
+            if kind in (MapKind.USER, MapKind.VDSO):
+                addrs = ips[sel] - U64(start) + U64(pgoff)  # perf's map__map_ip
+                locs[sel], offs[sel] = self._intern(dt, addrs, 0)
+            elif kind == MapKind.MODULE and dt.section == ".text":
+                locs[sel], offs[sel] = self._intern(dt, ips[sel] - U64(start), start)
+            elif kind == MapKind.KSYMBOL:
+                locs[sel], offs[sel] = self._ksymbol(dt, m, ips[sel])
+            else:  # kernel, kallsyms module tables, JIT: absolute addresses
+                locs[sel], offs[sel] = self._intern(dt, ips[sel], 0)
+        return locs, offs
+
+    def _kernel_table(self) -> _DsoTable:
+        key = ("kernel",)
+        got = self._tables.get(key)
+        if got is None:
+            ks = self._kernel()
+            table = ks.kernel if ks else None
+            n = len(table.names) if table is not None else 0
+            got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64),
+                                                self.kernel_dso)
+        return got
+
+    def _unknown_table(self, kernel: bool) -> _DsoTable:
+        key = ("unknown", kernel)
+        got = self._tables.get(key)
+        if got is None:
+            dso = self.locs.dso_id("[unknown]", kernel=kernel)
+            got = self._tables[key] = _DsoTable(None, np.zeros(0, np.int64), dso)
+        return got
+
+    def _ksymbol(self, dt: _DsoTable, m: int, ips: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        maps = self.model.maps
+        name = maps.dsos[int(maps.dso[m])].name
+        start, end = int(maps.start[m]), int(maps.end[m])
+        loc = self.locs.add(dt.dso, name, start, end)
+        return np.full(len(ips), loc, np.int32), ips - U64(start)
+
+    # -- samples -------------------------------------------------------------------------------
+    def samples(self, rows: np.ndarray, callchains: bool = True) -> ResolvedSamples:
+        """Every name of SAMPLE index ``rows`` (one block: keep blocks to ~10^5 rows)."""
+        rec = self.rec
+        c = rec.columns
+        rows = np.asarray(rows, dtype=np.int64)
+        n = len(rows)
+        comm, _names = self.model.sample_comms(rows)
+        ips = rec.sample_values(rows, "ip")
+        period = rec.sample_values(rows, "period")
+        has_period = self._has_field("period", rows)
+        period = np.where(has_period, period, U64(1))
+        kernel = c["cpumode"][rows] == Misc.KERNEL
+        leaf, leaf_off = self.resolve(self.model.map_of(rows), ips, kernel)
+        if callchains and n:
+            cm = self.model.callchain_maps(rows)
+            keep = cm.frames()
+            kc = np.zeros(len(keep) + 1, np.int64)
+            np.cumsum(keep, out=kc[1:])
+            counts = kc[cm.starts + cm.counts] - kc[cm.starts]
+            starts = np.zeros(n + 1, np.int64)
+            np.cumsum(counts, out=starts[1:])
+            fips = cm.ips[keep]
+            floc, foff = self.resolve(cm.maps[keep], fips, cm.modes[keep] == Misc.KERNEL)
+        else:
+            starts = np.zeros(n + 1, np.int64)
+            fips = np.zeros(0, U64)
+            floc = np.zeros(0, np.int32)
+            foff = np.zeros(0, U64)
+        return ResolvedSamples(
+            rows=rows, period=period, comm=comm.astype(np.int32),
+            pid=c["pid"][rows].astype(np.int32), tid=c["tid"][rows].astype(np.int32),
+            cpu=c["cpu"][rows].astype(np.int32), attr=c["attr"][rows].astype(np.int16),
+            time=c["time"][rows], leaf=leaf, leaf_off=leaf_off,
+            chain_starts=starts, chain_locs=floc, chain_ips=fips, chain_offs=foff)
+
+    def _has_field(self, name: str, rows: np.ndarray) -> np.ndarray:
+        attrs = self.rec.columns["attr"][rows]
+        out = np.zeros(len(rows), dtype=bool)
+        for a in np.unique(attrs).tolist():
+            if 0 <= a < len(self.rec.attrs) and \
+                    name in self.rec.decoder.sample_layouts[a].offsets:
+                out[attrs == a] = True
+        return out
+
+    def blocks(self, rows: np.ndarray, block: int = 1 << 16, callchains: bool = True
+               ) -> Iterator[ResolvedSamples]:
+        """:meth:`samples` of ``rows`` in blocks (bounded temporaries)."""
+        for lo in range(0, len(rows), block):
+            yield self.samples(rows[lo:lo + block], callchains)

@@ -1,0 +1,38 @@
+"""The running kernel's vDSO, as perf uses it: perf copies its own process's ``[vdso]``
+mapping to a file and reads its symbols there (``tools/perf/util/vdso.c``).  That image is
+right for a recording only when it came from the same kernel: the caller checks the build
+id (or, lacking one, the os release)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from functools import lru_cache
+
+_MAX = 1 << 20  # a vDSO is one or two pages
+
+
+@lru_cache(maxsize=1)
+def running_vdso_file() -> str | None:
+    """A file holding this process's vDSO image (made once), or None."""
+    try:
+        with open("/proc/self/maps", encoding="ascii", errors="replace") as f:
+            line = next((ln for ln in f if ln.rstrip().endswith("[vdso]")), None)
+        if line is None:
+            return None
+        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+        if not 0 < hi - lo <= _MAX:
+            return None
+        fd = os.open("/proc/self/mem", os.O_RDONLY)
+        try:
+            image = os.pread(fd, hi - lo, lo)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, StopIteration):
+        return None
+    if image[:4] != b"\x7fELF":
+        return None
+    fd, path = tempfile.mkstemp(prefix="perftui-vdso-")
+    with os.fdopen(fd, "wb") as out:
+        out.write(image)
+    return path
