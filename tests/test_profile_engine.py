@@ -61,7 +61,9 @@ def key_of(locs: Locations, s: ResolvedSamples, k: int, loc: int, keys: tuple[st
     for key in keys:
         d = locs.dsos[locs.dso[loc]]
         out.append({"comm": int(s.comm[k]), "pid": int(s.tid[k]), "tid": int(s.tid[k]),
-                    "cpu": int(s.cpu[k]), "dso": d.short_name, "sym": loc,
+                    "cpu": int(s.cpu[k]), "dso": d.short_name,
+                    "sym": ((d.short_name, locs.start[loc], locs.end[loc])
+                            if locs.name[loc] is not None else ("", locs.start[loc], -1)),
                     "module": d.module or d.short_name,
                     "section": locs.section[loc] or "-"}[key])
     return tuple(out)
@@ -77,8 +79,9 @@ def reference(locs, blocks, keys):
             own = key_of(locs, s, k, int(s.leaf[k]), keys)
             self_p[own] += p
             count[own] += 1
+            child_p[own] += p  # the sample's own row, once
             stack = s.chain(k).tolist() or [int(s.leaf[k])]
-            for r in {key_of(locs, s, k, loc, keys) for loc in stack}:
+            for r in {key_of(locs, s, k, loc, keys) for loc in stack} - {own}:
                 child_p[r] += p
     return self_p, child_p, count
 
@@ -113,7 +116,9 @@ def key_of_row(prof, locs, r, blocks):
         if key in ("comm", "pid", "tid", "cpu"):
             out.append(code)
         elif key == "sym":
-            out.append(code)  # the location id
+            d = locs.dsos[locs.dso[r.loc]]
+            out.append((d.short_name, locs.start[r.loc], locs.end[r.loc])
+                       if locs.name[r.loc] is not None else ("", locs.start[r.loc], -1))
         else:
             out.append(prof.codes.names[key][code])
     return tuple(out)

@@ -9,8 +9,9 @@ codes per sample (or per callchain entry), combined, then ``np.unique`` + ``binc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -44,39 +45,54 @@ def parse_sort(text: str) -> tuple[str, ...]:
     return tuple(keys)
 
 
-@dataclass
 class KeyCodes:
-    """How each sort key turns a location or a sample into an integer code."""
+    """How each sort key turns a location or a sample into an integer code.
 
-    locs: Locations
-    keys: tuple[str, ...]
-    dso_code: np.ndarray = field(init=False)  # per location: dso short-name id
-    sym_code: np.ndarray = field(init=False)  # per location: symbol identity
-    module_code: np.ndarray = field(init=False)
-    section_code: np.ndarray = field(init=False)
-    names: dict[str, list[str]] = field(init=False)
+    Per-location codes grow with the location table (:meth:`refresh` after new locations
+    were added), so blocks of samples can be aggregated as they are resolved."""
 
-    def __post_init__(self) -> None:
+    def __init__(self, locs: Locations, keys: tuple[str, ...]) -> None:
+        self.locs = locs
+        self.keys = keys
+        self._ids: dict[str, dict[str, int]] = {"dso": {}, "module": {}, "section": {}}
+        self._codes: dict[str, list[int]] = {"dso": [], "module": [], "section": [],
+                                             "sym": []}
+        self._sym_ids: dict[tuple[str, int, int], int] = {}
+        self.dso_code = np.zeros(0, np.int64)
+        self.sym_code = np.zeros(0, np.int64)
+        self.module_code = np.zeros(0, np.int64)
+        self.section_code = np.zeros(0, np.int64)
+        self.refresh()
+
+    @property
+    def names(self) -> dict[str, list[str]]:
+        """Code -> name, per named key (dso short names, modules, sections)."""
+        return {k: list(v) for k, v in self._ids.items()}
+
+    def _code(self, key: str, name: str) -> int:
+        ids = self._ids[key]
+        return ids.setdefault(name, len(ids))
+
+    def refresh(self) -> None:
+        """Codes for the locations added since the last call."""
         locs = self.locs
-        short: dict[str, int] = {}
-        dso_short = np.array([short.setdefault(d.short_name, len(short)) for d in locs.dsos],
-                             dtype=np.int64)
-        dso_of = locs.dso_of()
-        self.dso_code = dso_short[dso_of] if len(dso_of) else np.zeros(0, np.int64)
-        # perf compares resolved symbols by dso and [start, end); a location is exactly that
-        self.sym_code = np.arange(len(locs), dtype=np.int64)
-        mod: dict[str, int] = {}
-        sec: dict[str, int] = {}
-        mcode, scode = [], []
-        for i in range(len(locs)):
+        have = len(self._codes["dso"])
+        for i in range(have, len(locs)):
             d = locs.dsos[locs.dso[i]]
-            m = d.module if d.module is not None else d.short_name
-            mcode.append(mod.setdefault(m, len(mod)))
-            s = locs.section[i] or NO_VALUE
-            scode.append(sec.setdefault(s, len(sec)))
-        self.module_code = np.asarray(mcode, dtype=np.int64)
-        self.section_code = np.asarray(scode, dtype=np.int64)
-        self.names = {"dso": list(short), "module": list(mod), "section": list(sec)}
+            self._codes["dso"].append(self._code("dso", d.short_name))
+            self._codes["module"].append(self._code(
+                "module", d.module if d.module is not None else d.short_name))
+            self._codes["section"].append(self._code("section", locs.section[i] or NO_VALUE))
+            # perf compares resolved symbols by dso short name and [start, end), unresolved
+            # addresses by the address alone (sort__sym_cmp)
+            sym = ((d.short_name, locs.start[i], locs.end[i]) if locs.name[i] is not None
+                   else ("", locs.start[i], -1))
+            self._codes["sym"].append(self._sym_ids.setdefault(sym, len(self._sym_ids)))
+        if have != len(locs) or not len(self.sym_code):
+            self.dso_code = np.asarray(self._codes["dso"], dtype=np.int64)
+            self.module_code = np.asarray(self._codes["module"], dtype=np.int64)
+            self.section_code = np.asarray(self._codes["section"], dtype=np.int64)
+            self.sym_code = np.asarray(self._codes["sym"], dtype=np.int64)
 
     def codes(self, s: ResolvedSamples, sample: np.ndarray, loc: np.ndarray) -> np.ndarray:
         """Key codes (one column per key) for entries of ``sample`` indices at ``loc``."""
@@ -149,25 +165,55 @@ def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def build_profile(blocks: Iterable[ResolvedSamples], locs_of: Locations,
-                  keys: tuple[str, ...] = DEFAULT_SORT, children: bool = False) -> Profile:
+                  keys: tuple[str, ...] = DEFAULT_SORT, children: bool = False,
+                  comm_names: Sequence[str] | None = None) -> Profile:
     """Group the samples of ``blocks`` by ``keys``; ``children`` adds the cumulative
-    (callchain) column.  The location table must be complete when this returns: give the
-    same :class:`Locations` the resolver filled (codes are computed at the end)."""
-    parts: list[ResolvedSamples] = []
+    (callchain) column.  Blocks are aggregated one at a time (a generator keeps memory
+    bounded); ``locs_of`` is the resolver's location table, which grows as they come."""
     total_period = 0
     total_samples = 0
-    for s in blocks:
-        parts.append(s)
-        total_period += int(s.period.sum(dtype=np.uint64))
-        total_samples += len(s)
     codes = KeyCodes(locs_of, keys)
     acc = _Acc()
-    for s in parts:
+    for s in blocks:
+        total_period += int(s.period.sum(dtype=np.uint64))
+        total_samples += len(s)
+        codes.refresh()
         _add_block(acc, codes, s, children)
     rows = _merge(acc, len(keys))
-    rows.sort(key=lambda r: (-(r.children_period if children else r.self_period),
-                             -r.self_period, r.key))
-    return Profile(keys, children, total_period, total_samples, rows, codes)
+    prof = Profile(keys, children, total_period, total_samples, rows, codes)
+    order_rows(prof, comm_names)
+    return prof
+
+
+def order_rows(prof: Profile, comm_names: Sequence[str] | None = None) -> None:
+    """perf's output order: overhead (children first when shown) descending, then each
+    sort key ascending by what it prints (names by strcmp, numbers by value)."""
+    locs = prof.codes.locs
+    names = prof.codes.names
+
+    def key_of(r: ProfileRow) -> tuple[Any, ...]:
+        out: list[Any] = [-(r.children_period if prof.children else r.self_period)]
+        if prof.children:
+            out.append(-r.self_period)
+        for k, code in zip(prof.keys, r.key, strict=True):
+            if k == "comm":
+                out.append(_bytes(comm_names[code]) if comm_names is not None else code)
+            elif k in ("pid", "tid", "cpu"):
+                out.append(code)
+            elif k == "sym":
+                n = locs.name[r.loc]
+                # resolved names by strcmp, unresolved addresses after them by address
+                out.append((0, _bytes(n), 0) if n is not None else (1, b"", locs.start[r.loc]))
+            else:
+                out.append(_bytes(names[k][code]))
+        return tuple(out)
+
+    prof.rows.sort(key=key_of)
+
+
+def _bytes(s: str) -> bytes:
+    """strcmp order: the UTF-8 bytes."""
+    return s.encode("utf-8", "surrogateescape")
 
 
 def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -> None:
@@ -179,7 +225,7 @@ def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -
     k_self = codes.codes(s, idx, s.leaf.astype(np.int64))
     entries_keys = [k_self]
     entries_self = [period]
-    entries_child = [np.zeros(n, np.int64)]
+    entries_child = [period if children else np.zeros(n, np.int64)]
     entries_count = [np.ones(n, np.int64)]
     entries_loc = [s.leaf.astype(np.int64)]
     if children:
@@ -189,6 +235,9 @@ def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -
         both = np.concatenate([sample[:, None], k], axis=1)
         uniq, first = np.unique(both, axis=0, return_index=True)
         us = uniq[:, 0]
+        # the sample's own row already has its period (perf's he_cache check): skip it
+        own = np.all(uniq[:, 1:] == k_self[us], axis=1)
+        uniq, first, us = uniq[~own], first[~own], us[~own]
         entries_keys.append(uniq[:, 1:])
         entries_self.append(np.zeros(len(uniq), np.int64))
         entries_child.append(period[us])

@@ -34,7 +34,7 @@ def key_value(prof: Profile, names: Names, row: ProfileRow, i: int) -> Any:
     if key in ("pid", "tid", "cpu"):
         return code
     if key == "sym":
-        return names.locs.label(code)
+        return names.locs.label(row.loc)
     return prof.codes.names[key][code]
 
 
@@ -44,8 +44,8 @@ def key_text(prof: Profile, names: Names, row: ProfileRow, i: int) -> str:
     if key == "pid":
         return f"{code:>7}:{names.thread_comm(code)}"
     if key == "sym":
-        level = "k" if names.locs.dsos[names.locs.dso[code]].kernel else "."
-        return f"[{level}] {names.locs.label(code)}"
+        level = "k" if names.locs.dsos[names.locs.dso[row.loc]].kernel else "."
+        return f"[{level}] {names.locs.label(row.loc)}"
     return str(key_value(prof, names, row, i))
 
 

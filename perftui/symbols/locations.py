@@ -8,11 +8,13 @@ map-relative address).  Every per-sample array of the symbol layer holds locatio
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
 UNKNOWN_DSO = "[unknown]"
+_PERF_MAP = re.compile(r"/tmp/perf-(\d+)\.map")
 
 
 @dataclass
@@ -26,9 +28,13 @@ class Dso:
 
     @property
     def short_name(self) -> str:
-        """perf report's spelling: the base name of a path, a bracketed name as is."""
+        """perf report's spelling: the base name of a path, a bracketed name as is, and
+        ``[JIT] tid <pid>`` for a perf map (``/tmp/perf-<pid>.map``)."""
         if self.name.startswith("[") or "/" not in self.name:
             return self.name
+        m = _PERF_MAP.fullmatch(self.name)
+        if m:
+            return f"[JIT] tid {m.group(1)}"
         return self.name.rsplit("/", 1)[1]
 
 
@@ -83,7 +89,10 @@ class Locations:
     def label(self, loc: int) -> str:
         """The symbol as perf report prints it: its name, or the address in hex."""
         n = self.name[loc]
-        return n if n is not None else f"{self.start[loc]:#018x}"
+        if n is not None:
+            return n
+        a = self.start[loc]
+        return f"{a:#018x}" if a else "0" * 16  # C's %#llx prints 0 without the 0x
 
     def dso_name(self, loc: int, short: bool = True) -> str:
         d = self.dsos[self.dso[loc]]

@@ -299,10 +299,13 @@ class Resolver:
         return got
 
     # -- resolving ------------------------------------------------------------------------------
-    def _intern(self, dt: _DsoTable, addrs: np.ndarray, base: int = 0
-                ) -> tuple[np.ndarray, np.ndarray]:
+    def _intern(self, dt: _DsoTable, addrs: np.ndarray, base: int = 0,
+                raw: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Location ids and symbol offsets of addresses of one dso (``addrs`` in the
-        table's space; ``base`` is subtracted for the unresolved address shown)."""
+        table's space, ``+ base`` shown).  An address no symbol covers is a location of
+        its own: at ``addrs + base``, or at ``raw`` when given (perf keys the callchain
+        entries of its cumulative rows by the raw address, the sample's own by the
+        map-relative one)."""
         n = len(addrs)
         locs = np.empty(n, dtype=np.int32)
         offs = np.zeros(n, dtype=U64)
@@ -326,22 +329,28 @@ class Resolver:
             offs[hit] = addrs[hit] - t.starts[idx[hit]]
         miss = ~hit
         if miss.any():
-            uniq, inv = np.unique(addrs[miss], return_inverse=True)
-            ids = np.array([self.locs.add(dt.dso, None, int(a) + base, int(a) + base + 1,
-                                          dt.section) for a in uniq.tolist()], dtype=np.int32)
+            shown = (addrs[miss] + U64(base)) if raw is None else raw[miss]
+            uniq, inv = np.unique(shown, return_inverse=True)
+            ids = np.array([self.locs.add(dt.dso, None, a, a + 1, dt.section)
+                            for a in uniq.tolist()], dtype=np.int32)
             locs[miss] = ids[inv.reshape(-1)]
         return locs, offs
 
-    def resolve(self, map_ids: np.ndarray, ips: np.ndarray, kernel: np.ndarray
+    def resolve(self, map_ids: np.ndarray, ips: np.ndarray, kernel: np.ndarray,
+                frames: bool = False, level: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
         """Location id and symbol offset of each address (``map_ids`` from the thread
-        model, ``kernel``: kernel cpumode)."""
+        model, ``kernel``: kernel cpumode).  ``frames``: callchain entries, whose
+        unresolved addresses perf keys by the raw address.  ``level``: the ``[k]`` mark of
+        an address no map covers (default: its own cpumode)."""
+        kernel = np.asarray(kernel, dtype=bool)
         with self._lock:
             return self._resolve(np.asarray(map_ids, dtype=np.int64),
-                                 np.asarray(ips, dtype=U64), np.asarray(kernel, dtype=bool))
+                                 np.asarray(ips, dtype=U64), kernel, frames,
+                                 kernel if level is None else np.asarray(level, dtype=bool))
 
-    def _resolve(self, map_ids: np.ndarray, ips: np.ndarray, kernel: np.ndarray
-                 ) -> tuple[np.ndarray, np.ndarray]:
+    def _resolve(self, map_ids: np.ndarray, ips: np.ndarray, kernel: np.ndarray,
+                 frames: bool, level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n = len(ips)
         locs = np.empty(n, dtype=np.int32)
         offs = np.zeros(n, dtype=U64)
@@ -373,16 +382,20 @@ class Resolver:
                     todo[sel] = False
         for m in np.unique(map_ids[todo]).tolist():
             sel = np.nonzero(todo & (map_ids == m))[0]
-            if m < 0:
-                dt = self._unknown_table(kernel=False)
-                locs[sel], offs[sel] = self._intern(dt, ips[sel], 0)
+            if m < 0:  # no map: [unknown], at the raw address; [k] in kernel context
+                for kern in (False, True):
+                    part = sel[level[sel] == kern]
+                    if len(part):
+                        dt = self._unknown_table(kernel=kern)
+                        locs[part], offs[part] = self._intern(dt, ips[part], 0)
                 continue
             dt = self._dso_table(int(m))
             kind = MapKind(int(maps.kind[m]))
             start, pgoff = int(maps.start[m]), int(maps.pgoff[m])
+            raw = ips[sel] if frames else None
             if kind in (MapKind.USER, MapKind.VDSO):
                 addrs = ips[sel] - U64(start) + U64(pgoff)  # perf's map__map_ip
-                locs[sel], offs[sel] = self._intern(dt, addrs, 0)
+                locs[sel], offs[sel] = self._intern(dt, addrs, 0, raw)
             elif kind == MapKind.MODULE and dt.section == ".text":
                 locs[sel], offs[sel] = self._intern(dt, ips[sel] - U64(start), start)
             elif kind == MapKind.KSYMBOL:
@@ -440,7 +453,11 @@ class Resolver:
             starts = np.zeros(n + 1, np.int64)
             np.cumsum(counts, out=starts[1:])
             fips = cm.ips[keep]
-            floc, foff = self.resolve(cm.maps[keep], fips, cm.modes[keep] == Misc.KERNEL)
+            fkern = cm.modes[keep] == Misc.KERNEL
+            # an entry no map covers shows the sample's own level ([k]/[.]), as perf's
+            # cumulative entries keep the sample's addr_location level
+            level = np.repeat(kernel, counts)
+            floc, foff = self.resolve(cm.maps[keep], fips, fkern, frames=True, level=level)
         else:
             starts = np.zeros(n + 1, np.int64)
             fips = np.zeros(0, U64)

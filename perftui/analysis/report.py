@@ -1,0 +1,95 @@
+"""``perftui report``: which samples, resolved by the one resolver, into one profile per
+event (perf report shows each event apart, with its own total period)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..perfdata import Recording, RecordType
+from ..symbols.resolved import ResolvedSamples
+from ..symbols.resolver import Resolver
+from .filters import Filter, FilterContext
+from .profile import Profile, build_profile
+
+BLOCK = 1 << 16  # samples resolved at a time: bounds the temporaries
+
+
+@dataclass
+class EventProfile:
+    """One event's table."""
+
+    event: str
+    attr: int
+    profile: Profile
+
+
+def sample_rows(rec: Recording, flt: Filter | None = None,
+                ctx: FilterContext | None = None) -> np.ndarray:
+    """SAMPLE index rows that pass ``flt``, in file order (found block by block)."""
+    c = rec.columns
+    parts = []
+    for lo in range(0, len(c), 1 << 20):
+        hi = min(len(c), lo + (1 << 20))
+        rows = np.nonzero(c["type"][lo:hi] == RecordType.SAMPLE)[0] + lo
+        if flt is not None and not flt.empty:
+            rows = rows[flt.mask(rec, rows, ctx)]
+        parts.append(rows)
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def keep_dsos(res: Resolver, s: ResolvedSamples, dsos: frozenset[str]) -> ResolvedSamples:
+    """Only the samples whose own location is in one of ``dsos`` (perf's ``--dsos``: by
+    short or long name)."""
+    locs = res.locs
+    names = [(d.short_name in dsos or d.name in dsos) for d in locs.dsos]
+    ok = np.asarray(names, dtype=bool)[locs.dso_of()[s.leaf]] if len(s) else np.zeros(0, bool)
+    if ok.all():
+        return s
+    k = np.nonzero(ok)[0]
+    starts = s.chain_starts
+    lens = (starts[1:] - starts[:-1])[k]
+    new_starts = np.zeros(len(k) + 1, np.int64)
+    np.cumsum(lens, out=new_starts[1:])
+    take = (np.repeat(starts[k], lens) + np.arange(int(lens.sum()))
+            - np.repeat(new_starts[:-1], lens)) if len(k) else np.zeros(0, np.int64)
+    return ResolvedSamples(
+        rows=s.rows[k], period=s.period[k], comm=s.comm[k], pid=s.pid[k], tid=s.tid[k],
+        cpu=s.cpu[k], attr=s.attr[k], time=s.time[k], leaf=s.leaf[k], leaf_off=s.leaf_off[k],
+        chain_starts=new_starts, chain_locs=s.chain_locs[take], chain_ips=s.chain_ips[take],
+        chain_offs=s.chain_offs[take])
+
+
+def resolved_blocks(res: Resolver, rows: np.ndarray, callchains: bool,
+                    dsos: frozenset[str] | None = None) -> Iterator[ResolvedSamples]:
+    """The samples of ``rows`` resolved block by block (``dsos``: only those)."""
+    for s in res.blocks(rows, BLOCK, callchains):
+        yield keep_dsos(res, s, dsos) if dsos else s
+
+
+def event_profiles(res: Resolver, rows: np.ndarray, keys: tuple[str, ...], children: bool,
+                   dsos: frozenset[str] | None = None) -> list[EventProfile]:
+    """One profile per event that has samples among ``rows`` (in attr order)."""
+    rec = res.rec
+    attrs = rec.columns["attr"][rows]
+    out = []
+    for a in range(max(len(rec.attrs), 1)):
+        mine = rows[attrs == a] if len(rec.attrs) > 1 else rows
+        if len(rec.attrs) > 1 and not len(mine):
+            continue
+        prof = build_profile(resolved_blocks(res, mine, children, dsos), res.locs, keys,
+                             children, res.comm_names)
+        name = rec.attrs[a].display_name if rec.attrs else "?"
+        out.append(EventProfile(name, a, prof))
+        if len(rec.attrs) <= 1:
+            break
+    return out
+
+
+def has_callchains(rec: Recording) -> bool:
+    """True when any event samples callchains (perf report then defaults to --children)."""
+    from ..perfdata.constants import Sample
+
+    return any(a.sample_type & Sample.CALLCHAIN for a in rec.attrs)
