@@ -141,7 +141,7 @@ def recorded(built: Built, tmp_path_factory: pytest.TempPathFactory
     return record
 
 
-_SAMPLE_LINE = re.compile(r"^\s*(\d+)\s+(\d+)\.(\d+):\s+([0-9a-f]+)\s+(.*)$")
+_SAMPLE_LINE = re.compile(r"^\s*(-?\d+)\s+(\d+)\.(\d+):\s+([0-9a-f]+)\s+(.*)$")
 _FRAME_LINE = re.compile(r"^\s+([0-9a-f]+)\s+(.*)$")
 
 
@@ -197,7 +197,7 @@ def perf_script_samples(data: Path, callchain: bool = False,
                 out[-1].frames.append((int(m.group(1), 16), sym, off, dso))
             continue
         if callchain:
-            m = re.match(r"^\s*(\d+)\s+(\d+)\.(\d+):\s*$", line)
+            m = re.match(r"^\s*(-?\d+)\s+(\d+)\.(\d+):\s*$", line)
             if m:
                 out.append(ScriptSample(int(m.group(1)), int(m.group(2)) * 10**9
                                         + int(m.group(3)), 0, None, None, "", []))
