@@ -13,15 +13,11 @@ from .constants import (
     SW_EVENT_NAMES,
     Sample,
 )
+from .sample import TrailerLayout
 from .schemas import layouts
 
 ATTR_KNOWN_SIZE = 136
 ATTR_MIN_SIZE = 64
-#: The sample_id trailer of non-sample kernel records (FORMAT.md §8), in order:
-#: (sample_type bit, field names, struct format of its 8 bytes).
-TRAILER_FIELDS = ((Sample.TID, ("pid", "tid"), "ii"), (Sample.TIME, ("time",), "Q"),
-                  (Sample.ID, ("id",), "Q"), (Sample.STREAM_ID, ("stream_id",), "Q"),
-                  (Sample.CPU, ("cpu", "_res"), "II"), (Sample.IDENTIFIER, ("id",), "Q"))
 _FIELDS = ("type", "config", "sample_period", "sample_type", "read_format", "flags",
            "wakeup_events", "bp_type", "config1", "config2", "branch_sample_type",
            "sample_regs_user", "sample_stack_user", "clockid", "sample_regs_intr",
@@ -90,25 +86,18 @@ class EventAttr:
     def freq(self) -> bool:
         return bool(self.flags & FLAG_FREQ)
 
+    def trailer(self, order: str = "<") -> TrailerLayout:
+        """The sample_id trailer of this attr's non-sample kernel records."""
+        return TrailerLayout(self.sample_type, self.sample_id_all, order)
+
     @property
     def id_hdr_size(self) -> int:
         """Bytes of the sample_id trailer on non-sample kernel records (0 without it)."""
-        if not self.sample_id_all:
-            return 0
-        return 8 * sum(1 for b, _n, _f in TRAILER_FIELDS if self.sample_type & b)
+        return self.trailer().size
 
     def trailer_offsets(self) -> dict[str, int]:
-        """Byte offset of each trailer field from the trailer's start (empty without one);
-        ``pid`` for the pid/tid pair, whose tid is 4 bytes further."""
-        out: dict[str, int] = {}
-        if not self.sample_id_all:
-            return out
-        pos = 0
-        for bit, names, _fmt in TRAILER_FIELDS:
-            if self.sample_type & bit:
-                out.setdefault(names[0], pos)
-                pos += 8
-        return out
+        """Byte offset of each trailer field from the trailer's start (empty without one)."""
+        return self.trailer().offsets
 
     @property
     def id_pos(self) -> int:

@@ -7,7 +7,7 @@ from typing import Any
 
 from construct import ConstructError
 
-from .attr import TRAILER_FIELDS, EventAttr, parse_attr
+from .attr import EventAttr, parse_attr
 from .constants import (
     KMOD_SEC_MAP,
     USER_TYPE_START,
@@ -19,23 +19,6 @@ from .features import cstring, decode_build_id_body
 from .sample import SampleLayout, SampleTruncated
 from .schemas import layouts
 from .type83 import kmod_layout
-
-
-def parse_trailer(rec: bytes, attr: EventAttr, order: str) -> dict[str, int]:
-    """The sample_id trailer at the end of a non-sample kernel record (§8)."""
-    n = attr.id_hdr_size
-    if not n or len(rec) < 8 + n:
-        return {}
-    pos = len(rec) - n
-    out: dict[str, int] = {}
-    for bit, names, fmt in TRAILER_FIELDS:
-        if attr.sample_type & bit:
-            vals = struct.unpack_from(order + fmt, rec, pos)
-            for k, v in zip(names, vals, strict=True):
-                if k != "_res":
-                    out[k] = v
-            pos += 8
-    return out
 
 
 def decode_kmod_sec_map(rec: bytes, order: str) -> dict[str, Any]:
@@ -64,6 +47,7 @@ class RecordDecoder:
     def set_attrs(self, attrs: list[EventAttr]) -> None:
         self.attrs = attrs
         self.sample_layouts = [SampleLayout(a, self.order) for a in attrs]
+        self.trailers = [a.trailer(self.order) for a in attrs]
 
     def decode(self, rec: bytes, attr_idx: int, type_code: int | None = None) -> dict[str, Any]:
         """Fields of record ``rec`` (header included).  Raises ValueError when malformed."""
@@ -125,7 +109,7 @@ class RecordDecoder:
                 if k in out and isinstance(out[k], bytes):
                     out[k] = cstring(out[k])
             if attr is not None:
-                out["sample_id"] = parse_trailer(rec, attr, self.order)
+                out["sample_id"] = self.trailers[attr_idx].decode(rec)
             return out
         return self._user(t, rec, misc)
 

@@ -1,295 +1,426 @@
-"""PERF_RECORD_SAMPLE decoding with struct unpackers precompiled per attr (FORMAT.md §9)."""
+"""The ``sample_type`` fields: one table for the SAMPLE record and the ``sample_id`` trailer.
+
+:data:`FIELDS` lists every field a SAMPLE can hold, in the order the kernel writes them
+(docs/format.md, "SAMPLE").  From it, per attr and byte order, come both directions:
+:class:`SampleLayout` (decode; runs of fixed-size fields compile to one ``struct`` each, and
+the byte offsets the index reads with numpy) and :func:`encode_sample` (the writer's
+packer).  The ``sample_id`` trailer of the other kernel records is the same fixed fields in
+another order (:data:`TRAILER_ORDER`): :class:`TrailerLayout` decodes and encodes it.
+"""
 
 from __future__ import annotations
 
 import struct
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from .attr import EventAttr
 from .constants import BRANCH_COUNTERS, BRANCH_HW_INDEX, ReadFormat, Sample
 
-# Fixed-size fields before the first variable-length one, in record order.
-_FIXED = (
-    (Sample.IDENTIFIER, "Q", ("id",)),
-    (Sample.IP, "Q", ("ip",)),
-    (Sample.TID, "ii", ("pid", "tid")),
-    (Sample.TIME, "Q", ("time",)),
-    (Sample.ADDR, "Q", ("addr",)),
-    (Sample.ID, "Q", ("id",)),
-    (Sample.STREAM_ID, "Q", ("stream_id",)),
-    (Sample.CPU, "II", ("cpu", "_res")),
-    (Sample.PERIOD, "Q", ("period",)),
-)
-# Trailing u64 fields after the variable ones, in record order (AUX comes last, apart).
-_TAIL_U64 = (
-    (Sample.DATA_SRC, "data_src"),
-    (Sample.TRANSACTION, "transaction"),
-)
+if TYPE_CHECKING:
+    from .attr import EventAttr
 
 
 class SampleTruncated(ValueError):
     """A sample's fields run past its ``header.size``."""
 
 
+class Cursor:
+    """Bounds-checked reads of one record's fields (raises :class:`SampleTruncated`)."""
+
+    def __init__(self, buf: bytes | memoryview, pos: int, end: int, order: str) -> None:
+        self.buf, self.pos, self.end, self.order = buf, pos, end, order
+
+    def need(self, n: int, what: str) -> None:
+        if n < 0 or self.pos + n > self.end:
+            raise SampleTruncated(f"{what} past the end of the sample")
+
+    def u64(self, what: str = "field") -> int:
+        self.need(8, what)
+        (v,) = struct.unpack_from(self.order + "Q", self.buf, self.pos)
+        self.pos += 8
+        return int(v)
+
+    def u32(self, what: str = "field") -> int:
+        self.need(4, what)
+        (v,) = struct.unpack_from(self.order + "I", self.buf, self.pos)
+        self.pos += 4
+        return int(v)
+
+    def u64s(self, n: int, what: str) -> list[int]:
+        self.need(8 * n, what)
+        v = list(struct.unpack_from(f"{self.order}{n}Q", self.buf, self.pos))
+        self.pos += 8 * n
+        return v
+
+    def bytes(self, n: int, what: str) -> bytes:
+        self.need(n, what)
+        v = bytes(self.buf[self.pos:self.pos + n])
+        self.pos += n
+        return v
+
+
+def _q(order: str, *vals: int) -> bytes:
+    return struct.pack(f"{order}{len(vals)}Q", *vals)
+
+
+# -- the variable-size fields: decode (cursor -> fields) and encode (fields -> bytes) --------
+class Var:
+    """A variable-size field.  ``decode`` returns the fields it yields (usually one)."""
+
+    name: str
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:  # pragma: no cover
+        raise NotImplementedError
+
+
+class ReadBlock(Var):
+    """The read_format block: one value, or a group of members (docs/format.md)."""
+
+    name = "read"
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
+        rf = lay.attr.read_format
+        what = "READ block"
+        out: dict[str, Any] = {}
+        if rf & ReadFormat.GROUP:
+            nr = c.u64(what)
+            if nr * 8 > c.end - c.pos:
+                raise SampleTruncated(f"READ group of {nr} members past the end of the sample")
+            self._times(rf, c, out)
+            members = []
+            for _ in range(nr):
+                m = {"value": c.u64(what)}
+                self._member(rf, c, m)
+                members.append(m)
+            out["values"] = members
+        else:
+            out["value"] = c.u64(what)
+            self._times(rf, c, out)
+            self._member(rf, c, out)
+        return {"read": out}
+
+    @staticmethod
+    def _times(rf: int, c: Cursor, out: dict[str, Any]) -> None:
+        if rf & ReadFormat.TOTAL_TIME_ENABLED:
+            out["time_enabled"] = c.u64("READ block")
+        if rf & ReadFormat.TOTAL_TIME_RUNNING:
+            out["time_running"] = c.u64("READ block")
+
+    @staticmethod
+    def _member(rf: int, c: Cursor, out: dict[str, Any]) -> None:
+        if rf & ReadFormat.ID:
+            out["id"] = c.u64("READ block")
+        if rf & ReadFormat.LOST:
+            out["lost"] = c.u64("READ block")
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
+        rf, o = lay.attr.read_format, lay.order
+        r = s.get("read", {"value": 0})
+        times = [r.get(k, 0) for f, k in ((ReadFormat.TOTAL_TIME_ENABLED, "time_enabled"),
+                                          (ReadFormat.TOTAL_TIME_RUNNING, "time_running"))
+                 if rf & f]
+
+        def member(m: dict[str, Any]) -> list[int]:
+            return [m.get(k, 0) for f, k in ((ReadFormat.ID, "id"), (ReadFormat.LOST, "lost"))
+                    if rf & f]
+
+        if rf & ReadFormat.GROUP:
+            members = r.get("values", [])
+            vals = [len(members), *times]
+            for m in members:
+                vals += [m.get("value", 0), *member(m)]
+            return _q(o, *vals)
+        return _q(o, r.get("value", 0), *times, *member(r))
+
+
+class Callchain(Var):
+    """u64 nr, then nr u64 ips (with context markers)."""
+
+    name = "callchain"
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
+        nr = c.u64()
+        return {"callchain": c.u64s(nr, f"callchain of {nr} entries")}
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
+        cc = s.get("callchain", [])
+        return _q(lay.order, len(cc), *cc)
+
+
+class Raw(Var):
+    """u32 size, then size bytes (the padding is part of the data)."""
+
+    name = "raw"
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
+        c.need(4, "RAW size")
+        n = c.u32()
+        return {"raw": c.bytes(n, f"RAW data of {n} bytes")}
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
+        raw = s.get("raw", b"")
+        return struct.pack(lay.order + "I", len(raw)) + raw
+
+
+class BranchStack(Var):
+    """u64 nr, [u64 hw_idx], nr x {from, to, flags}, [nr u64 counters]."""
+
+    name = "branch_stack"
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
+        bst = lay.attr.branch_sample_type
+        nr = c.u64()
+        br: dict[str, Any] = {}
+        if bst & BRANCH_HW_INDEX:
+            br["hw_idx"] = c.u64()
+        flat = c.u64s(3 * nr, f"branch stack of {nr} entries")
+        br["entries"] = [{"from": flat[i], "to": flat[i + 1], "flags": flat[i + 2]}
+                         for i in range(0, len(flat), 3)]
+        if bst & BRANCH_COUNTERS:
+            br["counters"] = c.u64s(nr, "branch counters")
+        return {"branch_stack": br}
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
+        bst = lay.attr.branch_sample_type
+        br = s.get("branch_stack", {"entries": []})
+        ents = br.get("entries", [])
+        vals = [len(ents)]
+        if bst & BRANCH_HW_INDEX:
+            vals.append(br.get("hw_idx", 0))
+        for e in ents:
+            vals += [e["from"], e["to"], e["flags"]]
+        if bst & BRANCH_COUNTERS:
+            vals += br.get("counters", [0] * len(ents))
+        return _q(lay.order, *vals)
+
+
+class Regs(Var):
+    """u64 abi, then (abi != 0) one u64 per bit of the attr's register mask."""
+
+    def __init__(self, name: str, mask: str) -> None:
+        self.name, self.mask = name, mask
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
+        abi = c.u64()
+        n = int(getattr(lay.attr, self.mask)).bit_count()
+        regs = c.u64s(n, "user regs" if self.name == "regs_user" else "intr regs") if abi else []
+        return {self.name: {"abi": abi, "regs": regs}}
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
+        r = s.get(self.name, {"abi": 0, "regs": []})
+        return _q(lay.order, r["abi"], *(r["regs"] if r["abi"] else []))
+
+
+class StackUser(Var):
+    """u64 size, then (size != 0) size bytes and u64 dyn_size."""
+
+    name = "stack_user"
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
+        size = c.u64()
+        stack: dict[str, Any] = {"size": size}
+        if size:
+            stack["data"] = c.bytes(size, f"user stack of {size} bytes")
+            stack["dyn_size"] = c.u64()
+        return {"stack_user": stack}
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
+        su = s.get("stack_user", {"size": 0})
+        if not su["size"]:
+            return _q(lay.order, 0)
+        return _q(lay.order, su["size"]) + su["data"] + _q(lay.order, su.get("dyn_size", 0))
+
+
+class Weight(Var):
+    """One u64: WEIGHT, or WEIGHT_STRUCT's {u32 var1_dw, u16 var2_w, u16 var3_w} read as a
+    u64 (the kernel orders the members so the u64 view is the same in either byte order)."""
+
+    name = "weight"
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
+        w = c.u64()
+        if not lay.attr.sample_type & Sample.WEIGHT_STRUCT:
+            return {"weight": w}
+        return {"weight": w & 0xFFFFFFFF,
+                "weight_struct": {"var1_dw": w & 0xFFFFFFFF, "var2_w": w >> 32 & 0xFFFF,
+                                  "var3_w": w >> 48 & 0xFFFF}}
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
+        ws = s.get("weight_struct") if lay.attr.sample_type & Sample.WEIGHT_STRUCT else None
+        w = (ws["var1_dw"] | ws["var2_w"] << 32 | ws["var3_w"] << 48) if ws else s.get("weight", 0)
+        return _q(lay.order, w)
+
+
+class Aux(Var):
+    """u64 size, then size bytes."""
+
+    name = "aux"
+
+    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
+        n = c.u64()
+        return {"aux": c.bytes(n, f"AUX data of {n} bytes")}
+
+    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
+        aux = s.get("aux", b"")
+        return _q(lay.order, len(aux)) + aux
+
+
+# -- the table --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Field:
+    """One sample_type field: a fixed-size ``fmt`` with its ``names``, or a :class:`Var`."""
+
+    bit: int
+    names: tuple[str, ...] = ()
+    fmt: str = ""
+    var: Var | None = None
+
+
+#: Every SAMPLE field in the order the kernel writes them (perf_output_sample()).
+FIELDS: tuple[Field, ...] = (
+    Field(Sample.IDENTIFIER, ("id",), "Q"),
+    Field(Sample.IP, ("ip",), "Q"),
+    Field(Sample.TID, ("pid", "tid"), "ii"),
+    Field(Sample.TIME, ("time",), "Q"),
+    Field(Sample.ADDR, ("addr",), "Q"),
+    Field(Sample.ID, ("id",), "Q"),
+    Field(Sample.STREAM_ID, ("stream_id",), "Q"),
+    Field(Sample.CPU, ("cpu", "_res"), "II"),
+    Field(Sample.PERIOD, ("period",), "Q"),
+    Field(Sample.READ, var=ReadBlock()),
+    Field(Sample.CALLCHAIN, var=Callchain()),
+    Field(Sample.RAW, var=Raw()),
+    Field(Sample.BRANCH_STACK, var=BranchStack()),
+    Field(Sample.REGS_USER, var=Regs("regs_user", "sample_regs_user")),
+    Field(Sample.STACK_USER, var=StackUser()),
+    Field(Sample.WEIGHT | Sample.WEIGHT_STRUCT, var=Weight()),
+    Field(Sample.DATA_SRC, ("data_src",), "Q"),
+    Field(Sample.TRANSACTION, ("transaction",), "Q"),
+    Field(Sample.REGS_INTR, var=Regs("regs_intr", "sample_regs_intr")),
+    Field(Sample.PHYS_ADDR, ("phys_addr",), "Q"),
+    Field(Sample.CGROUP, ("cgroup",), "Q"),
+    Field(Sample.DATA_PAGE_SIZE, ("data_page_size",), "Q"),
+    Field(Sample.CODE_PAGE_SIZE, ("code_page_size",), "Q"),
+    Field(Sample.AUX, var=Aux()),
+)
+_BY_BIT = {f.bit: f for f in FIELDS}
+#: The sample_id trailer of non-sample kernel records: the same fields, in this order.
+TRAILER_ORDER: tuple[Field, ...] = tuple(_BY_BIT[b] for b in (
+    Sample.TID, Sample.TIME, Sample.ID, Sample.STREAM_ID, Sample.CPU, Sample.IDENTIFIER))
+
+
+@dataclass(frozen=True)
+class FixedRun:
+    """Consecutive fixed-size fields, unpacked and packed by one ``struct``."""
+
+    st: struct.Struct
+    names: tuple[str, ...]
+    offsets: dict[str, int]  # byte offset of each field from the run's start (first wins)
+
+    def unpack(self, buf: bytes | memoryview, pos: int, out: dict[str, Any]) -> None:
+        for name, v in zip(self.names, self.st.unpack_from(buf, pos), strict=True):
+            out[name] = v
+        out.pop("_res", None)
+
+    def pack(self, values: dict[str, Any]) -> bytes:
+        return self.st.pack(*(0 if n == "_res" else values.get(n, 0) for n in self.names))
+
+
+def compile_fields(fields: tuple[Field, ...], sample_type: int, order: str
+                   ) -> list[FixedRun | Var]:
+    """The fields of ``sample_type`` in order, consecutive fixed ones merged into runs."""
+    steps: list[FixedRun | Var] = []
+    fmt = ""
+    names: list[str] = []
+
+    def close() -> None:
+        nonlocal fmt, names
+        if fmt:
+            offsets: dict[str, int] = {}
+            pos = 0
+            for name, ch in zip(names, fmt, strict=True):
+                offsets.setdefault(name, pos)
+                pos += struct.calcsize("<" + ch)
+            steps.append(FixedRun(struct.Struct(order + fmt), tuple(names), offsets))
+        fmt, names = "", []
+
+    for f in fields:
+        if not sample_type & f.bit:
+            continue
+        if f.var is not None:
+            close()
+            steps.append(f.var)
+        else:
+            fmt += f.fmt
+            names += f.names
+    close()
+    return steps
+
+
+class TrailerLayout:
+    """The sample_id trailer of one attr: size, field offsets, decode and encode."""
+
+    def __init__(self, sample_type: int, sample_id_all: bool, order: str = "<") -> None:
+        steps = compile_fields(TRAILER_ORDER, sample_type, order) if sample_id_all else []
+        self.run: FixedRun | None = steps[0] if steps else None  # type: ignore[assignment]
+        self.size = self.run.st.size if self.run else 0
+        self.offsets: dict[str, int] = dict(self.run.offsets) if self.run else {}
+
+    def decode(self, rec: bytes | memoryview) -> dict[str, int]:
+        """The trailer at the end of record ``rec`` ({} without one or when too short)."""
+        out: dict[str, int] = {}
+        if self.run is not None and len(rec) >= 8 + self.size:
+            self.run.unpack(rec, len(rec) - self.size, out)
+        return out
+
+    def encode(self, sid: dict[str, int] | None) -> bytes:
+        """Trailer bytes from its fields (missing ones, or all with ``None``, are 0)."""
+        return self.run.pack(sid or {}) if self.run is not None else b""
+
+
 class SampleLayout:
-    """How to decode the samples of one attr; built once, used for every sample."""
+    """How to decode and encode the samples of one attr; built once, used for every sample.
+
+    ``offsets`` are the byte offsets (from the record start) of the fixed fields before the
+    first variable one, which the index gathers with numpy; ``fixed_size`` their total size.
+    """
 
     def __init__(self, attr: EventAttr, order: str) -> None:
         self.attr = attr
         self.order = order
-        st = attr.sample_type
-        self.sample_type = st
-        fmt = order
-        names: list[str] = []
-        # byte offset (from the record start) of fields the index reads directly
-        self.offsets: dict[str, int] = {}
-        pos = 8
-        for bit, f, fnames in _FIXED:
-            if st & bit:
-                for name, ch in zip(fnames, f, strict=True):
-                    if name not in self.offsets:
-                        self.offsets[name] = pos
-                    pos += struct.calcsize("<" + ch)
-                fmt += f
-                names.extend(fnames)
-        self.fixed = struct.Struct(fmt)
-        self.fixed_names = names
-        self.fixed_size = self.fixed.size
-        self.u64 = struct.Struct(order + "Q")
-        self.u32 = struct.Struct(order + "I")
-        rf = attr.read_format
-        self.read_group = bool(rf & ReadFormat.GROUP)
-        self.read_enabled = bool(rf & ReadFormat.TOTAL_TIME_ENABLED)
-        self.read_running = bool(rf & ReadFormat.TOTAL_TIME_RUNNING)
-        self.read_id = bool(rf & ReadFormat.ID)
-        self.read_lost = bool(rf & ReadFormat.LOST)
-        self.n_regs_user = bin(attr.sample_regs_user).count("1")
-        self.n_regs_intr = bin(attr.sample_regs_intr).count("1")
-        self.hw_index = bool(attr.branch_sample_type & BRANCH_HW_INDEX)
-        self.branch_counters = bool(attr.branch_sample_type & BRANCH_COUNTERS)
-
-    def _read_block(self, buf: bytes | memoryview, pos: int, end: int) -> tuple[dict, int]:
-        q = self.u64.unpack_from
-        out: dict[str, Any] = {}
-
-        def take() -> int:
-            nonlocal pos
-            if pos + 8 > end:
-                raise SampleTruncated("READ block past the end of the sample")
-            v = q(buf, pos)[0]
-            pos += 8
-            return v
-
-        if self.read_group:
-            nr = take()
-            if nr * 8 > end - pos:
-                raise SampleTruncated(f"READ group of {nr} members past the end of the sample")
-            if self.read_enabled:
-                out["time_enabled"] = take()
-            if self.read_running:
-                out["time_running"] = take()
-            members = []
-            for _ in range(nr):
-                m = {"value": take()}
-                if self.read_id:
-                    m["id"] = take()
-                if self.read_lost:
-                    m["lost"] = take()
-                members.append(m)
-            out["values"] = members
-        else:
-            out["value"] = take()
-            if self.read_enabled:
-                out["time_enabled"] = take()
-            if self.read_running:
-                out["time_running"] = take()
-            if self.read_id:
-                out["id"] = take()
-            if self.read_lost:
-                out["lost"] = take()
-        return out, pos
+        self.steps = compile_fields(FIELDS, attr.sample_type, order)
+        head = self.steps[0] if self.steps and isinstance(self.steps[0], FixedRun) else None
+        self.fixed_size = head.st.size if head else 0
+        self.offsets = {k: 8 + v for k, v in head.offsets.items()} if head else {}
 
     def decode(self, buf: bytes | memoryview, size: int | None = None) -> dict[str, Any]:
-        """Decode the sample at the start of ``buf`` (header included) into a dict."""
-        end = len(buf) if size is None else size
-        st = self.sample_type
-        if 8 + self.fixed_size > end:
-            raise SampleTruncated("fixed sample fields past the end of the sample")
-        vals = self.fixed.unpack_from(buf, 8)
-        out: dict[str, Any] = dict(zip(self.fixed_names, vals, strict=True))
-        out.pop("_res", None)
-        pos = 8 + self.fixed_size
-        q = self.u64.unpack_from
-        order = self.order
-
-        def need(n: int, what: str) -> None:
-            if n < 0 or pos + n > end:
-                raise SampleTruncated(f"{what} past the end of the sample")
-
-        def u64() -> int:
-            nonlocal pos
-            need(8, "field")
-            v = q(buf, pos)[0]
-            pos += 8
-            return v
-
-        def u64s(n: int, what: str) -> list[int]:
-            nonlocal pos
-            need(8 * n, what)
-            v = list(struct.unpack_from(f"{order}{n}Q", buf, pos))
-            pos += 8 * n
-            return v
-
-        if st & Sample.READ:
-            out["read"], pos = self._read_block(buf, pos, end)
-        if st & Sample.CALLCHAIN:
-            nr = u64()
-            out["callchain"] = u64s(nr, f"callchain of {nr} entries")
-        if st & Sample.RAW:
-            need(4, "RAW size")
-            rsize = self.u32.unpack_from(buf, pos)[0]
-            pos += 4
-            need(rsize, f"RAW data of {rsize} bytes")
-            out["raw"] = bytes(buf[pos:pos + rsize])
-            pos += rsize
-        if st & Sample.BRANCH_STACK:
-            nr = u64()
-            br: dict[str, Any] = {}
-            if self.hw_index:
-                br["hw_idx"] = u64()
-            flat = u64s(3 * nr, f"branch stack of {nr} entries")
-            br["entries"] = [
-                {"from": flat[i], "to": flat[i + 1], "flags": flat[i + 2]}
-                for i in range(0, len(flat), 3)
-            ]
-            if self.branch_counters:
-                br["counters"] = u64s(nr, "branch counters")
-            out["branch_stack"] = br
-        if st & Sample.REGS_USER:
-            abi = u64()
-            out["regs_user"] = {"abi": abi, "regs": u64s(self.n_regs_user, "user regs")
-                                if abi else []}
-        if st & Sample.STACK_USER:
-            ssize = u64()
-            stack: dict[str, Any] = {"size": ssize}
-            if ssize:
-                need(ssize, f"user stack of {ssize} bytes")
-                stack["data"] = bytes(buf[pos:pos + ssize])
-                pos += ssize
-                stack["dyn_size"] = u64()
-            out["stack_user"] = stack
-        if st & Sample.WEIGHT_STRUCT:
-            w = u64()
-            out["weight"] = w & 0xFFFFFFFF
-            out["weight_struct"] = {"var1_dw": w & 0xFFFFFFFF, "var2_w": w >> 32 & 0xFFFF,
-                                    "var3_w": w >> 48 & 0xFFFF}
-        elif st & Sample.WEIGHT:
-            out["weight"] = u64()
-        for bit, name in _TAIL_U64:
-            if st & bit:
-                out[name] = u64()
-        if st & Sample.REGS_INTR:
-            abi = u64()
-            out["regs_intr"] = {"abi": abi, "regs": u64s(self.n_regs_intr, "intr regs")
-                                if abi else []}
-        if st & Sample.PHYS_ADDR:
-            out["phys_addr"] = u64()
-        if st & Sample.CGROUP:
-            out["cgroup"] = u64()
-        if st & Sample.DATA_PAGE_SIZE:
-            out["data_page_size"] = u64()
-        if st & Sample.CODE_PAGE_SIZE:
-            out["code_page_size"] = u64()
-        if st & Sample.AUX:
-            asize = u64()
-            need(asize, f"AUX data of {asize} bytes")
-            out["aux"] = bytes(buf[pos:pos + asize])
-            pos += asize
-        out["_end"] = pos
+        """Decode the sample at the start of ``buf`` (header included) into a dict; ``_end``
+        is where its fields end."""
+        c = Cursor(buf, 8, len(buf) if size is None else size, self.order)
+        out: dict[str, Any] = {}
+        for step in self.steps:
+            if isinstance(step, FixedRun):
+                c.need(step.st.size, "fixed sample fields" if c.pos == 8 else "field")
+                step.unpack(buf, c.pos, out)
+                c.pos += step.st.size
+            else:
+                out.update(step.decode(self, c))
+        out["_end"] = c.pos
         return out
+
+    def encode(self, s: dict[str, Any]) -> bytes:
+        """The body (after the 8-byte header) of a sample with fields ``s``."""
+        return b"".join(step.pack(s) if isinstance(step, FixedRun) else step.encode(self, s)
+                        for step in self.steps)
 
 
 def encode_sample(attr: EventAttr, order: str, s: dict[str, Any]) -> bytes:
     """Encode the body (after the 8-byte header) of a sample; the writer's half of decode."""
-    st = attr.sample_type
-    p = struct.pack
-    parts: list[bytes] = []
-    q = order + "Q"
-    for bit, f, fnames in _FIXED:
-        if st & bit:
-            vals = [s.get(n, 0) if n != "_res" else 0 for n in fnames]
-            parts.append(p(order + f, *vals))
-    if st & Sample.READ:
-        r = s.get("read", {"value": 0})
-        rf = attr.read_format
-        if rf & ReadFormat.GROUP:
-            members = r.get("values", [])
-            parts.append(p(q, len(members)))
-            if rf & ReadFormat.TOTAL_TIME_ENABLED:
-                parts.append(p(q, r.get("time_enabled", 0)))
-            if rf & ReadFormat.TOTAL_TIME_RUNNING:
-                parts.append(p(q, r.get("time_running", 0)))
-            for m in members:
-                parts.append(p(q, m.get("value", 0)))
-                if rf & ReadFormat.ID:
-                    parts.append(p(q, m.get("id", 0)))
-                if rf & ReadFormat.LOST:
-                    parts.append(p(q, m.get("lost", 0)))
-        else:
-            parts.append(p(q, r.get("value", 0)))
-            for flag, key in ((ReadFormat.TOTAL_TIME_ENABLED, "time_enabled"),
-                              (ReadFormat.TOTAL_TIME_RUNNING, "time_running"),
-                              (ReadFormat.ID, "id"), (ReadFormat.LOST, "lost")):
-                if rf & flag:
-                    parts.append(p(q, r.get(key, 0)))
-    if st & Sample.CALLCHAIN:
-        cc = s.get("callchain", [])
-        parts.append(p(f"{order}Q{len(cc)}Q", len(cc), *cc))
-    if st & Sample.RAW:
-        raw = s.get("raw", b"")
-        parts.append(p(order + "I", len(raw)) + raw)
-    if st & Sample.BRANCH_STACK:
-        br = s.get("branch_stack", {"entries": []})
-        ents = br.get("entries", [])
-        parts.append(p(q, len(ents)))
-        if attr.branch_sample_type & BRANCH_HW_INDEX:
-            parts.append(p(q, br.get("hw_idx", 0)))
-        for e in ents:
-            parts.append(p(order + "3Q", e["from"], e["to"], e["flags"]))
-        if attr.branch_sample_type & BRANCH_COUNTERS:
-            cnt = br.get("counters", [0] * len(ents))
-            parts.append(p(f"{order}{len(cnt)}Q", *cnt))
-    if st & Sample.REGS_USER:
-        ru = s.get("regs_user", {"abi": 0, "regs": []})
-        parts.append(p(q, ru["abi"]))
-        if ru["abi"]:
-            parts.append(p(f"{order}{len(ru['regs'])}Q", *ru["regs"]))
-    if st & Sample.STACK_USER:
-        su = s.get("stack_user", {"size": 0})
-        parts.append(p(q, su["size"]))
-        if su["size"]:
-            parts.append(su["data"])
-            parts.append(p(q, su.get("dyn_size", 0)))
-    if st & Sample.WEIGHT_STRUCT:
-        ws = s.get("weight_struct")
-        w = (ws["var1_dw"] | ws["var2_w"] << 32 | ws["var3_w"] << 48) if ws else s.get("weight", 0)
-        parts.append(p(q, w))
-    elif st & Sample.WEIGHT:
-        parts.append(p(q, s.get("weight", 0)))
-    for bit, name in _TAIL_U64:
-        if st & bit:
-            parts.append(p(q, s.get(name, 0)))
-    if st & Sample.REGS_INTR:
-        ri = s.get("regs_intr", {"abi": 0, "regs": []})
-        parts.append(p(q, ri["abi"]))
-        if ri["abi"]:
-            parts.append(p(f"{order}{len(ri['regs'])}Q", *ri["regs"]))
-    for bit, name in ((Sample.PHYS_ADDR, "phys_addr"), (Sample.CGROUP, "cgroup"),
-                      (Sample.DATA_PAGE_SIZE, "data_page_size"),
-                      (Sample.CODE_PAGE_SIZE, "code_page_size")):
-        if st & bit:
-            parts.append(p(q, s.get(name, 0)))
-    if st & Sample.AUX:
-        aux = s.get("aux", b"")
-        parts.append(p(q, len(aux)) + aux)
-    return b"".join(parts)
+    return SampleLayout(attr, order).encode(s)
+
+
+__all__ = ["FIELDS", "TRAILER_ORDER", "SampleLayout", "SampleTruncated", "TrailerLayout",
+           "encode_sample"]

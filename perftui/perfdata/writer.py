@@ -22,7 +22,6 @@ from .constants import (
     Feature,
     Misc,
     RecordType,
-    Sample,
     type_code,
 )
 from .sample import encode_sample
@@ -45,28 +44,6 @@ def header_string(order: str, s: str | bytes) -> bytes:
     raw = s.encode() if isinstance(s, str) else s
     n = (len(raw) + 1 + 63) // 64 * 64
     return struct.pack(order + "I", n) + raw.ljust(n, b"\0")
-
-
-def trailer_bytes(attr: EventAttr | None, order: str, sid: dict[str, int] | None) -> bytes:
-    """The sample_id trailer of a non-sample kernel record (zeros when ``sid`` is None)."""
-    if attr is None or not attr.sample_id_all:
-        return b""
-    sid = sid or {}
-    st = attr.sample_type
-    out = b""
-    if st & Sample.TID:
-        out += struct.pack(order + "ii", sid.get("pid", 0), sid.get("tid", 0))
-    if st & Sample.TIME:
-        out += struct.pack(order + "Q", sid.get("time", 0))
-    if st & Sample.ID:
-        out += struct.pack(order + "Q", sid.get("id", 0))
-    if st & Sample.STREAM_ID:
-        out += struct.pack(order + "Q", sid.get("stream_id", 0))
-    if st & Sample.CPU:
-        out += struct.pack(order + "II", sid.get("cpu", 0), 0)
-    if st & Sample.IDENTIFIER:
-        out += struct.pack(order + "Q", sid.get("id", 0))
-    return out
 
 
 def kmod_sec_map_record(order: str, section: str, filename: str, start: int, length: int,
@@ -131,7 +108,8 @@ class RecordBuilder:
         body = schema.build(f)
         body = body.ljust(pad8(len(body)), b"\0")
         a = self.attrs[attr] if self.attrs else None
-        return self.raw(rtype, misc, body, trailer_bytes(a, self.order, sample_id))
+        trailer = a.trailer(self.order).encode(sample_id) if a is not None else b""
+        return self.raw(rtype, misc, body, trailer)
 
     def user(self, name: str, fields: dict[str, Any] | None = None, misc: int = 0,
              pad: bool = True) -> bytes:
