@@ -22,6 +22,24 @@ DATA = Path(__file__).parent / "data"
 SHARED_CORPUS = Path(__file__).parents[1].parent / "shared" / "corpus"
 GPL_FOLDERS = ("hotspot", "perfparser")
 PERF = shutil.which("perf")
+#: Every recording of the corpus (its README lists them): folder/file.
+RECORDINGS: tuple[str, ...] = (
+    "hotspot/perf.data.true.v1",
+    *(f"linux-perf-data/sleep.{n}" for n in ("compressed.data", "compressed.pipe.data",
+                                             "compressed2.data", "data")),
+    *(f"perf61/perf-{n}.data" for n in ("normal-g", "pipe", "zstd")),
+    *(f"perfparser/{n}" for n in ("contentsize.data", "cpp-inlining__cpp-inlining.perf.data",
+                                  "fork_static_gcc__perf.data.zstd", "probe.data.file",
+                                  "probe.data.stream")),
+    *(f"quipper/perf.data.{n}" for n in (
+        "armv7-3.4", "branch-4.14", "branch_stack_spec", "callgraph-3.8",
+        "ctx_switch_namespaces-4.14", "group_desc-4.14", "hybrid_topology", "i686-3.4",
+        "intel_pt-4.14", "lost_samples-4.4", "piped.corrupted.zero_size_sample-3.2",
+        "piped.header_features-4.16", "piped.header_features_aligned-6.12",
+        "piped.header_feautres_group_desc-6.8", "piped.intel_pt-4.14",
+        "piped.lost_samples-4.4", "piped.no_attr_ids-4.14", "raw-3.4", "remmap-3.2",
+        "singleprocess-3.4", "throttle-3.8", "weight_struct")),
+)
 
 
 def corpus_path(rel: str) -> Path:
