@@ -1,5 +1,5 @@
 """The file-mode header: magic, the perf_file_header, attrs and their ids, the feature
-table (FORMAT.md §2, §3, §11.1).  See docs/format.md."""
+table (docs/format.md, "File header" and "Features")."""
 
 from __future__ import annotations
 
@@ -73,8 +73,8 @@ class FileHeader:
                               "header", path)
         raw = bytes(buf[:FILE_HEADER_SIZE]).ljust(FILE_HEADER_SIZE, b"\0")
         h = L.file_header.parse(raw)
-        if hsize == OLD_FILE_HEADER_SIZE:
-            h.adds_features = b"\0" * 32
+        if hsize == OLD_FILE_HEADER_SIZE:  # no feature bitmap
+            h.adds_features = [0, 0, 0, 0]
         self.header = {
             "size": hsize, "attr_size": h.attr_size,
             "attrs": {"offset": h.attrs.offset, "size": h.attrs.size},
@@ -103,13 +103,16 @@ class FileHeader:
         self._read_features(buf, end)
         self.data_start, self.data_end = d_off, end
 
-    def _feature_bits(self, raw: bytes) -> list[int]:
-        def bits_of(words: tuple[int, ...], width: int) -> list[int]:
+    def _feature_bits(self, words: list[int]) -> list[int]:
+        """Set bits of the bitmap, written as unsigned longs: four u64 words, or on a
+        32-bit big-endian writer eight u32 words (perf's test: is HOSTNAME set?)."""
+        def bits_of(words: list[int], width: int) -> list[int]:
             return [w * width + b for w, v in enumerate(words) for b in range(width)
                     if v >> b & 1]
-        bits = bits_of(struct.unpack(self.order + "4Q", raw), 64)
+        bits = bits_of(words, 64)
         if self.order == ">" and Feature.HOSTNAME not in bits:
-            alt = bits_of(struct.unpack(">8I", raw), 32)
+            # the same bytes as eight BE u32: each BE u64 is its high word, then its low one
+            alt = bits_of([x for w in words for x in (w >> 32, w & 0xFFFFFFFF)], 32)
             if Feature.HOSTNAME in alt:
                 return alt
         return bits
@@ -124,14 +127,15 @@ class FileHeader:
             raise NotPerfData(24, f"attrs section ({size} bytes at {off}) runs past the end "
                               f"of the file ({total} bytes)", path)
         n = size // attr_size
+        file_attr = layouts(self.order).file_attr
         for i in range(n):
             p = off + i * attr_size
-            entry = bytes(buf[p:p + attr_size])
+            entry = file_attr.parse(bytes(buf[p:p + attr_size]), attr_size=attr_size)
             try:
-                a = parse_attr(entry[:attr_size - 16], self.order)
+                a = parse_attr(entry.attr, self.order)
             except ValueError as e:
                 raise NotPerfData(p, f"attr {i}: {e}", path) from None
-            ids_off, ids_size = struct.unpack_from(self.order + "QQ", entry, attr_size - 16)
+            ids_off, ids_size = entry.ids.offset, entry.ids.size
             if ids_off + ids_size > total or ids_size % 8:
                 self.errors.append(PerfDataError(p + attr_size - 16, f"attr {i}: ids "
                                    f"section ({ids_size} bytes at {ids_off}) is out of range",
@@ -143,13 +147,15 @@ class FileHeader:
 
     def _read_features(self, buf: memoryview, table: int) -> None:
         total = len(buf)
+        section = layouts(self.order).section
         for k, bit in enumerate(self.feature_bits):
             p = table + 16 * k
             if p + 16 > total:
                 self.errors.append(PerfDataError(p, "feature table runs past the end of the "
                                                  "file", self.path))
                 break
-            off, size = struct.unpack_from(self.order + "QQ", buf, p)
+            s = section.parse(bytes(buf[p:p + 16]))
+            off, size = s.offset, s.size
             if off == 0 and size == 0:
                 continue
             if off + size > total:

@@ -1,4 +1,8 @@
-"""Decode one record's body into a dict of fields, on demand (FORMAT.md §7, §8, §10, §13.4)."""
+"""Decode one record's body into a dict of fields, on demand (docs/format.md, "Records").
+
+Kernel records and perf's own records are read with the construct declarations of
+``schemas.py``, samples with the field table of ``sample.py``.
+"""
 
 from __future__ import annotations
 
@@ -15,25 +19,24 @@ from .constants import (
     RecordType,
     type_name,
 )
-from .features import cstring, decode_build_id_body
 from .sample import SampleLayout, SampleTruncated
-from .schemas import layouts
+from .schemas import cstring, layouts
 from .type83 import kmod_layout
 
 
 def decode_kmod_sec_map(rec: bytes, order: str) -> dict[str, Any]:
-    """The RFC's KMOD_SEC_MAP (§13.4); accepts the gap-byte layout and the picture."""
-    c = layouts(order).rec.KMOD_SEC_MAP.parse(rec[8:])
-    out: dict[str, Any] = {"pid": c.pid, "start": c.start, "len": c.len, "pgoff": c.pgoff,
-                           "sec_name_len": c.sec_name_len, "filename_len": c.filename_len}
+    """The RFC's KMOD_SEC_MAP; accepts the gap-byte layout and the picture."""
     lay = kmod_layout(rec, order)
     if lay is None:
         raise ValueError("KMOD_SEC_MAP strings do not fit the record")
-    snl, fstart, fnl = lay
-    out["section"] = cstring(rec[44:44 + snl])
-    out["filename"] = cstring(rec[fstart:fstart + fnl])
-    out["layout"] = "rfc" if fstart == 44 + snl + 1 else "picture"
-    return out
+    snl, fstart, _fnl = lay
+    rfc = fstart == 44 + snl + 1
+    R = layouts(order).rec
+    c = (R.KMOD_SEC_MAP if rfc else R.KMOD_SEC_MAP_PICTURE).parse(rec[8:])
+    return {"pid": c.pid, "start": c.start, "len": c.len, "pgoff": c.pgoff,
+            "sec_name_len": c.sec_name_len, "filename_len": c.filename_len,
+            "section": cstring(c.section), "filename": cstring(c.filename),
+            "layout": "rfc" if rfc else "picture"}
 
 
 class RecordDecoder:
@@ -51,7 +54,8 @@ class RecordDecoder:
 
     def decode(self, rec: bytes, attr_idx: int, type_code: int | None = None) -> dict[str, Any]:
         """Fields of record ``rec`` (header included).  Raises ValueError when malformed."""
-        t, misc, size = struct.unpack_from(self.order + "IHH", rec, 0)
+        h = self.L.record_header.parse(rec)
+        t, misc, size = h.type, h.misc, h.size
         code = t if type_code is None else type_code
         out: dict[str, Any] = {"type": type_name(code), "misc": misc, "size": size}
         try:
@@ -117,14 +121,12 @@ class RecordDecoder:
         R = self.L.rec
         body = rec[8:]
         if t == RecordType.HEADER_ATTR:
-            a = parse_attr(body, self.order)
-            n_ids = max(0, (len(rec) - 8 - a.size) // 8)
-            ids = list(struct.unpack_from(f"{self.order}{n_ids}Q", rec, 8 + a.size))
-            d: dict[str, Any] = a.as_dict()
-            d["ids"] = ids
+            c = R.HEADER_ATTR.parse(body)
+            d: dict[str, Any] = parse_attr(c.attr, self.order).as_dict()
+            d["ids"] = list(c.ids)
             return {"attr": d}
         if t == RecordType.HEADER_BUILD_ID:
-            return decode_build_id_body(rec, misc, self.order)
+            return dict(self.L.build_id_record.parse(rec))
         if t == RecordType.HEADER_FEATURE:
             c = R.HEADER_FEATURE.parse(body)
             return {"feat_id": c.feat_id, "payload_size": len(c.data)}
@@ -161,7 +163,7 @@ class RecordDecoder:
                                             "cap_user_time_short")})
             return d
         if t == RecordType.HEADER_TRACING_DATA:
-            return {"tracing_data_size": struct.unpack_from(self.order + "I", rec, 8)[0]}
+            return {"tracing_data_size": R.HEADER_TRACING_DATA.parse(body).size}
         if t == RecordType.AUXTRACE_ERROR:
             c = R.AUXTRACE_ERROR.parse(body)
             d = {k: c[k] for k in ("error_type", "code", "cpu", "pid", "tid", "fmt", "ip",
@@ -182,23 +184,16 @@ class RecordDecoder:
         return {"body_size": len(body)}
 
     def _cpu_map(self, body: bytes) -> dict[str, Any]:
-        o = self.order
-        (kind,) = struct.unpack_from(o + "H", body, 0)
-        if kind == 0:
-            (nr,) = struct.unpack_from(o + "H", body, 2)
-            return {"map_type": "cpus", "cpus": list(struct.unpack_from(f"{o}{nr}H", body, 4))}
-        if kind == 1:
-            nr, long_size = struct.unpack_from(o + "HH", body, 2)
-            start = 6 if long_size == 4 else 10
-            fmt = "I" if long_size == 4 else "Q"
-            words = struct.unpack_from(f"{o}{nr}{fmt}", body, start)
-            bits = 8 * long_size
+        c = self.L.rec.CPU_MAP.parse(body)
+        d = c.data
+        if c.map_type == 0:
+            return {"map_type": "cpus", "cpus": list(d.cpus)}
+        if c.map_type == 1:
+            bits = 8 * d.long_size
             return {"map_type": "mask",
-                    "cpus": [w * bits + b for w, v in enumerate(words) for b in range(bits)
+                    "cpus": [w * bits + b for w, v in enumerate(d.mask) for b in range(bits)
                              if v >> b & 1]}
-        if kind == 2:
-            any_cpu = body[2]
-            start, end = struct.unpack_from(o + "HH", body, 4)
-            return {"map_type": "range", "any_cpu": any_cpu,
-                    "cpus": list(range(start, end + 1))}
-        return {"map_type": kind}
+        if c.map_type == 2:
+            return {"map_type": "range", "any_cpu": d.any_cpu,
+                    "cpus": list(range(d.start_cpu, d.end_cpu + 1))}
+        return {"map_type": c.map_type}

@@ -24,45 +24,38 @@ from .constants import (
     RecordType,
     type_code,
 )
+from .features import encode_feature
 from .sample import encode_sample
 from .schemas import layouts
 
 MAGIC_BYTES_LE = struct.pack("<Q", MAGIC_LE)  # b"PERFILE2"
 MAGIC_BYTES_BE = MAGIC_BYTES_LE[::-1]  # "2ELIFREP": what a big-endian host writes
+KMOD_SEC_MAP_FIXED = 48  # sizeof(struct perf_record_kmod_sec_map) with its header
 
 
 def pad8(n: int) -> int:
     return (n + 7) & ~7
 
 
-def header_bytes(order: str, rtype: int, misc: int, size: int) -> bytes:
-    return struct.pack(order + "IHH", rtype, misc, size)
-
-
-def header_string(order: str, s: str | bytes) -> bytes:
-    """perf_header_string: u32 len (strlen+1 rounded up to 64) then the NUL-padded bytes."""
-    raw = s.encode() if isinstance(s, str) else s
-    n = (len(raw) + 1 + 63) // 64 * 64
-    return struct.pack(order + "I", n) + raw.ljust(n, b"\0")
-
-
 def kmod_sec_map_record(order: str, section: str, filename: str, start: int, length: int,
                         pgoff: int, id_hdr_size: int, pid: int = -1, misc: int = Misc.KERNEL,
                         layout: str = "rfc") -> bytes:
-    """A KMOD_SEC_MAP record exactly as the RFC synthesizer wrote it (FORMAT.md §13.4).
+    """A KMOD_SEC_MAP record exactly as the RFC synthesizer wrote it (docs/format.md,
+    "Type 83"): ``48 + round8(sec_name_len + filename_len) + id_hdr_size`` bytes, the
+    strings with one gap byte between them, the rest zero.
 
     ``layout="picture"`` writes the "name\\0filename\\0" form of the struct comment.
     """
-    name = section.encode() + b"\0"
-    path = filename.encode() + b"\0"
-    size = 48 + pad8(len(name) + len(path)) + id_hdr_size
-    data = name + (b"\0" if layout == "rfc" else b"") + path
-    fixed = struct.pack(order + "iIQQQHH", pid, 0, start, length, pgoff, len(name), len(path))
-    body = fixed + data
-    rec = header_bytes(order, RecordType.COMPRESSED2, misc, size) + body
-    if len(rec) > size:
+    L = layouts(order)
+    schema = L.rec.KMOD_SEC_MAP if layout == "rfc" else L.rec.KMOD_SEC_MAP_PICTURE
+    name, path = section.encode() + b"\0", filename.encode() + b"\0"
+    size = KMOD_SEC_MAP_FIXED + pad8(len(name) + len(path)) + id_hdr_size
+    body = schema.build({"pid": pid, "start": start, "len": length, "pgoff": pgoff,
+                         "section": name, "filename": path, "rest": b""})
+    if 8 + len(body) > size:
         raise ValueError("KMOD_SEC_MAP strings too long for the record")
-    return rec.ljust(size, b"\0")
+    head = L.record_header.build({"type": RecordType.COMPRESSED2, "misc": misc, "size": size})
+    return (head + body).ljust(size, b"\0")
 
 
 class RecordBuilder:
@@ -81,7 +74,8 @@ class RecordBuilder:
         size = 8 + len(body) + len(trailer)
         if size > 0xFFFF:
             raise ValueError(f"record of {size} bytes does not fit in a u16 size")
-        return header_bytes(self.order, rtype, misc, size) + body + trailer
+        return self.L.record_header.build({"type": rtype, "misc": misc, "size": size}) \
+            + body + trailer
 
     def sample(self, fields: dict[str, Any], misc: int = Misc.USER, attr: int = 0) -> bytes:
         a = self.attrs[attr]
@@ -127,67 +121,18 @@ class RecordBuilder:
                                    self.id_hdr_size, **kw)
 
     def header_attr(self, attr: EventAttr) -> bytes:
-        body = build_attr(attr, self.order) + struct.pack(f"{self.order}{len(attr.ids)}Q",
-                                                          *attr.ids)
-        return self.raw(RecordType.HEADER_ATTR, 0, body)
+        return self.user("HEADER_ATTR", {"attr": build_attr(attr, self.order),
+                                         "ids": attr.ids}, pad=False)
 
     def header_feature(self, feat: int, payload: bytes) -> bytes:
-        return self.raw(RecordType.HEADER_FEATURE, 0, struct.pack(self.order + "Q", feat)
-                        + payload)
+        return self.user("HEADER_FEATURE", {"feat_id": feat, "data": payload}, pad=False)
 
-
-def encode_feature(order: str, feat: int, value: Any, attrs: list[EventAttr]) -> bytes:
-    """Payload bytes of a feature from a decoded-style value (bytes pass through)."""
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value)
-    p = struct.pack
-    if feat in (Feature.HOSTNAME, Feature.OSRELEASE, Feature.VERSION, Feature.ARCH,
-                Feature.CPUDESC, Feature.CPUID):
-        return header_string(order, value)
-    if feat == Feature.CMDLINE:
-        return p(order + "I", len(value)) + b"".join(header_string(order, s) for s in value)
-    if feat == Feature.NRCPUS:
-        return p(order + "II", value["nr_cpus_avail"], value["nr_cpus_online"])
-    if feat == Feature.TOTAL_MEM:
-        return p(order + "Q", value)
-    if feat == Feature.SAMPLE_TIME:
-        return p(order + "QQ", value["first"], value["last"])
-    if feat == Feature.CLOCKID:
-        return p(order + "Q", value)
-    if feat == Feature.DIR_FORMAT:
-        return p(order + "Q", value)
-    if feat == Feature.COMPRESSED:
-        return p(order + "5I", value["version"], value["type"], value["level"],
-                 value["ratio"], value["mmap_len"])
-    if feat == Feature.CLOCK_DATA:
-        return p(order + "IIQQ", value["version"], value["clockid"], value["wall_clock_ns"],
-                 value["clockid_ns"])
-    if feat == Feature.EVENT_DESC:
-        size = max((a.size for a in attrs), default=128)
-        out = p(order + "II", len(attrs), size)
-        for a in attrs:
-            raw = build_attr(a, order).ljust(size, b"\0")
-            out += raw + p(order + "I", len(a.ids)) + header_string(order, a.display_name)
-            out += p(f"{order}{len(a.ids)}Q", *a.ids)
-        return out
-    if feat == Feature.BUILD_ID:
-        out = b""
-        for e in value:
-            name = e["filename"].encode() + b"\0"
-            size = 36 + (len(name) + 63) // 64 * 64
-            bid = bytes.fromhex(e["build_id"])
-            out += (header_bytes(order, 0, e.get("misc", Misc.KERNEL | 0x8000), size)
-                    + p(order + "i", e.get("pid", -1)) + bid.ljust(20, b"\0")
-                    + bytes([len(bid), 0, 0, 0]) + name.ljust(size - 36, b"\0"))
-        return out
-    if feat == Feature.PMU_MAPPINGS:
-        return p(order + "I", len(value)) + b"".join(
-            p(order + "I", m["type"]) + header_string(order, m["name"]) for m in value)
-    if feat == Feature.GROUP_DESC:
-        return p(order + "I", len(value)) + b"".join(
-            header_string(order, g["name"]) + p(order + "II", g["leader_idx"], g["nr_members"])
-            for g in value)
-    raise ValueError(f"no encoder for feature {feat}; pass its payload as bytes")
+    def compressed(self, kind: str, piece: bytes) -> bytes:
+        """One COMPRESSED (81, unpadded) or COMPRESSED2 (83, padded to 8) record."""
+        if kind == "COMPRESSED2":
+            body = self.L.rec.COMPRESSED2.build({"data_size": len(piece), "data": piece})
+            return self.raw(RecordType.COMPRESSED2, 0, body.ljust(pad8(len(body)), b"\0"))
+        return self.raw(RecordType.COMPRESSED, 0, self.L.rec.COMPRESSED.build({"data": piece}))
 
 
 class Writer:
@@ -212,6 +157,7 @@ class Writer:
         self.mode = mode
         self.order = order
         self.b = RecordBuilder(order, attrs)
+        self.L = layouts(order)
         self.compress = compress
         self.chunk = chunk
         self.level = level
@@ -229,12 +175,17 @@ class Writer:
 
     # -- layout ---------------------------------------------------------------------------
     def _payloads(self) -> list[tuple[int, bytes]]:
-        return [(f, encode_feature(self.order, f, v, self.attrs))
-                for f, v in sorted(self.features.items())]
+        """Feature payloads in bit order; EVENT_DESC ``True`` describes the writer's attrs."""
+        out = []
+        for f, v in sorted(self.features.items()):
+            if f == Feature.EVENT_DESC and v is True:
+                v = [{"attr": a, "name": a.display_name, "ids": a.ids} for a in self.attrs]
+            out.append((f, encode_feature(self.order, f, v)))
+        return out
 
     def _start_pipe(self) -> None:
         w = self.out.write
-        w(self.magic + struct.pack(self.order + "Q", PIPE_HEADER_SIZE))
+        w(self.L.pipe_header.build({"magic": self.magic, "size": PIPE_HEADER_SIZE}))
         for a in self.attrs:
             w(self.b.header_attr(a))
         for f, payload in self._payloads():
@@ -243,16 +194,19 @@ class Writer:
         self.data_offset = PIPE_HEADER_SIZE
 
     def _start_file(self) -> None:
-        o = self.order
+        """The ids of every attr after the (for now blank) header, then the attrs section."""
+        L = self.L
         ids_off = FILE_HEADER_SIZE
-        ids = b"".join(struct.pack(f"{o}{len(a.ids)}Q", *a.ids) for a in self.attrs)
+        ids = b"".join(L.u64[len(a.ids)].build(a.ids) for a in self.attrs)
         attr_size = max((a.size for a in self.attrs), default=128) + 16
         attrs_off = ids_off + len(ids)
         entries = b""
         pos = ids_off
         for a in self.attrs:
-            raw = build_attr(a, o).ljust(attr_size - 16, b"\0")
-            entries += raw + struct.pack(o + "QQ", pos, 8 * len(a.ids))
+            raw = build_attr(a, self.order).ljust(attr_size - 16, b"\0")
+            entries += L.file_attr.build({"attr": raw, "ids": {"offset": pos,
+                                                               "size": 8 * len(a.ids)}},
+                                         attr_size=attr_size)
             pos += 8 * len(a.ids)
         self.attr_size = attr_size
         self.attrs_off = attrs_off
@@ -286,17 +240,9 @@ class Writer:
         data = b"".join(self._pending)
         self._pending, self._pending_size = [], 0
         z = self._cctx.compress(data) + self._cctx.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
-        o = self.order
         step = 0xFFFF - 24
         for i in range(0, len(z), step):
-            piece = z[i:i + step]
-            if self.compress == "COMPRESSED2":
-                size = pad8(16 + len(piece))
-                rec = (header_bytes(o, RecordType.COMPRESSED2, 0, size)
-                       + struct.pack(o + "Q", len(piece)) + piece).ljust(size, b"\0")
-            else:
-                rec = header_bytes(o, RecordType.COMPRESSED, 0, 8 + len(piece)) + piece
-            self.out.write(rec)
+            self.out.write(self.b.compressed(self.compress or "", z[i:i + step]))
 
     def close(self) -> None:
         """Finish: flush compression; in file mode write the features and the header."""
@@ -306,24 +252,25 @@ class Writer:
         if self.mode == "pipe":
             self.out.flush()
             return
-        o = self.order
+        L = self.L
         end = self.out.tell()
         data_size = end - self.data_offset
         payloads = self._payloads()
-        table = b""
-        pos = end + 16 * len(payloads)
+        table = []
+        pos = end + L.section.sizeof() * len(payloads)
         for _f, payload in payloads:
-            table += struct.pack(o + "QQ", pos, len(payload))
+            table.append({"offset": pos, "size": len(payload)})
             pos += len(payload)
-        self.out.write(table + b"".join(p for _f, p in payloads))
+        self.out.write(L.section[len(table)].build(table) + b"".join(p for _f, p in payloads))
         bits = 0
         for f, _p in payloads:
             bits |= 1 << f
-        words = [(bits >> (64 * k)) & (2**64 - 1) for k in range(4)]
-        head = (self.magic + struct.pack(o + "QQ", FILE_HEADER_SIZE, self.attr_size)
-                + struct.pack(o + "QQ", self.attrs_off, self.attrs_size)
-                + struct.pack(o + "QQ", self.data_offset, data_size)
-                + struct.pack(o + "QQ", 0, 0) + struct.pack(o + "4Q", *words))
+        head = L.file_header.build({
+            "magic": self.magic, "size": FILE_HEADER_SIZE, "attr_size": self.attr_size,
+            "attrs": {"offset": self.attrs_off, "size": self.attrs_size},
+            "data": {"offset": self.data_offset, "size": data_size},
+            "event_types": {"offset": 0, "size": 0},
+            "adds_features": [bits >> (64 * k) & (2**64 - 1) for k in range(4)]})
         self.out.seek(0)
         self.out.write(head)
         self.out.seek(0, 2)
