@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import struct
 from bisect import bisect_right
 
 import numpy as np
 
 from ..perfdata import Recording, RecordType
-from ..perfdata.features import cstring
 
 
 class CommTable:
@@ -28,16 +26,12 @@ class CommTable:
         t = c["type"][self.rows_seen:n]
         rows = np.nonzero(t == RecordType.COMM)[0] + self.rows_seen
         self.rows_seen = n
-        i32 = struct.Struct(rec.order + "ii")
         for i in rows:
             try:
-                raw = rec.record_bytes(int(i))
+                fields = rec.decode(int(i))  # the COMM layout of perfdata's schemas
             except ValueError:
                 continue
-            if len(raw) < 17:
-                continue
-            _pid, tid = i32.unpack_from(raw, 8)
-            name = cstring(raw[16:])
+            tid, name = fields["tid"], fields["comm"]
             times, names = self.by_tid.setdefault(tid, ([], []))
             at = int(c["time"][i])
             k = bisect_right(times, at)
