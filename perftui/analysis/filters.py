@@ -135,15 +135,6 @@ def parse_filter(text: str, first_time: int) -> Filter:
     return Filter(text=text, **parts)  # type: ignore[arg-type]
 
 
-def sample_rows(rec: Recording, flt: Filter | None = None,
-                ctx: FilterContext | None = None) -> np.ndarray:
-    """Index rows of the SAMPLE records that pass ``flt``."""
-    rows = np.nonzero(rec.columns["type"] == RecordType.SAMPLE)[0]
-    if flt is not None and not flt.empty:
-        rows = rows[flt.mask(rec, rows, ctx)]
-    return rows
-
-
 def parse_int_list(text: str, what: str = "list") -> frozenset[int]:
     """``"0-3,7"`` -> {0, 1, 2, 3, 7}."""
     out: set[int] = set()

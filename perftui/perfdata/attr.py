@@ -125,14 +125,6 @@ class EventAttr:
                 return self.flags >> bit & ((1 << width) - 1)
         raise KeyError(name)
 
-    def flag_names(self) -> list[str]:
-        out = []
-        for bit, fname, width in ATTR_FLAG_BITS:
-            v = self.flags >> bit & ((1 << width) - 1)
-            if v:
-                out.append(fname if width == 1 else f"{fname}={v}")
-        return out
-
     def modifiers(self) -> str:
         """perf's event modifiers (``ppH``, ``u``, ...): evsel__add_modifiers() of perf."""
         ek, eu, eh = (self.flag(n) for n in ("exclude_kernel", "exclude_user", "exclude_hv"))

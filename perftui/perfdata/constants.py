@@ -10,9 +10,6 @@ MAGIC_V1 = b"PERFFILE"
 FILE_HEADER_SIZE = 104
 OLD_FILE_HEADER_SIZE = 72
 PIPE_HEADER_SIZE = 16
-HEADER_FEAT_BITS = 256
-
-PERF_CONTEXT_MAX = 2**64 - 4095
 
 
 class RecordType(IntEnum):
@@ -73,7 +70,6 @@ KMOD_SEC_MAP = 0xFF53
 UNKNOWN_83 = 0xFF83
 RAW_TYPE_CLAMP = 0xFF00
 USER_TYPE_START = 64
-KERNEL_TYPE_MAX = 63
 
 _NAMES: dict[int, str] = {t.value: t.name for t in RecordType}
 _NAMES[KMOD_SEC_MAP] = "KMOD_SEC_MAP"
@@ -105,10 +101,6 @@ def type_code(name: str) -> int:
     if key.isdigit():
         return int(key)
     raise KeyError(name)
-
-
-def all_type_names() -> list[str]:
-    return sorted(_BY_NAME)
 
 
 class Sample(IntFlag):
@@ -182,7 +174,6 @@ ATTR_FLAG_BITS: list[tuple[int, str, int]] = [
 FLAG_SAMPLE_ID_ALL = 1 << 18
 FLAG_FREQ = 1 << 10
 
-ATTR_SIZE_VER = [64, 72, 80, 96, 104, 112, 120, 128, 136]
 BRANCH_HW_INDEX = 1 << 17
 BRANCH_COUNTERS = 1 << 19
 
@@ -203,9 +194,6 @@ class Misc:
     MMAP_BUILD_ID = 1 << 14
     BUILD_ID_SIZE = 1 << 15
 
-
-CPUMODE_NAMES = {0: "unknown", 1: "kernel", 2: "user", 3: "hypervisor",
-                 4: "guest-kernel", 5: "guest-user"}
 
 CONTEXT_MARKERS = {
     2**64 - 32: "PERF_CONTEXT_HV",

@@ -32,8 +32,7 @@ T_AUXTRACE = RecordType.AUXTRACE
 T_FEATURE = RecordType.HEADER_FEATURE
 T_COMPRESSED = RecordType.COMPRESSED
 T_83 = RecordType.COMPRESSED2
-T_INIT = RecordType.FINISHED_INIT
-SPECIAL = frozenset({T_ATTR, T_TRACING, T_AUXTRACE, T_FEATURE, T_COMPRESSED, T_83, T_INIT})
+SPECIAL = frozenset({T_ATTR, T_TRACING, T_AUXTRACE, T_FEATURE, T_COMPRESSED, T_83})
 BATCH = 1 << 16
 FIRST_BATCH = 1 << 12
 STREAM_READ = 4 << 20
@@ -113,8 +112,6 @@ class Walker:
         self.on_feature = on_feature
         self.spill = spill
         self.states: list[StreamState] = []
-        self.finished_init = False
-        self.stopped = False
         self.on_tracing: Callable[[bytes, int], None] | None = None
 
     # -- the tight loop ---------------------------------------------------------------
@@ -226,7 +223,7 @@ class Walker:
 
     # -- file-like buffers (mmap) -----------------------------------------------------
     def walk_buffer(self, src: int, buf: bytes | memoryview, start: int, end: int,
-                    state: StreamState, is_main: bool = True) -> Iterator[Chunk]:
+                    state: StreamState) -> Iterator[Chunk]:
         """Walk a whole in-memory (mmapped) stream ``buf[start:end]``."""
         pos = start
         offs = array("q")
@@ -306,9 +303,7 @@ class Walker:
     def _after(self, t: int, sp: Special, rec: bytes | memoryview, pos: int) -> None:
         """Effects of a special record once the records before it are out (new attrs and
         features apply to the records after it)."""
-        if t == T_INIT:
-            self.finished_init = True
-        elif t in (T_ATTR, T_FEATURE):
+        if t in (T_ATTR, T_FEATURE):
             cb = self.on_attr if t == T_ATTR else self.on_feature
             if cb:
                 cb(bytes(rec), pos)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..perfdata.constants import CONTEXT_MARKERS
 from ..textsafe import safe
 
 
@@ -23,11 +22,6 @@ def jsonable(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return [jsonable(x) for x in v]
     return v
-
-
-def callchain_text(ips: list[int]) -> list[str]:
-    """Callchain entries as hex, context markers by name."""
-    return [CONTEXT_MARKERS.get(ip, f"{ip:#x}") for ip in ips]
 
 
 def summary(fields: dict[str, Any]) -> str:

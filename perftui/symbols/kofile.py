@@ -123,11 +123,6 @@ class ModuleFile:
     def __repr__(self) -> str:
         return f"ModuleFile({self.path!r}, name={self.name!r}, build_id={self.build_id!r})"
 
-    @property
-    def by_index(self) -> dict[int, SectionInfo]:
-        """Sections keyed by section index."""
-        return {s.index: s for s in self.sections.values()}
-
     def symbols(self, section: str) -> SymbolTable:
         """The symbol table of ``section`` (cached); empty for a section the file lacks."""
         table = self._tables.get(section)

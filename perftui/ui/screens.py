@@ -39,9 +39,6 @@ class BackScreen(Screen):
         Binding("q", "app.pop_screen", "Back", show=False, id="screen.back_q"),
     ]
 
-    def action_noop(self) -> None:
-        """Enter is handled by the focused table; this binding only names it in the footer."""
-
 
 class SectionScreen(BackScreen):
     """One section: its symbols by samples, and the split of its samples by CPU and process."""
