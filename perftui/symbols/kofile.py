@@ -12,7 +12,6 @@ problem becomes one :class:`ModuleFileError` naming the file.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -45,7 +44,6 @@ _SHN_XINDEX = 0xFFFF
 
 _STT_NOTYPE, _STT_OBJECT, _STT_FUNC, _STT_GNU_IFUNC = 0, 1, 2, 10
 _STB_LOCAL, _STB_GLOBAL, _STB_WEAK = 0, 1, 2
-_NT_GNU_BUILD_ID = 3
 
 # Aliases the module loader needs; the real function at the same address is named better.
 _LOADER_ALIASES = frozenset({"init_module", "cleanup_module"})
@@ -263,7 +261,7 @@ def _parse(
         info = SectionInfo(index, name, size, off, flags, bool(flags & _SHF_ALLOC), nobits)
         sections.setdefault(name, info)  # duplicate names: the first one counts
 
-    build_id = _build_id(image, notes, elf.little_endian)
+    build_id = _build_id(elf, notes)
     symtab, strtab = _symbols(path, elf, image, headers)
     modinfo = _modinfo(image, sections.get(".modinfo"))
     return sections, build_id, symtab, strtab, modinfo
@@ -278,23 +276,17 @@ def _cstr(table: bytes, off: int) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
-def _build_id(image: bytes | bytearray, notes: list, little: bool) -> str | None:
+def _build_id(elf: ELFFile, notes: list) -> str | None:
     """Hex of the first GNU build-id note (NT_GNU_BUILD_ID), None if absent or unreadable."""
-    order = "<" if little else ">"
+    from elftools.elf.notes import iter_notes
+
     for h in notes:
-        align = 8 if int(h["sh_addralign"]) == 8 else 4
-        data = bytes(image[h["sh_offset"] : h["sh_offset"] + h["sh_size"]])
-        pos = 0
-        while pos + 12 <= len(data):
-            namesz, descsz, ntype = struct.unpack_from(order + "III", data, pos)
-            name_at = pos + 12
-            desc_at = name_at + -(-namesz // align) * align
-            nxt = desc_at + -(-descsz // align) * align
-            if desc_at + descsz > len(data):
-                break
-            if ntype == _NT_GNU_BUILD_ID and data[name_at : name_at + namesz] == b"GNU\0":
-                return data[desc_at : desc_at + descsz].hex() or None
-            pos = nxt
+        try:
+            for note in iter_notes(elf, int(h["sh_offset"]), int(h["sh_size"])):
+                if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
+                    return str(note["n_desc"]) or None
+        except Exception:  # a malformed note section: no build id from it
+            continue
     return None
 
 
