@@ -150,19 +150,19 @@ class Callchain(Var):
         return _q(lay.order, len(cc), *cc)
 
 
-class Raw(Var):
-    """u32 size, then size bytes (the padding is part of the data)."""
+class SizedBytes(Var):
+    """A size (u32 for RAW, whose padding is part of the data; u64 for AUX), then the bytes."""
 
-    name = "raw"
+    def __init__(self, name: str, what: str, fmt: str) -> None:
+        self.name, self.what, self.fmt = name, what, fmt
 
     def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
-        c.need(4, "RAW size")
-        n = c.u32()
-        return {"raw": c.bytes(n, f"RAW data of {n} bytes")}
+        n = c.u32(f"{self.what} size") if self.fmt == "I" else c.u64()
+        return {self.name: c.bytes(n, f"{self.what} data of {n} bytes")}
 
     def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
-        raw = s.get("raw", b"")
-        return struct.pack(lay.order + "I", len(raw)) + raw
+        data = s.get(self.name, b"")
+        return struct.pack(lay.order + self.fmt, len(data)) + data
 
 
 class BranchStack(Var):
@@ -254,20 +254,6 @@ class Weight(Var):
         return _q(lay.order, w)
 
 
-class Aux(Var):
-    """u64 size, then size bytes."""
-
-    name = "aux"
-
-    def decode(self, lay: SampleLayout, c: Cursor) -> dict[str, Any]:
-        n = c.u64()
-        return {"aux": c.bytes(n, f"AUX data of {n} bytes")}
-
-    def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
-        aux = s.get("aux", b"")
-        return _q(lay.order, len(aux)) + aux
-
-
 # -- the table --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Field:
@@ -292,7 +278,7 @@ FIELDS: tuple[Field, ...] = (
     Field(Sample.PERIOD, ("period",), "Q"),
     Field(Sample.READ, var=ReadBlock()),
     Field(Sample.CALLCHAIN, var=Callchain()),
-    Field(Sample.RAW, var=Raw()),
+    Field(Sample.RAW, var=SizedBytes("raw", "RAW", "I")),
     Field(Sample.BRANCH_STACK, var=BranchStack()),
     Field(Sample.REGS_USER, var=Regs("regs_user", "sample_regs_user")),
     Field(Sample.STACK_USER, var=StackUser()),
@@ -304,7 +290,7 @@ FIELDS: tuple[Field, ...] = (
     Field(Sample.CGROUP, ("cgroup",), "Q"),
     Field(Sample.DATA_PAGE_SIZE, ("data_page_size",), "Q"),
     Field(Sample.CODE_PAGE_SIZE, ("code_page_size",), "Q"),
-    Field(Sample.AUX, var=Aux()),
+    Field(Sample.AUX, var=SizedBytes("aux", "AUX", "Q")),
 )
 _BY_BIT = {f.bit: f for f in FIELDS}
 #: The sample_id trailer of non-sample kernel records: the same fields, in this order.

@@ -127,39 +127,44 @@ class _Sink:
             raise FileError(self.path, f"{self.fmt} data does not hold an ELF file")
 
 
-def _unxz(path: str, data: bytes, sink: _Sink) -> None:
+def _streams(path: str, data: bytes, magic: bytes, fmt: str,
+             one: Callable[[bytes], bytes]) -> None:
+    """Back-to-back compressed streams (zero padding between them is allowed): ``one``
+    decompresses the stream at the start of its argument and returns what follows it."""
     while True:
+        rest = one(data).lstrip(b"\0")
+        if not rest:
+            return
+        if not rest.startswith(magic):
+            raise FileError(path, f"garbage after the {fmt} data")
+        data = rest
+
+
+def _unxz(path: str, data: bytes, sink: _Sink) -> None:
+    def one(pending: bytes) -> bytes:
         d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ, memlimit=_XZ_MEMLIMIT)
-        pending = data
         while not d.eof:
             if d.needs_input and not pending:
                 raise FileError(path, "xz data is truncated")
             sink.add(d.decompress(pending, max_length=sink.room))
             pending = b""
-        rest = d.unused_data.lstrip(b"\0")  # stream padding between concatenated streams
-        if not rest:
-            return
-        if not rest.startswith(_XZ_MAGIC):
-            raise FileError(path, "garbage after the xz data")
-        data = rest
+        return d.unused_data
+
+    _streams(path, data, _XZ_MAGIC, "xz", one)
 
 
 def _ungzip(path: str, data: bytes, sink: _Sink) -> None:
-    while True:
+    def one(pending: bytes) -> bytes:
         d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-        pending = data
         while not d.eof:
             chunk = d.decompress(pending, sink.room)
             pending = d.unconsumed_tail
             if not chunk and not pending:
                 raise FileError(path, "gzip data is truncated")
             sink.add(chunk)
-        rest = d.unused_data.lstrip(b"\0")
-        if not rest:
-            return
-        if not rest.startswith(_GZIP_MAGIC):
-            raise FileError(path, "garbage after the gzip data")
-        data = rest
+        return d.unused_data
+
+    _streams(path, data, _GZIP_MAGIC, "gzip", one)
 
 
 def _unzstd(path: str, data: bytes, sink: _Sink) -> None:
