@@ -258,12 +258,12 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
         # perf drains the ring buffers CPU by CPU in rounds: file order is not time order
         events.sort(key=lambda e: (e[0] // 100_000_000, e[1], e[0]))
         rnd = None
-        for t, _cpu, rec in events:
+        for t, _cpu, raw in events:
             r = t // 100_000_000
             if rnd is not None and r != rnd:
                 w.write(b.user("FINISHED_ROUND"))
             rnd = r
-            w.write(rec)
+            w.write(raw)
         w.write(b.user("FINISHED_ROUND"))
         w.close()
     return path

@@ -8,7 +8,6 @@ header, the attrs and the feature sections (file mode); the records are walked l
 from __future__ import annotations
 
 import os
-import struct
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -165,30 +164,27 @@ class Recording:
                 a.name = name
 
     # -- pipe-mode header records ---------------------------------------------------------
-    def _on_attr(self, rec: bytes, offset: int) -> None:
+    def _on_attr(self, raw: bytes, offset: int) -> None:
         try:
-            a = parse_attr(rec[8:], self.order)
+            a = parse_attr(raw[8:], self.order)
         except ValueError as e:
             self.errors.append(PerfDataError(offset, f"HEADER_ATTR: {e}", self.path))
             return
-        if a.size % 8 or 8 + a.size > len(rec):
+        if a.size % 8 or 8 + a.size > len(raw):
             self.errors.append(PerfDataError(offset, f"HEADER_ATTR: attr size {a.size} does "
-                                             f"not fit its {len(rec)}-byte record", self.path))
+                                             f"not fit its {len(raw)}-byte record", self.path))
             return
-        n = (len(rec) - 8 - a.size) // 8
-        a.ids = list(struct.unpack_from(f"{self.order}{n}Q", rec, 8 + a.size))
+        a.ids = list(self.decoder.L.records.HEADER_ATTR.parse(raw[8:]).ids)
         self.attrs.append(a)
         self.decoder.set_attrs(self.attrs)
         self.builder.set_attrs(self.attrs)
         self._name_events()
 
-    def _on_feature(self, rec: bytes, offset: int) -> None:
-        if len(rec) < 16:
-            return
-        feat = struct.unpack_from(self.order + "Q", rec, 8)[0]
-        if len(rec) == 16:
-            return  # the end-of-features marker
-        self._add_feature(int(feat), rec[16:])
+    def _on_feature(self, raw: bytes, offset: int) -> None:
+        if len(raw) <= 16:
+            return  # too short, or the end-of-features marker
+        c = self.decoder.L.records.HEADER_FEATURE.parse(raw[8:])
+        self._add_feature(int(c.feat_id), c.data)
 
     # -- walking ------------------------------------------------------------------------------
     def walker(self) -> Walker:

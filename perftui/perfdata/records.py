@@ -24,15 +24,15 @@ from .schemas import cstring, layouts
 from .type83 import kmod_layout
 
 
-def decode_kmod_sec_map(rec: bytes, order: str) -> dict[str, Any]:
+def decode_kmod_sec_map(raw: bytes, order: str) -> dict[str, Any]:
     """The RFC's KMOD_SEC_MAP; accepts the gap-byte layout and the picture."""
-    lay = kmod_layout(rec, order)
+    lay = kmod_layout(raw, order)
     if lay is None:
         raise ValueError("KMOD_SEC_MAP strings do not fit the record")
     snl, fstart, _fnl = lay
     rfc = fstart == 44 + snl + 1
-    R = layouts(order).rec
-    c = (R.KMOD_SEC_MAP if rfc else R.KMOD_SEC_MAP_PICTURE).parse(rec[8:])
+    R = layouts(order).records
+    c = (R.KMOD_SEC_MAP if rfc else R.KMOD_SEC_MAP_PICTURE).parse(raw[8:])
     return {"pid": c.pid, "start": c.start, "len": c.len, "pgoff": c.pgoff,
             "sec_name_len": c.sec_name_len, "filename_len": c.filename_len,
             "section": cstring(c.section), "filename": cstring(c.filename),
@@ -52,14 +52,14 @@ class RecordDecoder:
         self.sample_layouts = [SampleLayout(a, self.order) for a in attrs]
         self.trailers = [a.trailer(self.order) for a in attrs]
 
-    def decode(self, rec: bytes, attr_idx: int, type_code: int | None = None) -> dict[str, Any]:
-        """Fields of record ``rec`` (header included).  Raises ValueError when malformed."""
-        h = self.L.record_header.parse(rec)
+    def decode(self, raw: bytes, attr_idx: int, type_code: int | None = None) -> dict[str, Any]:
+        """Fields of record ``raw`` (header included).  Raises ValueError when malformed."""
+        h = self.L.record_header.parse(raw)
         t, misc, size = h.type, h.misc, h.size
         code = t if type_code is None else type_code
         out: dict[str, Any] = {"type": type_name(code), "misc": misc, "size": size}
         try:
-            body = self._body(code, rec, misc, attr_idx)
+            body = self._body(code, raw, misc, attr_idx)
             for k in [k for k in body if k in out]:  # never let a body field hide the header
                 body[f"body_{k}"] = body.pop(k)
             out.update(body)
@@ -67,22 +67,22 @@ class RecordDecoder:
             raise ValueError(f"{type_name(code)} record cannot be decoded: {e}") from None
         return out
 
-    def _body(self, t: int, rec: bytes, misc: int, attr_idx: int) -> dict[str, Any]:
-        R = self.L.rec
+    def _body(self, t: int, raw: bytes, misc: int, attr_idx: int) -> dict[str, Any]:
+        R = self.L.records
         attr = self.attrs[attr_idx] if 0 <= attr_idx < len(self.attrs) else None
         if t == RecordType.SAMPLE:
             if attr is None:
                 return {"cpumode": misc & Misc.CPUMODE_MASK}
-            s = self.sample_layouts[attr_idx].decode(rec)
+            s = self.sample_layouts[attr_idx].decode(raw)
             s.pop("_end", None)
             s["cpumode"] = misc & Misc.CPUMODE_MASK
             s["event"] = attr.display_name
             return s
         if t == KMOD_SEC_MAP:
-            return decode_kmod_sec_map(rec, self.order)
+            return decode_kmod_sec_map(raw, self.order)
         if t < USER_TYPE_START:
-            body_end = len(rec) - (attr.id_hdr_size if attr else 0)
-            body = rec[8:max(8, body_end)]
+            body_end = len(raw) - (attr.id_hdr_size if attr else 0)
+            body = raw[8:max(8, body_end)]
             name = type_name(t)
             schema = getattr(R, name, None)
             out: dict[str, Any] = {}
@@ -113,20 +113,20 @@ class RecordDecoder:
                 if k in out and isinstance(out[k], bytes):
                     out[k] = cstring(out[k])
             if attr is not None:
-                out["sample_id"] = self.trailers[attr_idx].decode(rec)
+                out["sample_id"] = self.trailers[attr_idx].decode(raw)
             return out
-        return self._user(t, rec, misc)
+        return self._user(t, raw, misc)
 
-    def _user(self, t: int, rec: bytes, misc: int) -> dict[str, Any]:
-        R = self.L.rec
-        body = rec[8:]
+    def _user(self, t: int, raw: bytes, misc: int) -> dict[str, Any]:
+        R = self.L.records
+        body = raw[8:]
         if t == RecordType.HEADER_ATTR:
             c = R.HEADER_ATTR.parse(body)
             d: dict[str, Any] = parse_attr(c.attr, self.order).as_dict()
             d["ids"] = list(c.ids)
             return {"attr": d}
         if t == RecordType.HEADER_BUILD_ID:
-            return dict(self.L.build_id_record.parse(rec))
+            return dict(self.L.build_id_record.parse(raw))
         if t == RecordType.HEADER_FEATURE:
             c = R.HEADER_FEATURE.parse(body)
             return {"feat_id": c.feat_id, "payload_size": len(c.data)}
@@ -184,7 +184,7 @@ class RecordDecoder:
         return {"body_size": len(body)}
 
     def _cpu_map(self, body: bytes) -> dict[str, Any]:
-        c = self.L.rec.CPU_MAP.parse(body)
+        c = self.L.records.CPU_MAP.parse(body)
         d = c.data
         if c.map_type == 0:
             return {"map_type": "cpus", "cpus": list(d.cpus)}

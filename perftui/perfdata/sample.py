@@ -355,11 +355,11 @@ class TrailerLayout:
         self.size = self.run.st.size if self.run else 0
         self.offsets: dict[str, int] = dict(self.run.offsets) if self.run else {}
 
-    def decode(self, rec: bytes | memoryview) -> dict[str, int]:
-        """The trailer at the end of record ``rec`` ({} without one or when too short)."""
+    def decode(self, raw: bytes | memoryview) -> dict[str, int]:
+        """The trailer at the end of record ``raw`` ({} without one or when too short)."""
         out: dict[str, int] = {}
-        if self.run is not None and len(rec) >= 8 + self.size:
-            self.run.unpack(rec, len(rec) - self.size, out)
+        if self.run is not None and len(raw) >= 8 + self.size:
+            self.run.unpack(raw, len(raw) - self.size, out)
         return out
 
     def encode(self, sid: dict[str, int] | None) -> bytes:

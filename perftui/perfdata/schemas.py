@@ -278,7 +278,7 @@ def layouts(order: str) -> SimpleNamespace:
     kmod_head = ("pid" / s32, Padding(4), "start" / u64, "len" / u64, "pgoff" / u64,
                  "sec_name_len" / Rebuild(u16, len_(this.section)),
                  "filename_len" / Rebuild(u16, len_(this.filename)))
-    rec = SimpleNamespace(
+    records = SimpleNamespace(
         MMAP=Struct("pid" / s32, "tid" / s32, "addr" / u64, "len" / u64, "pgoff" / u64,
                     "filename" / cstr),
         LOST=Struct("id" / u64, "lost" / u64),
@@ -364,5 +364,5 @@ def layouts(order: str) -> SimpleNamespace:
         order=order, u16=u16, u32=u32, u64=u64, s16=s16, s32=s32, f64=f64,
         section=section, file_header=file_header, file_attr=file_attr,
         pipe_header=pipe_header, record_header=record_header, attr=attr, hstr=hstr,
-        strlist=strlist, feature=feature, rec=rec, build_id_record=build_id(67),
+        strlist=strlist, feature=feature, records=records, build_id_record=build_id(67),
     )

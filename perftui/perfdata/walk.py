@@ -91,7 +91,7 @@ class StreamState:
 class Walker:
     """Walks the record streams of one recording and yields :class:`Chunk` batches.
 
-    ``on_attr(rec, offset)`` and ``on_feature(rec, offset)`` receive the HEADER_ATTR and
+    ``on_attr(raw, offset)`` and ``on_feature(raw, offset)`` receive the HEADER_ATTR and
     HEADER_FEATURE records as they are met (pipe mode); errors are appended to
     ``errors`` and end the stream they occur in.
     """
@@ -259,8 +259,8 @@ class Walker:
                 break
             # a special record at pos
             t, _m, size = self.hdr.unpack_from(buf, pos)
-            rec = buf[pos:pos + size]
-            sp = self._special(t, rec)
+            raw = buf[pos:pos + size]
+            sp = self._special(t, raw)
             if sp.kind != t:
                 override[len(offs)] = sp.kind
             offs.append(pos)
@@ -268,7 +268,7 @@ class Walker:
             if sp.flush:
                 yield Chunk(src, buf, 0, offs, None, override)
                 offs, override = array("q"), {}
-            self._after(t, sp, rec, pos)
+            self._after(t, sp, raw, pos)
             if sp.payload:
                 if nxt + sp.payload > end:
                     self._err(pos, f"{type_name(t)} payload of {sp.payload} bytes runs past "
@@ -284,40 +284,40 @@ class Walker:
         if offs:
             yield Chunk(src, buf, 0, offs, None, override)
 
-    def _special(self, t: int, rec: bytes | memoryview) -> Special:
+    def _special(self, t: int, raw: bytes | memoryview) -> Special:
         """What a special record (type in SPECIAL) means for the walk: the one dispatch of
         the buffer walk and the stream walk."""
         if t in (T_ATTR, T_FEATURE):
             return Special(t, flush=True)
         if t in (T_TRACING, T_AUXTRACE):
-            return Special(t, payload=self._payload(t, rec))
+            return Special(t, payload=self._payload(t, raw))
         if t in (T_COMPRESSED, T_83):
-            kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(rec, self.order)
+            kind = T_COMPRESSED if t == T_COMPRESSED else classify_83(raw, self.order)
             if kind == T_COMPRESSED:
-                return Special(kind, flush=True, zstd=rec[8:])
+                return Special(kind, flush=True, zstd=raw[8:])
             if kind == T_83:
-                return Special(kind, flush=True, zstd=rec[16:16 + self._c2_size(rec)])
+                return Special(kind, flush=True, zstd=raw[16:16 + self._c2_size(raw)])
             return Special(kind)
         return Special(t)
 
-    def _after(self, t: int, sp: Special, rec: bytes | memoryview, pos: int) -> None:
+    def _after(self, t: int, sp: Special, raw: bytes | memoryview, pos: int) -> None:
         """Effects of a special record once the records before it are out (new attrs and
         features apply to the records after it)."""
         if t in (T_ATTR, T_FEATURE):
             cb = self.on_attr if t == T_ATTR else self.on_feature
             if cb:
-                cb(bytes(rec), pos)
+                cb(bytes(raw), pos)
 
-    def _payload(self, t: int, rec: bytes | memoryview) -> int:
+    def _payload(self, t: int, raw: bytes | memoryview) -> int:
         """Bytes that follow a HEADER_TRACING_DATA (u32 at +8) or AUXTRACE (u64 at +8)
         record outside its ``header.size`` (FORMAT.md §4.2, §10)."""
         if t == T_TRACING:
-            return self.u32.unpack_from(rec, 8)[0] if len(rec) >= 12 else 0
-        return self.u64.unpack_from(rec, 8)[0] if len(rec) >= 16 else 0
+            return self.u32.unpack_from(raw, 8)[0] if len(raw) >= 12 else 0
+        return self.u64.unpack_from(raw, 8)[0] if len(raw) >= 16 else 0
 
-    def _c2_size(self, rec: bytes | memoryview) -> int:
-        size = len(rec)
-        ds = self.u64.unpack_from(rec, 8)[0]
+    def _c2_size(self, raw: bytes | memoryview) -> int:
+        size = len(raw)
+        ds = self.u64.unpack_from(raw, 8)[0]
         if 16 + ds <= size < 16 + ds + 8:
             return ds
         return size - 16
@@ -461,11 +461,11 @@ class Walker:
                 continue
             # special record
             t, _m, size = self.hdr.unpack_from(buf, pos - base)
-            rec = bytes(buf[pos - base:pos - base + size])
-            sp = self._special(t, rec)
+            raw = bytes(buf[pos - base:pos - base + size])
+            sp = self._special(t, raw)
             override = {0: sp.kind} if sp.kind != t else {}
             yield Chunk(src, buf, base, array("q", [pos]), None, override)
-            self._after(t, sp, rec, pos)
+            self._after(t, sp, raw, pos)
             if sp.payload:
                 skip = sp.payload
                 if t == T_TRACING and skip <= TRACING_KEEP_MAX:

@@ -47,7 +47,7 @@ def kmod_sec_map_record(order: str, section: str, filename: str, start: int, len
     ``layout="picture"`` writes the "name\\0filename\\0" form of the struct comment.
     """
     L = layouts(order)
-    schema = L.rec.KMOD_SEC_MAP if layout == "rfc" else L.rec.KMOD_SEC_MAP_PICTURE
+    schema = L.records.KMOD_SEC_MAP if layout == "rfc" else L.records.KMOD_SEC_MAP_PICTURE
     name, path = section.encode() + b"\0", filename.encode() + b"\0"
     size = KMOD_SEC_MAP_FIXED + pad8(len(name) + len(path)) + id_hdr_size
     body = schema.build({"pid": pid, "start": start, "len": length, "pgoff": pgoff,
@@ -85,16 +85,16 @@ class RecordBuilder:
                sample_id: dict[str, int] | None = None, attr: int = 0) -> bytes:
         """A kernel record (types 1..22 but SAMPLE) from its field dict, body padded to 8."""
         rtype = type_code(name)
-        schema = getattr(self.L.rec, name)
+        schema = getattr(self.L.records, name)
         f = dict(fields)
         if name == "MMAP2":
             if "build_id" in f:
                 bid = bytes.fromhex(f.pop("build_id"))
-                f["u"] = self.L.rec.mmap2_build_id.build(
+                f["u"] = self.L.records.mmap2_build_id.build(
                     {"build_id_size": len(bid), "build_id": bid.ljust(20, b"\0")})
                 misc |= Misc.MMAP_BUILD_ID
             else:
-                f["u"] = self.L.rec.mmap2_inode.build(
+                f["u"] = self.L.records.mmap2_inode.build(
                     {k: f.pop(k, 0) for k in ("maj", "min", "ino", "ino_generation")})
         for k in ("filename", "comm", "name", "path"):
             if isinstance(f.get(k), str):
@@ -109,7 +109,7 @@ class RecordBuilder:
              pad: bool = True) -> bytes:
         """A perf-tool record (types >= 64) from its construct layout."""
         rtype = type_code(name)
-        schema = getattr(self.L.rec, name)
+        schema = getattr(self.L.records, name)
         body = schema.build(fields or {})
         if pad:
             body = body.ljust(pad8(len(body)), b"\0")
@@ -130,9 +130,9 @@ class RecordBuilder:
     def compressed(self, kind: str, piece: bytes) -> bytes:
         """One COMPRESSED (81, unpadded) or COMPRESSED2 (83, padded to 8) record."""
         if kind == "COMPRESSED2":
-            body = self.L.rec.COMPRESSED2.build({"data_size": len(piece), "data": piece})
+            body = self.L.records.COMPRESSED2.build({"data_size": len(piece), "data": piece})
             return self.raw(RecordType.COMPRESSED2, 0, body.ljust(pad8(len(body)), b"\0"))
-        return self.raw(RecordType.COMPRESSED, 0, self.L.rec.COMPRESSED.build({"data": piece}))
+        return self.raw(RecordType.COMPRESSED, 0, self.L.records.COMPRESSED.build({"data": piece}))
 
 
 class Writer:
@@ -215,12 +215,13 @@ class Writer:
         self.out.write(b"\0" * FILE_HEADER_SIZE + ids + entries)
 
     # -- records --------------------------------------------------------------------------
-    def write(self, rec: bytes) -> None:
+    def write(self, raw: bytes) -> None:
+        """Write one record's bytes (into the pending compressed data once compressing)."""
         if self._cctx is None:
-            self.out.write(rec)
+            self.out.write(raw)
             return
-        self._pending.append(rec)
-        self._pending_size += len(rec)
+        self._pending.append(raw)
+        self._pending_size += len(raw)
         if self._pending_size >= self.chunk:
             self.flush_compressed()
 
