@@ -93,7 +93,7 @@ def test_header_and_features_round_trip(tmp_path: Path, order: str) -> None:
     p = tmp_path / "h.data"
     kitchen_sink(p, order, "file", None)
     rec = open_recording(p)
-    assert rec.byte_order == ("little" if order == "<" else "big")
+    assert info_dict(rec)["byte_order"] == ("little" if order == "<" else "big")
     assert rec.features[Feature.HOSTNAME] == "bigbox"
     assert rec.features[Feature.CMDLINE] == ["/usr/bin/perf", "record", "-a"]
     assert rec.features[Feature.NRCPUS] == {"nr_cpus_avail": 4, "nr_cpus_online": 4}

@@ -281,7 +281,7 @@ def test_per_event_counts_and_event_filter(tmp_path: Path) -> None:
         for k in range(10):
             w.write(b.sample({"id": 7 if k < 7 else 8, "ip": at[".noinstr.text"] + k,
                               "pid": 1, "tid": 1, "time": 10 + k, "cpu": 0, "period": 1},
-                             misc=Misc.KERNEL, attr=0 if k < 7 else 1))
+                             misc=Misc.KERNEL, attr_idx=0 if k < 7 else 1))
         w.close()
     d = sections_json(report(p))
     sec = next(s for m in d["modules"] for s in m["sections"] if s["name"] == ".noinstr.text")

@@ -25,10 +25,10 @@ def record_counts(rec: Recording) -> dict[str, int]:
 def samples_per_attr(rec: Recording) -> np.ndarray:
     """SAMPLE count per attr index; the last slot counts samples of unknown ids."""
     c = rec.columns
-    attr = c["attr"][c["type"] == RecordType.SAMPLE].astype(np.int64)
+    attr_idx = c["attr"][c["type"] == RecordType.SAMPLE].astype(np.int64)
     n = len(rec.attrs)
-    attr[attr < 0] = n
-    return np.bincount(attr, minlength=n + 1)
+    attr_idx[attr_idx < 0] = n
+    return np.bincount(attr_idx, minlength=n + 1)
 
 
 def time_span(rec: Recording) -> tuple[int, int]:
@@ -61,7 +61,7 @@ def info_dict(rec: Recording) -> dict[str, Any]:
     out: dict[str, Any] = {
         "path": rec.path,
         "mode": rec.mode,
-        "byte_order": rec.byte_order,
+        "byte_order": "big" if rec.order == ">" else "little",
         "file_size": rec.file_size,
         "perf_version": f(Feature.VERSION),
         "hostname": f(Feature.HOSTNAME),

@@ -65,9 +65,9 @@ def place_modules() -> list[Placed]:
         secs: dict[str, int] = {}
         # the loader drops .modinfo and __versions (no SHF_ALLOC once loaded, no sysfs file)
         dropped = (".text", ".modinfo", "__versions")
-        order = [".text", *sorted(n for n, s in mf.sections.items()
+        placement = [".text", *sorted(n for n, s in mf.sections.items()
                                   if s.alloc and s.size and n not in dropped)]
-        for n in order:
+        for n in placement:
             if n not in mf.sections:
                 continue
             secs[n] = addr

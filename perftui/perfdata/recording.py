@@ -419,10 +419,6 @@ class Recording:
         v = self.features.get(f, default)
         return default if f in self.feature_errors else v
 
-    @property
-    def byte_order(self) -> str:
-        return "big" if self.order == ">" else "little"
-
 
 def open_recording(path: str | os.PathLike[str], spill: bool = True) -> Recording:
     """Open ``path`` ("-" for standard input)."""

@@ -77,12 +77,13 @@ class RecordBuilder:
         return self.L.record_header.build({"type": rtype, "misc": misc, "size": size}) \
             + body + trailer
 
-    def sample(self, fields: dict[str, Any], misc: int = Misc.USER, attr: int = 0) -> bytes:
-        a = self.attrs[attr]
+    def sample(self, fields: dict[str, Any], misc: int = Misc.USER, attr_idx: int = 0
+               ) -> bytes:
+        a = self.attrs[attr_idx]
         return self.raw(RecordType.SAMPLE, misc, encode_sample(a, self.order, fields))
 
     def kernel(self, name: str, fields: dict[str, Any], misc: int = 0,
-               sample_id: dict[str, int] | None = None, attr: int = 0) -> bytes:
+               sample_id: dict[str, int] | None = None, attr_idx: int = 0) -> bytes:
         """A kernel record (types 1..22 but SAMPLE) from its field dict, body padded to 8."""
         rtype = type_code(name)
         schema = getattr(self.L.records, name)
@@ -101,7 +102,7 @@ class RecordBuilder:
                 f[k] = f[k].encode()
         body = schema.build(f)
         body = body.ljust(pad8(len(body)), b"\0")
-        a = self.attrs[attr] if self.attrs else None
+        a = self.attrs[attr_idx] if self.attrs else None
         trailer = a.trailer(self.order).encode(sample_id) if a is not None else b""
         return self.raw(rtype, misc, body, trailer)
 
