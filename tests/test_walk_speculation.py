@@ -8,6 +8,7 @@ from array import array
 
 import pytest
 
+from perftui.perfdata.speculate import speculate
 from perftui.perfdata.walk import SPECIAL, Walker
 
 
@@ -61,7 +62,7 @@ def test_speculation_matches_plain_loop(order: str, seed: int) -> None:
     offs = array("q")
     pos, end = 0, len(buf)
     while True:
-        pos = w._speculate(buf, pos, end, offs, 1 << 30)
+        pos = speculate(buf, pos, end, offs, order, 1 << 30)
         pos, status = w._scan(buf, pos, end, offs, len(offs) + 7)
         if status != 2:
             break
@@ -72,9 +73,8 @@ def test_speculation_matches_plain_loop(order: str, seed: int) -> None:
 def test_speculation_respects_the_limit() -> None:
     rng = random.Random(5)
     buf = stream(rng, "<", 3000)
-    w = Walker("<", [], [])
     offs = array("q")
-    pos = w._speculate(buf, 0, len(buf), offs, 100)
+    pos = speculate(buf, 0, len(buf), offs, "<", 100)
     assert len(offs) <= 100
     assert list(offs) == reference(buf, "<")[: len(offs)]
     if len(offs) < len(reference(buf, "<")):

@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-import numpy as np
 import zstandard
 
 from .constants import RecordType, type_name
 from .errors import PerfDataError
 from .sources import Source, SpillSource
+from .speculate import SPECULATE_MIN, speculate
 from .type83 import classify_83
 
 T_ATTR = RecordType.HEADER_ATTR
@@ -36,11 +36,7 @@ SPECIAL = frozenset({T_ATTR, T_TRACING, T_AUXTRACE, T_FEATURE, T_COMPRESSED, T_8
 BATCH = 1 << 16
 FIRST_BATCH = 1 << 12
 STREAM_READ = 4 << 20
-SPECULATE_MIN = 4096  # bytes left before the numpy walk is worth trying
-SPECULATE_WORDS = 1 << 19  # 4 MiB of words per numpy window
 SLOW_RUN = 256  # records the plain loop takes before numpy tries again
-KERNEL_TYPE_LAST = 22
-T_ROUND = 68
 TRACING_KEEP_MAX = 64 << 20  # tracing-data blobs larger than this are skipped unread
 
 
@@ -103,7 +99,6 @@ class Walker:
         self.order = order
         self.hdr = struct.Struct(order + "IHH")
         self.hdr2 = struct.Struct(order + "I2xH")  # type and size only: the hot loop
-        self.u64_dtype = np.dtype(order + "u8")
         self.u32 = struct.Struct(order + "I")
         self.u64 = struct.Struct(order + "Q")
         self.sources = sources
@@ -146,78 +141,6 @@ class Walker:
                 return pos, 2
         return pos, 0
 
-    def _speculate(self, buf: bytes | memoryview, pos: int, end: int, offs: array,
-                   limit: int) -> int:
-        """Find record starts from ``pos`` with numpy, verifying the chain; returns where
-        the plain loop must take over.
-
-        Kernel records are 8-byte multiples, so after ``pos`` every header sits on a word
-        boundary: the words that look like a header (type 1..22 or FINISHED_ROUND, size a
-        multiple of 8) are candidates, and the records are the chain start -> start + size
-        through them.  Where the chain leaves the candidates (a perf-tool record, a
-        false candidate, the end of the window), the plain loop of :meth:`_scan` resumes.
-        """
-        words = min((end - pos) // 8, SPECULATE_WORDS, (limit - len(offs)) * 64)
-        if words < 64:
-            return pos
-        raw = np.frombuffer(buf, dtype=np.uint8, count=words * 8, offset=pos)
-        # cheap first cut on one byte per word: the low byte of the type
-        tb = raw[0::8] if self.order == "<" else raw[3::8]
-        cand = np.nonzero(((tb - np.uint8(1)) < KERNEL_TYPE_LAST) | (tb == T_ROUND))[0]
-        if not len(cand) or cand[0] != 0:
-            return pos
-        w = np.frombuffer(buf, dtype=self.u64_dtype, count=words, offset=pos)[cand]
-        if self.order == "<":
-            typ = w & 0xFFFFFFFF
-            size = (w >> 48).astype(np.int64)
-        else:
-            typ = w >> 32
-            size = (w & 0xFFFF).astype(np.int64)
-        ok = (((typ >= 1) & (typ <= KERNEL_TYPE_LAST)) | (typ == T_ROUND))
-        ok &= (size >= 8) & ((size & 7) == 0)
-        cand, size = cand[ok], size[ok]
-        if not len(cand) or cand[0] != 0:
-            return pos
-        nxt = cand + (size >> 3)
-        bad = np.nonzero(nxt[:-1] != cand[1:])[0]
-        room = limit - len(offs)
-        parts = []
-        taken = 0
-        i = 0
-        stop_word = -1
-        for b in bad.tolist():
-            if b < i:
-                continue
-            q = int(nxt[b])
-            if q > words:  # record b runs past the window: the plain loop judges it
-                parts.append(cand[i:b])
-                stop_word = int(cand[b])
-                break
-            parts.append(cand[i:b + 1])
-            taken += b + 1 - i
-            j = int(np.searchsorted(cand, q))
-            if taken >= room or j >= len(cand) or int(cand[j]) != q:
-                stop_word = q
-                break
-            i = j
-        else:
-            # the rest is one verified run; its last record may leave the window
-            last = len(cand) - 1
-            if int(nxt[last]) <= words:
-                parts.append(cand[i:])
-                stop_word = int(nxt[last])
-            else:
-                parts.append(cand[i:last])
-                stop_word = int(cand[last])
-        if not parts:
-            return pos
-        run = np.concatenate(parts)
-        if len(run) > room:
-            stop_word = int(run[room])
-            run = run[:room]
-        offs.frombytes((run * 8 + pos).astype(np.int64).tobytes())
-        return pos + 8 * stop_word
-
     def _err(self, offset: int, message: str, name: str | None = None) -> None:
         self.errors.append(PerfDataError(offset, message, name))
 
@@ -231,7 +154,7 @@ class Walker:
         batch = FIRST_BATCH  # a small first batch: the first screen comes sooner
         while True:
             if end - pos >= SPECULATE_MIN:
-                pos = self._speculate(buf, pos, end, offs, batch)
+                pos = speculate(buf, pos, end, offs, self.order, batch)
             if len(offs) < batch:
                 pos, status = self._scan(buf, pos, end, offs, min(batch, len(offs) + SLOW_RUN))
             else:
@@ -374,7 +297,7 @@ class Walker:
         pos, end = 0, len(buf)
         while pos + 8 <= end:
             if end - pos >= SPECULATE_MIN:
-                pos = self._speculate(buf, pos, end, offs, len(offs) + (1 << 30))
+                pos = speculate(buf, pos, end, offs, self.order, len(offs) + (1 << 30))
                 if pos + 8 > end:
                     break
             _t, _m, size = unpack(buf, pos)

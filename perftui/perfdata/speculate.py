@@ -1,0 +1,87 @@
+"""The numpy record walk: record starts found many at a time where the stream holds only
+kernel records (the common case between perf's own records)."""
+
+from __future__ import annotations
+
+from array import array
+
+import numpy as np
+
+SPECULATE_MIN = 4096  # bytes left before the numpy walk is worth trying
+SPECULATE_WORDS = 1 << 19  # 4 MiB of words per numpy window
+KERNEL_TYPE_LAST = 22
+T_ROUND = 68  # FINISHED_ROUND: a header-only perf record, common between kernel records
+
+
+def speculate(buf: bytes | memoryview, pos: int, end: int, offs: array, order: str,
+              limit: int) -> int:
+    """Find record starts from ``pos`` with numpy, verifying the chain; returns where
+    the plain loop must take over.
+
+    Kernel records are 8-byte multiples, so after ``pos`` every header sits on a word
+    boundary: the words that look like a header (type 1..22 or FINISHED_ROUND, size a
+    multiple of 8) are candidates, and the records are the chain start -> start + size
+    through them.  Where the chain leaves the candidates (a perf-tool record, a
+    false candidate, the end of the window), the walk's plain loop
+    (``Walker._scan``) resumes; at most ``limit`` starts end up in ``offs``.
+    """
+    words = min((end - pos) // 8, SPECULATE_WORDS, (limit - len(offs)) * 64)
+    if words < 64:
+        return pos
+    raw = np.frombuffer(buf, dtype=np.uint8, count=words * 8, offset=pos)
+    # cheap first cut on one byte per word: the low byte of the type
+    tb = raw[0::8] if order == "<" else raw[3::8]
+    cand = np.nonzero(((tb - np.uint8(1)) < KERNEL_TYPE_LAST) | (tb == T_ROUND))[0]
+    if not len(cand) or cand[0] != 0:
+        return pos
+    w = np.frombuffer(buf, dtype=np.dtype(order + "u8"), count=words, offset=pos)[cand]
+    if order == "<":
+        typ = w & 0xFFFFFFFF
+        size = (w >> 48).astype(np.int64)
+    else:
+        typ = w >> 32
+        size = (w & 0xFFFF).astype(np.int64)
+    ok = (((typ >= 1) & (typ <= KERNEL_TYPE_LAST)) | (typ == T_ROUND))
+    ok &= (size >= 8) & ((size & 7) == 0)
+    cand, size = cand[ok], size[ok]
+    if not len(cand) or cand[0] != 0:
+        return pos
+    nxt = cand + (size >> 3)
+    bad = np.nonzero(nxt[:-1] != cand[1:])[0]
+    room = limit - len(offs)
+    parts = []
+    taken = 0
+    i = 0
+    stop_word = -1
+    for b in bad.tolist():
+        if b < i:
+            continue
+        q = int(nxt[b])
+        if q > words:  # record b runs past the window: the plain loop judges it
+            parts.append(cand[i:b])
+            stop_word = int(cand[b])
+            break
+        parts.append(cand[i:b + 1])
+        taken += b + 1 - i
+        j = int(np.searchsorted(cand, q))
+        if taken >= room or j >= len(cand) or int(cand[j]) != q:
+            stop_word = q
+            break
+        i = j
+    else:
+        # the rest is one verified run; its last record may leave the window
+        last = len(cand) - 1
+        if int(nxt[last]) <= words:
+            parts.append(cand[i:])
+            stop_word = int(nxt[last])
+        else:
+            parts.append(cand[i:last])
+            stop_word = int(cand[last])
+    if not parts:
+        return pos
+    run = np.concatenate(parts)
+    if len(run) > room:
+        stop_word = int(run[room])
+        run = run[:room]
+    offs.frombytes((run * 8 + pos).astype(np.int64).tobytes())
+    return pos + 8 * stop_word
