@@ -7,10 +7,12 @@ from array import array
 
 import numpy as np
 
+from .constants import RecordType
+
 SPECULATE_MIN = 4096  # bytes left before the numpy walk is worth trying
 SPECULATE_WORDS = 1 << 19  # 4 MiB of words per numpy window
-KERNEL_TYPE_LAST = 22
-T_ROUND = 68  # FINISHED_ROUND: a header-only perf record, common between kernel records
+KERNEL_TYPE_LAST = int(RecordType.CALLCHAIN_DEFERRED)  # the last kernel record type
+T_ROUND = int(RecordType.FINISHED_ROUND)  # header only, common between kernel records
 
 
 def speculate(buf: bytes | memoryview, pos: int, end: int, offs: array, order: str,
