@@ -1,7 +1,8 @@
 """The browser driven by Textual's pilot: every key path of issue 4, checked against the index.
 
 Counts the UI shows are compared with counts computed here with numpy from the recording's
-index columns, not with the UI's own helpers.
+index columns, or with the demo generator's own plan (``DemoPlan``: what it wrote), not with
+the UI's or the analysis layer's helpers.
 """
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ from textual.widgets import DataTable, Input
 from uihelpers import screen_text, settle, sync, wait_indexed
 
 from builders import BAD_COMM, EVIL_COMM, EVIL_KO, EVIL_LIB, EVIL_SECTION, hostile
-from perftui.analysis.sectionreport import section_report
 from perftui.demo import MODULES_DIR
-from perftui.demo.generate import generate
+from perftui.demo.generate import DemoPlan, write_demo
 from perftui.perfdata import RecordType, open_recording, walk
 from perftui.perfdata.constants import Misc
 from perftui.textsafe import safe
@@ -41,8 +41,13 @@ SAMPLE = int(RecordType.SAMPLE)
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate(tmp_path_factory.mktemp("demo") / "demo.data")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> DemoPlan:
+    return write_demo(tmp_path_factory.mktemp("demo") / "demo.data")
+
+
+@pytest.fixture(scope="module")
+def demo(plan: DemoPlan) -> Path:
+    return plan.path
 
 
 @asynccontextmanager
@@ -91,12 +96,12 @@ async def type_prompt(pilot, text: str, keys: bool = False) -> None:  # type: ig
 
 # -- indexing, header, record list ------------------------------------------------------------
 @sync
-async def test_indexing_fills_header_and_views(demo: Path) -> None:
+async def test_indexing_fills_header_and_views(demo: Path, plan: DemoPlan) -> None:
     async with browse(demo) as (app, _pilot):
         c = app.model.rec.columns
         n = len(c)
         samples = int(np.count_nonzero(c["type"] == SAMPLE))
-        assert n == 21469 and samples == 21334  # the demo is deterministic
+        assert n == plan.total and samples == plan.samples
         head = header_text(app)
         assert f"{n:,} records" in head and f"{samples:,} samples" in head
         assert "indexing" not in head
@@ -258,7 +263,8 @@ async def test_goto_offset_and_time(demo: Path) -> None:
 
 # -- timeline ------------------------------------------------------------------------------
 @sync
-async def test_timeline_range_filters_records_and_sections(demo: Path) -> None:
+async def test_timeline_range_filters_records_and_sections(demo: Path, plan: DemoPlan
+                                                          ) -> None:
     async with browse(demo) as (app, pilot):
         m = app.model
         c = m.rec.columns
@@ -285,7 +291,7 @@ async def test_timeline_range_filters_records_and_sections(demo: Path) -> None:
         owner = m.smap.lookup(m.rec.sample_values(kern, "ip"))
         per = np.bincount(owner[owner >= 0], minlength=len(m.smap.entries))
         assert np.array_equal(m.report.counts.per_entry, per)
-        assert m.report.counts.kernel_samples == len(kern) < 20386
+        assert m.report.counts.kernel_samples == len(kern) < plan.kernel_samples
         pane = app.query_one(SectionsPane)
         top = max({e.module for e in m.smap.entries},
                   key=lambda mod: sum(int(per[k]) for k, e in enumerate(m.smap.entries)
@@ -297,7 +303,7 @@ async def test_timeline_range_filters_records_and_sections(demo: Path) -> None:
         # moving without shift drops the range
         await pilot.press("right")
         assert m.time_range is None and m.count() == len(c)
-        assert m.report.counts.kernel_samples == 20386
+        assert m.report.counts.kernel_samples == plan.kernel_samples
 
 
 @sync
@@ -335,7 +341,7 @@ async def test_timeline_zoom_reset_and_cpu_rows(demo: Path) -> None:
 
 # -- sections and drill-down ---------------------------------------------------------------
 @sync
-async def test_section_drill_down_and_back(demo: Path) -> None:
+async def test_section_drill_down_and_back(demo: Path, plan: DemoPlan) -> None:
     async with browse(demo) as (app, pilot):
         m = app.model
         pane = app.query_one(SectionsPane)
@@ -357,17 +363,22 @@ async def test_section_drill_down_and_back(demo: Path) -> None:
         await settle(pilot)
         scr = app.screen
         assert isinstance(scr, SectionScreen) and scr.entry == entry
-        # the symbol counts are section_report's, computed afresh here
-        rep = section_report(m.rec, [str(MODULES_DIR)])
-        want = rep.symbol_counts(entry)
+        # the symbol counts are the ones the generator put there, busiest first
+        want = sorted(((sym, n) for (mod, sec, sym), n in plan.in_symbols.items()
+                       if (mod, sec) == ("demo-kvm", ".noinstr.text")),
+                      key=lambda x: (-x[1], x[0]))
         assert want[0][0] == "__demo_svm_vcpu_run"
         table = scr.query_one("#symbols", DataTable)
         got = [(str(table.get_row_at(r)[0]), int(str(table.get_row_at(r)[1]).replace(",", "")))
                for r in range(table.row_count)]
         assert got == want
-        assert sum(n for _, n in got) == int(rep.counts.per_entry[entry])
-        # by CPU and by process add up to the section's samples
-        rows = rep.counts.rows_of(entry)
+        assert sum(n for _, n in got) == plan.in_sections["demo-kvm", ".noinstr.text"]
+        # by CPU: the kernel samples whose ip lies where the generator placed the section
+        start, size = plan.placed["demo-kvm", ".noinstr.text"]
+        c = m.rec.columns
+        kern = np.nonzero((c["type"] == SAMPLE) & (c["cpumode"] == Misc.KERNEL))[0]
+        ips = m.rec.sample_values(kern, "ip")
+        rows = kern[(ips >= np.uint64(start)) & (ips < np.uint64(start + size))]
         by_cpu = scr.query_one("#by-cpu", DataTable)
         cpu_counts = {int(str(by_cpu.get_row_at(r)[0])):
                       int(str(by_cpu.get_row_at(r)[1]).replace(",", ""))
@@ -525,11 +536,13 @@ async def test_escape_cancels_indexing(demo: Path) -> None:
         await wait_indexed(pilot)
         assert "indexing cancelled" in header_text(app)
         assert not app.model.rec.indexed
-        assert app.model.n < 21469
+        assert app.model.n == 0 and len(app.model.rec.columns) == 0  # nothing indexed
+        assert app.query_one(RecordList)._count == 0
 
 
 @sync
-async def test_escape_during_indexing(demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_escape_during_indexing(demo: Path, plan: DemoPlan,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A real Esc while the worker is between two batches stops it there."""
     monkeypatch.setattr(walk, "BATCH", 1024)  # many batches, so there is a "between"
     rec = open_recording(demo)
@@ -558,7 +571,7 @@ async def test_escape_during_indexing(demo: Path, monkeypatch: pytest.MonkeyPatc
             assert app.cancel_requested and rec.cancelled
             resume.set()
             await wait_indexed(pilot)
-            assert not rec.indexed and 0 < app.model.n < 21469
+            assert not rec.indexed and 0 < app.model.n < plan.total
             assert "indexing cancelled" in header_text(app)
             assert any("cancelling" in n.message for n in app._notifications)
             # what was indexed is browsable

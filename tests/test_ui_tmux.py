@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from perftui.demo.generate import DemoPlan, write_demo
+
 TMUX = shutil.which("tmux")
 pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
 PERFTUI = f"{shlex.quote(sys.executable)} -m perftui"
@@ -84,6 +86,12 @@ class Term:
                 self.tmux(*args)
 
 
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> DemoPlan:
+    """What ``--demo`` shows: the generator's plan for the same (default) seed."""
+    return write_demo(tmp_path_factory.mktemp("plan") / "demo.data")
+
+
 @pytest.fixture
 def term(tmp_path: Path) -> Iterator[Callable[[str], Term]]:
     made: list[Term] = []
@@ -103,11 +111,12 @@ def line_with(screen: str, needle: str) -> str:
     return next((ln for ln in screen.splitlines() if needle in ln), "")
 
 
-def test_demo_drill_down_end_to_end(term: Callable[[str], Term]) -> None:
+def test_demo_drill_down_end_to_end(term: Callable[[str], Term], plan: DemoPlan) -> None:
+    records, samples = f"{plan.total:,} records", f"{plan.samples:,} samples"
+    top = f'{plan.in_symbols["demo-kvm", ".noinstr.text", "__demo_svm_vcpu_run"]:,}'
     t = term(f"{PERFTUI} --demo")
     # indexed: counts in the header, the section pane filled from KMOD_SEC_MAP
-    main = t.wait_for("21,469 records", "21,334 samples", "module sections · KMOD_SEC_MAP",
-                      "[demo_kvm]")
+    main = t.wait_for(records, samples, "module sections · KMOD_SEC_MAP", "[demo_kvm]")
     assert "indexing" not in main
     assert "timeline" in main and "KMOD_SEC_MAP .bss" in main
     # m: the section pane has the focus, the footer offers its key
@@ -122,10 +131,10 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term]) -> None:
     # enter: the section's symbols, by CPU, by process
     t.keys("Enter")
     sec = t.wait_for("[demo_kvm].noinstr.text", "symbols", "by CPU", "by process")
-    assert "__demo_svm_vcpu_run" in sec and "4,039" in sec and "qemu-system-x86" in sec
+    assert "__demo_svm_vcpu_run" in sec and top in sec and "qemu-system-x86" in sec
     # enter: the samples of the top symbol
     t.keys("Enter")
-    sam = t.wait_for("__demo_svm_vcpu_run", "in [demo_kvm].noinstr.text", "4,039 samples",
+    sam = t.wait_for("__demo_svm_vcpu_run", "in [demo_kvm].noinstr.text", f"{top} samples",
                      "__demo_svm_vcpu_run+0x")
     first = re.search(r"^\W*(\d+\.\d{6})\s+(\d+)\s+\d+/\d+\s+CPU \d/KVM\s+(0x[0-9a-f]+)\s+"
                       r"__demo_svm_vcpu_run\+0x", sam, re.M)
@@ -133,7 +142,7 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term]) -> None:
     when, ip = first.group(1), first.group(3)
     # enter: back in the record list, on that sample
     t.keys("Enter")
-    back = t.wait_for("detail: SAMPLE", f"ip: {ip}", "21,469 records")
+    back = t.wait_for("detail: SAMPLE", f"ip: {ip}", records)
     row = line_with(back, f" {when} ")
     # the line names the symbol first (the ip follows, past the edge at 100 columns)
     assert "SAMPLE" in row and "[demo_kvm].noinstr.text __demo" in row, back
@@ -143,17 +152,18 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term]) -> None:
     assert t.wait_exit() == 0
 
 
-def test_escape_and_q_go_back_one_level(term: Callable[[str], Term]) -> None:
+def test_escape_and_q_go_back_one_level(term: Callable[[str], Term], plan: DemoPlan) -> None:
+    records = f"{plan.total:,} records"
     t = term(f"{PERFTUI} --demo")
-    t.wait_for("21,469 records", "[demo_kvm]")
+    t.wait_for(records, "[demo_kvm]")
     t.keys("i")
     t.wait_for("recording information", "perf version")
     t.keys("q")  # back, not out
-    t.wait_for("21,469 records", "timeline")
+    t.wait_for(records, "timeline")
     t.keys("?")
     t.wait_for("keys", "record list", "module sections")
     t.keys("Escape")
-    t.wait_for("21,469 records", "timeline")
+    t.wait_for(records, "timeline")
     t.keys("q")
     assert t.wait_exit() == 0
 

@@ -11,7 +11,8 @@ SHF_ALLOC section but ``.init*`` as a KMOD_SEC_MAP record.  Deterministic for a 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -76,18 +77,65 @@ def place_modules() -> list[Placed]:
     return out
 
 
-def _sym_ips(p: Placed, section: str, names: list[str]) -> list[tuple[int, int]]:
-    """(first ip, size) of each named symbol placed in memory."""
+@dataclass
+class DemoPlan:
+    """What the generator put into the recording, counted as it wrote it: the oracle of the
+    tests that read the demo back.
+
+    ``records`` counts every record by type name (KMOD_SEC_MAP for the RFC records);
+    ``kernel_samples`` the samples with misc KERNEL; ``in_sections`` the kernel samples by
+    (module file name, section) and ``in_symbols`` by (module file name, section, symbol);
+    ``outside_modules`` the kernel samples in vmlinux (idle and kernel functions);
+    ``placed`` where each mapped module section lies: (module file name, section) ->
+    (load address, size).
+    """
+
+    path: Path
+    records: Counter[str] = field(default_factory=Counter)
+    kernel_samples: int = 0
+    outside_modules: int = 0
+    in_sections: Counter[tuple[str, str]] = field(default_factory=Counter)
+    in_symbols: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    placed: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.records.values())
+
+    @property
+    def samples(self) -> int:
+        return self.records["SAMPLE"]
+
+
+@dataclass(frozen=True)
+class Spot:
+    """A place samples land: a symbol (``module`` "" for vmlinux) and its address range."""
+
+    module: str
+    section: str
+    symbol: str
+    ip: int
+    size: int
+
+
+def _sym_ips(p: Placed, section: str, names: list[str]) -> list[Spot]:
+    """Each named symbol of ``section`` as placed in memory."""
     table = p.mf.symbols(section)
     out = []
     for i, n in enumerate(table.names):
         if n in names:
-            out.append((p.sections[section] + int(table.starts[i]), max(1, int(table.sizes[i]))))
+            out.append(Spot(p.module, section, n, p.sections[section] + int(table.starts[i]),
+                            max(1, int(table.sizes[i]))))
     return out
 
 
 def generate(path: str | Path, seed: int = 6116) -> Path:
     """Write the demo recording to ``path`` (deterministic for ``seed``)."""
+    return write_demo(path, seed).path
+
+
+def write_demo(path: str | Path, seed: int = 6116) -> DemoPlan:
+    """Write the demo recording to ``path``; returns what it holds (deterministic)."""
     rng = random.Random(seed)
     mods = {p.module: p for p in place_modules()}
     kvm, nic, crc = mods["demo-kvm"], mods["demo_nic"], mods["demo_crc"]
@@ -111,7 +159,7 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
     ]
     crc_hot = [(70, _sym_ips(crc, ".text", ["demo_crc32_le_slice4"])),
                (20, _sym_ips(crc, ".text", ["demo_crc_update", "demo_crc_fold_64"]))]
-    vmlinux = [(KERNEL_TEXT + off, size) for _n, off, size in VMLINUX_FUNCS]
+    vmlinux = [Spot("", ".text", n, KERNEL_TEXT + off, size) for n, off, size in VMLINUX_FUNCS]
 
     procs = {
         "bash": Proc(2101, 2101, "bash", 1),
@@ -124,7 +172,7 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
         "swapper": Proc(0, 0, "swapper/2", 0),
     }
     # what each CPU runs: list of (thread key, weight, kind)
-    plan = {
+    schedule = {
         0: [("vcpu0", 80, "kvm"), ("bash", 5, "user"), ("swapper", 15, "idle")],
         1: [("iperf3", 45, "nic"), ("ksoftirqd", 35, "nic"), ("vcpu1", 20, "kvm")],
         2: [("vcpu1", 60, "kvm"), ("dd", 25, "crc"), ("swapper", 15, "idle")],
@@ -153,27 +201,34 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
         Feature.SAMPLE_TIME: {"first": t0, "last": t_end},
         Feature.BUILD_ID: build_ids,
     }
-    path = Path(path)
+    plan = DemoPlan(Path(path))
     with open(path, "wb") as f:
         w = Writer(f, [attr], features)
         b = w.b
-        w.write(b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": KERNEL_TEXT, "len": 0x1400000,
+
+        def put(kind: str, raw: bytes) -> None:
+            plan.records[kind] += 1
+            w.write(raw)
+
+        put("MMAP", b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": KERNEL_TEXT, "len": 0x1400000,
                                   "pgoff": KERNEL_TEXT, "filename": "[kernel.kallsyms]_text"},
                          misc=Misc.KERNEL))
         for p in sorted(mods.values(), key=lambda p: p.sections[".text"]):
             text = p.mf.sections[".text"]
-            w.write(b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": p.sections[".text"],
+            plan.placed[p.module, ".text"] = (p.sections[".text"], text.size)
+            put("MMAP", b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": p.sections[".text"],
                                       "len": text.size, "pgoff": 0, "filename": p.path},
                              misc=Misc.KERNEL))
             for sec, addr in sorted(p.sections.items(), key=lambda kv: kv[1]):
                 if sec == ".text" or sec.startswith(".init"):
                     continue
                 s = p.mf.sections[sec]
-                w.write(b.kmod_sec_map(sec, p.path, addr, s.size, s.offset))
+                plan.placed[p.module, sec] = (addr, s.size)
+                put("KMOD_SEC_MAP", b.kmod_sec_map(sec, p.path, addr, s.size, s.offset))
         for key in ("bash", "qemu", "vcpu0", "vcpu1", "iperf3", "ksoftirqd", "dd"):
             pr = procs[key]
-            w.write(b.kernel("COMM", {"pid": pr.pid, "tid": pr.tid, "comm": pr.comm}))
-        w.write(b.user("FINISHED_INIT"))
+            put("COMM", b.kernel("COMM", {"pid": pr.pid, "tid": pr.tid, "comm": pr.comm}))
+        put("FINISHED_INIT", b.user("FINISHED_INIT"))
 
         user_base = {"bash": 0x55D0C3A00000, "qemu": 0x5581E2400000, "iperf3": 0x55F1B1200000,
                      "dd": 0x5603AF600000}
@@ -183,31 +238,33 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
                                        ("iperf3", "/usr/bin/iperf3", user_base["iperf3"],
                                         0x19000)):
             pr = procs[key]
-            w.write(b.kernel("MMAP2", {
+            put("MMAP2", b.kernel("MMAP2", {
                 "pid": pr.pid, "tid": pr.tid, "addr": base, "len": size, "pgoff": 0x1000,
                 "maj": 254, "min": 1, "ino": 1700000 + pr.pid, "ino_generation": 0,
                 "prot": 5, "flags": 2, "filename": image}, misc=Misc.USER))
-        events: list[tuple[int, int, bytes]] = []
+        events: list[tuple[int, int, str, bytes]] = []
         sid = {"cpu": 3}
         # process lifetime events: dd starts late and exits early
         t_dd0, t_dd1 = t0 + 1_500_000_000, t0 + 4_800_000_000
         dd = procs["dd"]
-        events.append((t_dd0 - 1000, 3, b.kernel("FORK", {"pid": dd.pid, "ppid": 2101,
+        events.append((t_dd0 - 1000, 3, "FORK", b.kernel("FORK", {"pid": dd.pid, "ppid": 2101,
                                                        "tid": dd.tid, "ptid": 2101,
                                                        "time": t_dd0 - 1000},
                                               sample_id={**sid, "pid": 2101, "tid": 2101,
                                                          "time": t_dd0 - 1000})))
-        events.append((t_dd0, 3, b.kernel("COMM", {"pid": dd.pid, "tid": dd.tid, "comm": "dd"},
+        events.append((t_dd0, 3, "COMM", b.kernel("COMM", {"pid": dd.pid, "tid": dd.tid,
+                                                            "comm": "dd"},
                                        misc=Misc.COMM_EXEC,
                                        sample_id={**sid, "pid": dd.pid, "tid": dd.tid,
                                                   "time": t_dd0})))
-        events.append((t_dd0 + 5000, 3, b.kernel("MMAP2", {
+        events.append((t_dd0 + 5000, 3, "MMAP2", b.kernel("MMAP2", {
             "pid": dd.pid, "tid": dd.tid, "addr": user_base["dd"], "len": 0x12000,
             "pgoff": 0x2000, "maj": 254, "min": 1, "ino": 1835027, "ino_generation": 0,
             "prot": 5, "flags": 2, "filename": "/usr/bin/dd"}, misc=Misc.USER,
             sample_id={**sid, "pid": dd.pid, "tid": dd.tid, "time": t_dd0 + 5000})))
-        events.append((t_dd1, 3, b.kernel("EXIT", {"pid": dd.pid, "ppid": 2101, "tid": dd.tid,
-                                                "ptid": 2101, "time": t_dd1},
+        events.append((t_dd1, 3, "EXIT", b.kernel("EXIT", {"pid": dd.pid, "ppid": 2101,
+                                                            "tid": dd.tid, "ptid": 2101,
+                                                            "time": t_dd1},
                                        sample_id={**sid, "pid": dd.pid, "tid": dd.tid,
                                                   "time": t_dd1})))
         hot = {"kvm": kvm_hot, "nic": nic_hot, "crc": crc_hot}
@@ -215,7 +272,7 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
                    "nic": _sym_ips(nic, ".noinstr.text", ["demo_nic_irq_entry"]),
                    "crc": _sym_ips(crc, ".text", ["demo_crc_update"])}
         period = 1_000_000_000 // FREQ
-        for cpu, jobs in plan.items():
+        for cpu, jobs in schedule.items():
             t = t0 + rng.randrange(period)
             while t < t_end:
                 key, _w, kind = rng.choices(jobs, weights=[j[1] for j in jobs])[0]
@@ -237,33 +294,40 @@ def generate(path: str | Path, seed: int = 6116) -> Path:
                     ip, misc = uip, Misc.USER
                     chain = [CONTEXT_USER, ip, ub + 0x2F00]
                 elif kind == "idle":
-                    ip0, size = vmlinux[0]
-                    ip, misc = ip0 + rng.randrange(size), Misc.KERNEL
+                    spot = vmlinux[0]
+                    ip, misc = spot.ip + rng.randrange(spot.size), Misc.KERNEL
                     chain = [CONTEXT_KERNEL, ip, KERNEL_TEXT + 0x1B7BA00]
                 else:
                     group = rng.choices(hot[kind], weights=[g[0] for g in hot[kind]])[0][1]
                     if rng.random() < 0.08:
-                        ip0, size = rng.choice(vmlinux[1:])
+                        spot = rng.choice(vmlinux[1:])
                     else:
-                        ip0, size = rng.choice(group)
-                    ip, misc = ip0 + rng.randrange(size), Misc.KERNEL
-                    c0, _cs = callers[kind][0]
-                    chain = [CONTEXT_KERNEL, ip, c0 + 0x1B, KERNEL_TEXT + 0x1B6E1A0]
+                        spot = rng.choice(group)
+                    ip, misc = spot.ip + rng.randrange(spot.size), Misc.KERNEL
+                    chain = [CONTEXT_KERNEL, ip, callers[kind][0].ip + 0x1B,
+                             KERNEL_TEXT + 0x1B6E1A0]
                     if ub:
                         chain += [CONTEXT_USER, uip]
-                events.append((t, cpu, b.sample({"ip": ip, "pid": pr.pid, "tid": pr.tid, "time": t,
-                                            "cpu": cpu, "period": period,
-                                            "callchain": chain}, misc=misc)))
+                if misc == Misc.KERNEL:
+                    plan.kernel_samples += 1
+                    if spot.module:
+                        plan.in_sections[spot.module, spot.section] += 1
+                        plan.in_symbols[spot.module, spot.section, spot.symbol] += 1
+                    else:
+                        plan.outside_modules += 1
+                events.append((t, cpu, "SAMPLE", b.sample({
+                    "ip": ip, "pid": pr.pid, "tid": pr.tid, "time": t, "cpu": cpu,
+                    "period": period, "callchain": chain}, misc=misc)))
                 t += period + rng.randrange(-20_000, 20_000)
         # perf drains the ring buffers CPU by CPU in rounds: file order is not time order
         events.sort(key=lambda e: (e[0] // 100_000_000, e[1], e[0]))
         rnd = None
-        for t, _cpu, raw in events:
+        for t, _cpu, kind, raw in events:
             r = t // 100_000_000
             if rnd is not None and r != rnd:
-                w.write(b.user("FINISHED_ROUND"))
+                put("FINISHED_ROUND", b.user("FINISHED_ROUND"))
             rnd = r
-            w.write(raw)
-        w.write(b.user("FINISHED_ROUND"))
+            put(kind, raw)
+        put("FINISHED_ROUND", b.user("FINISHED_ROUND"))
         w.close()
-    return path
+    return plan
