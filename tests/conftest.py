@@ -1,15 +1,22 @@
-"""Shared test fixtures: where the corpus recordings are, and whether the real perf is at hand.
+"""Shared test fixtures: where the corpus recordings are, and whether the oracles are at hand.
 
-Tests marked ``@pytest.mark.perf`` are skipped when ``perf`` is not on the PATH.
+The oracles are perf 6.1 (tests marked ``@pytest.mark.perf``), tools marked
+``@pytest.mark.needs("tmux")`` and the corpus (the ``corpus`` fixture).  Without one, a test
+is skipped; with ``CI=true`` in the environment it fails instead (:func:`skip_or_fail`): a CI
+run that silently skipped its oracles would prove nothing.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -17,11 +24,16 @@ import pytest
 # which a pytest plugin may have done already: the fixture below covers that case.
 os.environ["TEXTUAL_ANIMATIONS"] = "none"
 
+CI = os.environ.get("CI") == "true"
 DATA = Path(__file__).parent / "data"
-# GPL recordings are not copied into tests/data (licences, see tests/data/NOTICE.md)
-SHARED_CORPUS = Path(__file__).parents[1].parent / "shared" / "corpus"
+# GPL recordings are not copied into tests/data (licences, see tests/data/NOTICE.md): they
+# are read from $PERFTUI_CORPUS, else ../shared/corpus beside the clone, else /work/shared.
+_CORPUS_PLACES = [Path(p) for p in (os.environ.get("PERFTUI_CORPUS"),) if p] or [
+    Path(__file__).parents[1].parent / "shared" / "corpus", Path("/work/shared/corpus")]
+SHARED_CORPUS = next((p for p in _CORPUS_PLACES if p.is_dir()), _CORPUS_PLACES[0])
 GPL_FOLDERS = ("hotspot", "perfparser")
 PERF = shutil.which("perf")
+PERF_VERSION = "6.1"  # the perf whose outputs the differential tests expect
 #: Every recording of the corpus (its README lists them): folder/file.
 RECORDINGS: tuple[str, ...] = (
     "hotspot/perf.data.true.v1",
@@ -42,6 +54,13 @@ RECORDINGS: tuple[str, ...] = (
 )
 
 
+def skip_or_fail(reason: str) -> NoReturn:
+    """Skip the test for a missing oracle; with CI=true, fail it."""
+    if CI:
+        pytest.fail(f"CI=true: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
 def corpus_path(rel: str) -> Path:
     """Where corpus recording ``rel`` ("quipper/perf.data.raw-3.4") lives, present or not."""
     folder = rel.split("/", 1)[0]
@@ -50,20 +69,47 @@ def corpus_path(rel: str) -> Path:
 
 @pytest.fixture
 def corpus() -> Callable[[str], Path]:
-    """``corpus(rel)``: the recording's path; skips the test when it is absent."""
+    """``corpus(rel)``: the recording's path; skips the test when it is absent (fails it
+    with CI=true)."""
 
     def get(rel: str) -> Path:
         p = corpus_path(rel)
         if not p.is_file():
-            pytest.skip(f"{rel} is not available (GPL recordings are read from {SHARED_CORPUS})")
+            where = " or ".join(str(c) for c in _CORPUS_PLACES)
+            skip_or_fail(f"{rel} is not available (GPL recordings are read from {where}; "
+                         "PERFTUI_CORPUS names another place)")
         return p
 
     return get
 
 
+@cache
+def perf_version() -> str | None:
+    """``perf --version``'s number ("6.1.187"), None without perf."""
+    if PERF is None:
+        return None
+    out = subprocess.run([PERF, "--version"], capture_output=True, text=True,
+                         timeout=30).stdout
+    m = re.search(r"perf version (\S+)", out)
+    return m.group(1) if m else out.strip() or "unknown"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "needs(tool): needs the named program on the PATH")
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("perf") is not None and PERF is None:
-        pytest.skip("perf is not on the PATH")
+    if item.get_closest_marker("perf") is not None:
+        version = perf_version()
+        if version is None:
+            skip_or_fail("perf is not on the PATH")
+        if not (version == PERF_VERSION or version.startswith(PERF_VERSION + ".")):
+            skip_or_fail(f"perf {version} is not perf {PERF_VERSION}, the oracle these "
+                         "expected outputs come from")
+    for mark in item.iter_markers("needs"):
+        for tool in mark.args:
+            if shutil.which(tool) is None:
+                skip_or_fail(f"{tool} is not on the PATH")
 
 
 @pytest.fixture(autouse=True)

@@ -26,7 +26,6 @@ prints the golden MMAP2 (prot 5, flags 2) as ``---p``; perftui reads 5 and 2.
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 import subprocess
 from pathlib import Path
@@ -198,9 +197,6 @@ def test_records(golden: Path) -> None:
     assert list(c["cpu"]) == [3, 3, 3, -1]
     assert list(c["tid"][:3]) == [COMM["tid"], MMAP2["tid"], SAMPLE["tid"]]
     assert list(c["attr"][:3]) == [0, 0, 0]
-
-
-PERF = shutil.which("perf")
 
 
 @pytest.mark.perf

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import skip_or_fail
 from perftui.analysis.summary import record_counts
 from perftui.perfdata import open_recording
 
@@ -37,7 +38,7 @@ def test_directory_recording_matches_perf(tmp_path: Path, compress: bool) -> Non
            "-o", str(out)] + (["-z"] if compress else []) + ["--", "sh", "-c", WORK]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if r.returncode != 0 or not (out / "data").is_file():
-        pytest.skip(f"perf record --threads failed here: {r.stderr.strip()[:200]}")
+        skip_or_fail(f"perf record --threads failed here: {r.stderr.strip()[:200]}")
     rec = open_recording(out)
     rec.build_index()
     assert rec.mode == "directory" and rec.errors == []

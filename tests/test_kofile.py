@@ -28,7 +28,7 @@ README = ROOT / "scripts" / "kmod" / "README.md"
 MODULES = ["demo_nic", "demo-kvm", "demo_crc"]
 COMPRESSED = [".ko.xz", ".ko.gz", ".ko.zst"]
 READELF = shutil.which("readelf")
-needs_readelf = pytest.mark.skipif(READELF is None, reason="readelf not installed")
+needs_readelf = pytest.mark.needs("readelf")
 
 
 # --------------------------------------------------------------------------- helpers

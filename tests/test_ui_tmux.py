@@ -22,7 +22,7 @@ import pytest
 from perftui.demo.generate import DemoPlan, write_demo
 
 TMUX = shutil.which("tmux")
-pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+pytestmark = pytest.mark.needs("tmux")
 PERFTUI = f"{shlex.quote(sys.executable)} -m perftui"
 # The tmux server passes its environment on to the app.  Something in the test process
 # (curses, via putenv) may have set COLUMNS/LINES behind os.environ's back: the app would
