@@ -27,16 +27,6 @@ SEEDS = [
 ]
 
 
-@dataclass
-class Mutation:
-    kind: str
-    at: int
-    value: int
-
-    def __str__(self) -> str:
-        return f"{self.kind}@{self.at:#x}={self.value:#x}"
-
-
 def record_offsets(buf: bytes) -> list[int]:
     """Top-level record starts of a little-endian file- or pipe-mode recording (best effort)."""
     if len(buf) < 16:
@@ -62,57 +52,81 @@ def record_offsets(buf: bytes) -> list[int]:
 
 
 INTERESTING = [0, 1, 7, 8, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 2**60, 2**63, 2**64 - 1]
+#: file-header fields worth breaking: size, attr_size, attrs and data sections, the bitmap
+HEADER_FIELDS = [8, 16, 24, 32, 40, 48, 72, 80]
+KINDS = ["flip", "byte", "rec_size", "rec_u64", "rec_u32", "header", "truncate", "splice",
+         "zero"]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One edit of a recording.  ``at`` and ``src`` are taken modulo the current length;
+    ``rec`` picks a record start (modulo their number), ``field`` a slot after its header.
+    Hypothesis draws these (``tests/test_fuzz.py``) and can shrink them; the timed
+    campaign below draws them at random."""
+
+    kind: str
+    at: int = 0
+    value: int = 0
+    rec: int = 0
+    field: int = 0
+    src: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.kind}@{self.at:#x}/rec{self.rec}.{self.field}={self.value:#x}"
+
+    def apply(self, b: bytearray, recs: list[int]) -> None:
+        n = len(b)
+        k = self.kind
+        if k == "flip" and n:
+            b[self.at % n] ^= 1 << (self.value % 8)
+        elif k == "byte" and n:
+            b[self.at % n] = self.value & 0xFF
+        elif k == "rec_size" and recs:
+            at = recs[self.rec % len(recs)] + 6
+            if at + 2 <= n:
+                struct.pack_into("<H", b, at, self.value & 0xFFFF)
+        elif k in ("rec_u64", "rec_u32") and recs:
+            width = 8 if k == "rec_u64" else 4
+            at = recs[self.rec % len(recs)] + 8 + width * (self.field % 8)
+            if at + width <= n:
+                struct.pack_into("<Q" if width == 8 else "<I", b, at,
+                                 self.value & (2 ** (8 * width) - 1))
+        elif k == "header" and n >= 104:
+            struct.pack_into("<Q", b, HEADER_FIELDS[self.field % len(HEADER_FIELDS)],
+                             self.value & (2**64 - 1))
+        elif k == "truncate" and n:
+            del b[self.at % n:]
+        elif k == "splice" and n:
+            src = self.src % n
+            b[self.at % n:self.at % n] = b[src:src + max(1, self.value % 256)]
+        elif k == "zero" and n:
+            at = self.at % n
+            ln = max(1, self.value % 64)
+            b[at:at + ln] = bytes(min(ln, n - at))
+
+
+def apply_all(buf: bytes, muts: list[Mutation]) -> bytes:
+    """``buf`` with ``muts`` applied in order (record starts found once, before any)."""
+    b = bytearray(buf)
+    recs = record_offsets(buf)
+    for m in muts:
+        m.apply(b, recs)
+    return bytes(b)
+
+
+def random_mutation(rng: random.Random, size: int) -> Mutation:
+    """A mutation drawn at random (the timed campaign's counterpart of the strategy)."""
+    kind = rng.choice(KINDS)
+    value = rng.choice([*INTERESTING, rng.randrange(0x10000), rng.randrange(size + 1)])
+    return Mutation(kind, rng.randrange(max(1, size)), value, rng.randrange(1 << 16),
+                    rng.randrange(8), rng.randrange(max(1, size)))
 
 
 def mutate(buf: bytes, rng: random.Random, n: int) -> tuple[bytes, list[Mutation]]:
-    """``n`` mutations aimed at sizes, counts, offsets and payloads."""
-    b = bytearray(buf)
-    recs = record_offsets(buf)
-    done = []
-    for _ in range(n):
-        kind = rng.choice(["flip", "byte", "rec_size", "rec_u64", "rec_u32", "header",
-                           "truncate", "splice", "zero"])
-        if kind == "flip" and b:
-            at = rng.randrange(len(b))
-            v = 1 << rng.randrange(8)
-            b[at] ^= v
-        elif kind == "byte" and b:
-            at, v = rng.randrange(len(b)), rng.randrange(256)
-            b[at] = v
-        elif kind == "rec_size" and recs:
-            at = rng.choice(recs) + 6
-            v = rng.choice([0, 1, 4, 7, 8, 9, 16, 0xFFFF, rng.randrange(0x10000)])
-            if at + 2 <= len(b):
-                struct.pack_into("<H", b, at, v)
-        elif kind in ("rec_u64", "rec_u32") and recs:
-            r = rng.choice(recs)
-            width = 8 if kind == "rec_u64" else 4
-            at = r + 8 + width * rng.randrange(8)
-            v = rng.choice(INTERESTING) & (2 ** (8 * width) - 1)
-            if at + width <= len(b):
-                struct.pack_into("<Q" if width == 8 else "<I", b, at, v)
-        elif kind == "header" and len(b) >= 104:
-            at = rng.choice([8, 16, 24, 32, 40, 48, 72, 80])
-            v = rng.choice([*INTERESTING, rng.randrange(len(b) + 1)])
-            struct.pack_into("<Q", b, at, v)
-        elif kind == "truncate" and b:
-            at = rng.randrange(len(b))
-            v = 0
-            del b[at:]
-        elif kind == "splice" and b:
-            at = rng.randrange(len(b))
-            ln = rng.randrange(1, 256)
-            src = rng.randrange(len(b))
-            v = ln
-            b[at:at] = b[src:src + ln]
-        elif kind == "zero" and b:
-            at = rng.randrange(len(b))
-            v = rng.randrange(1, 64)
-            b[at:at + v] = bytes(min(v, len(b) - at))
-        else:
-            continue
-        done.append(Mutation(kind, at, v))
-    return bytes(b), done
+    """``n`` random mutations aimed at sizes, counts, offsets and payloads."""
+    muts = [random_mutation(rng, len(buf)) for _ in range(n)]
+    return apply_all(buf, muts), muts
 
 
 def run_all(path: str) -> None:
