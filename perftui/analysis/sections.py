@@ -43,7 +43,8 @@ class SectionCounts:
         return np.bincount(attrs[(attrs >= 0) & (attrs < n)], minlength=n)
 
     def rows_of(self, entry: int) -> np.ndarray:
-        return self.kernel_rows[self.kernel_owner == entry].astype(np.int64)
+        rows: np.ndarray = self.kernel_rows[self.kernel_owner == entry].astype(np.int64)
+        return rows
 
     def ips_of(self, entry: int) -> np.ndarray:
         """The ips of one entry's samples, read back from the recording."""

@@ -26,7 +26,7 @@ class Bins:
 
     @property
     def width(self) -> int:
-        return self.counts.shape[1]
+        return int(self.counts.shape[1])
 
     def col_time(self, col: int) -> int:
         return self.t0 + (self.t1 - self.t0) * col // max(1, self.width)

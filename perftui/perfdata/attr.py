@@ -187,7 +187,7 @@ def build_attr(attr: EventAttr, order: str) -> bytes:
     d = attr.as_dict()
     if order == ">":
         d["flags"] = flags_to_big_endian(d["flags"])
-    raw = layouts(order).attr.build(d)
+    raw: bytes = layouts(order).attr.build(d)
     if attr.size <= ATTR_KNOWN_SIZE:
         return raw[: attr.size]
     return raw + b"\0" * (attr.size - ATTR_KNOWN_SIZE)

@@ -14,6 +14,7 @@ import struct
 import tempfile
 from bisect import bisect_right
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from .constants import Feature
 from .recording import Recording
@@ -78,14 +79,14 @@ def rewrite(rec: Recording, out_path: str, edits: list[Edit]) -> int:
     return size
 
 
-def _copy(f, src: memoryview, start: int, end: int) -> None:
+def _copy(f: BinaryIO, src: memoryview, start: int, end: int) -> None:
     while start < end:
         n = min(COPY_CHUNK, end - start)
         f.write(src[start:start + n])
         start += n
 
 
-def _patch_file(f, rec: Recording, shift: Shifter, delta: int) -> None:
+def _patch_file(f: BinaryIO, rec: Recording, shift: Shifter, delta: int) -> None:
     assert rec.buf is not None
     o = rec.order
     h = rec.header

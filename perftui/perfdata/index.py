@@ -32,7 +32,8 @@ def gather(u8: np.ndarray, at: np.ndarray, dt: np.dtype) -> np.ndarray:
     position is aligned, which kernel records make the common case; else a byte gather)."""
     width = dt.itemsize
     if len(at) and not np.any(at & (width - 1)):
-        return u8[: len(u8) // width * width].view(dt)[at // width]
+        out: np.ndarray = u8[: len(u8) // width * width].view(dt)[at // width]
+        return out
     return u8[at[:, None] + _AR[width]].view(dt).ravel()
 
 

@@ -335,7 +335,7 @@ class Recording:
         w = getattr(self, "_walker", None)
         for st in (w.states if w else []):
             if st.spill_src == src:
-                return st.outer_map
+                return list(st.outer_map)
         return []
 
     def outer_offset(self, i: int) -> int:
@@ -347,7 +347,7 @@ class Recording:
         c = self.columns
         rows = np.asarray(rows, dtype=np.int64)
         src = c["src"][rows]
-        out = c["pos"][rows].copy()
+        out: np.ndarray = c["pos"][rows].copy()
         for s in np.unique(src):
             m = self._outer_map(int(s)) if s != NO_SOURCE else []
             if not m:

@@ -162,7 +162,7 @@ class SizedBytes(Var):
 
     def encode(self, lay: SampleLayout, s: dict[str, Any]) -> bytes:
         data = s.get(self.name, b"")
-        return struct.pack(lay.order + self.fmt, len(data)) + data
+        return struct.pack(lay.order + self.fmt, len(data)) + bytes(data)
 
 
 class BranchStack(Var):
@@ -231,7 +231,8 @@ class StackUser(Var):
         su = s.get("stack_user", {"size": 0})
         if not su["size"]:
             return _q(lay.order, 0)
-        return _q(lay.order, su["size"]) + su["data"] + _q(lay.order, su.get("dyn_size", 0))
+        return (_q(lay.order, su["size"]) + bytes(su["data"])
+                + _q(lay.order, su.get("dyn_size", 0)))
 
 
 class Weight(Var):

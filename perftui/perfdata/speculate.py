@@ -15,7 +15,7 @@ KERNEL_TYPE_LAST = int(RecordType.CALLCHAIN_DEFERRED)  # the last kernel record 
 T_ROUND = int(RecordType.FINISHED_ROUND)  # header only, common between kernel records
 
 
-def speculate(buf: bytes | memoryview, pos: int, end: int, offs: array, order: str,
+def speculate(buf: bytes | memoryview, pos: int, end: int, offs: array[int], order: str,
               limit: int) -> int:
     """Find record starts from ``pos`` with numpy, verifying the chain; returns where
     the plain loop must take over.

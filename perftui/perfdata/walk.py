@@ -54,7 +54,7 @@ class Chunk:
     src: int
     buf: bytes | bytearray | memoryview
     base: int
-    offs: array
+    offs: array[int]
     outer: int | None = None
     override: dict[int, int] = field(default_factory=dict)
 
@@ -110,7 +110,7 @@ class Walker:
         self.on_tracing: Callable[[bytes, int], None] | None = None
 
     # -- the tight loop ---------------------------------------------------------------
-    def _scan(self, buf: bytes | memoryview, pos: int, end: int, offs: array,
+    def _scan(self, buf: bytes | memoryview, pos: int, end: int, offs: array[int],
               limit: int) -> tuple[int, int]:
         """Append record starts from ``pos`` until a special record, ``end`` or ``limit``.
 
@@ -240,7 +240,7 @@ class Walker:
 
     def _c2_size(self, raw: bytes | memoryview) -> int:
         size = len(raw)
-        ds = self.u64.unpack_from(raw, 8)[0]
+        ds = int(self.u64.unpack_from(raw, 8)[0])
         if 16 + ds <= size < 16 + ds + 8:
             return ds
         return size - 16
@@ -291,7 +291,7 @@ class Walker:
             st.spill.append(buf[:pos])
         st.carry = b"" if st.broken else buf[pos:]
 
-    def _scan_all(self, buf: bytes, offs: array) -> tuple[int, int]:
+    def _scan_all(self, buf: bytes, offs: array[int]) -> tuple[int, int]:
         """Scan decompressed bytes: every type is plain data here."""
         unpack = self.hdr.unpack_from
         pos, end = 0, len(buf)

@@ -55,7 +55,7 @@ def kmod_sec_map_record(order: str, section: str, filename: str, start: int, len
     if 8 + len(body) > size:
         raise ValueError("KMOD_SEC_MAP strings too long for the record")
     head = L.record_header.build({"type": RecordType.COMPRESSED2, "misc": misc, "size": size})
-    return (head + body).ljust(size, b"\0")
+    return bytes(head + body).ljust(size, b"\0")
 
 
 class RecordBuilder:
@@ -74,8 +74,8 @@ class RecordBuilder:
         size = 8 + len(body) + len(trailer)
         if size > 0xFFFF:
             raise ValueError(f"record of {size} bytes does not fit in a u16 size")
-        return self.L.record_header.build({"type": rtype, "misc": misc, "size": size}) \
-            + body + trailer
+        head: bytes = self.L.record_header.build({"type": rtype, "misc": misc, "size": size})
+        return head + body + trailer
 
     def sample(self, fields: dict[str, Any], misc: int = Misc.USER, attr_idx: int = 0
                ) -> bytes:

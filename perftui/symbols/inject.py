@@ -80,7 +80,7 @@ def _insert_at(rec: Recording) -> int:
         if len(rows):
             return int(c["pos"][rows[0]])
     if rec.mode == "file":
-        return rec.header["data"]["offset"] + rec.header["data"]["size"]
+        return int(rec.header["data"]["offset"] + rec.header["data"]["size"])
     return len(rec.buf)  # type: ignore[arg-type]
 
 

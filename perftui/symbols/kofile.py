@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -276,7 +276,7 @@ def _cstr(table: bytes, off: int) -> str:
     return raw.decode("utf-8", "backslashreplace")
 
 
-def _build_id(elf: ELFFile, notes: list) -> str | None:
+def _build_id(elf: ELFFile, notes: list[Any]) -> str | None:
     """Hex of the first GNU build-id note (NT_GNU_BUILD_ID), None if absent or unreadable."""
     from elftools.elf.notes import iter_notes
 
@@ -291,7 +291,7 @@ def _build_id(elf: ELFFile, notes: list) -> str | None:
 
 
 def _symbols(
-    path: str, elf: ELFFile, image: bytes | bytearray, headers: list
+    path: str, elf: ELFFile, image: bytes | bytearray, headers: list[Any]
 ) -> tuple[np.ndarray | None, bytes]:
     """All symbols of the first SHT_SYMTAB as a structured array, and its string table."""
     for index, h in enumerate(headers):
@@ -327,7 +327,7 @@ def _symbols(
 
 
 def _apply_xindex(
-    sym: np.ndarray, symtab_index: int, headers: list, image: bytes | bytearray, little: bool
+    sym: np.ndarray, symtab_index: int, headers: list[Any], image: bytes | bytearray, little: bool
 ) -> None:
     """Replace SHN_XINDEX section indexes with the values of SHT_SYMTAB_SHNDX."""
     ext = sym["shndx"] == _SHN_XINDEX

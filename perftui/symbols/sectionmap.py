@@ -112,7 +112,7 @@ def build_section_map(rec: Recording) -> SectionMap:
     kmod: list[SectionEntry] = []
     mmaps: list[SectionEntry] = []
     warnings: list[str] = []
-    seen: set[tuple] = set()
+    seen: set[tuple[str, str | None, int, int]] = set()
     for i in _kernel_map_rows(rec):
         i = int(i)
         try:

@@ -16,7 +16,7 @@ class Symbolizer:
     def __init__(self, smap: SectionMap, files: ModuleFiles) -> None:
         self.smap = smap
         self.files = files
-        self.describe = lru_cache(maxsize=65536)(self._describe)  # type: ignore[method-assign]
+        self.describe = lru_cache(maxsize=65536)(self._describe)
 
     def entry_of(self, ip: int) -> int:
         return int(self.smap.lookup(np.array([ip], dtype=np.uint64))[0])
