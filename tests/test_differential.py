@@ -183,7 +183,7 @@ def perf_dump(path: Path) -> tuple[Counter[tuple[int, int, int]], Counter[tuple[
     processed (it prints no line for a COMPRESSED record itself; a record inside one carries
     the COMPRESSED record's offset) and of (sample offset, raw callchain)."""
     text = out(run_perf(["report", "-D"], path))
-    base = 16 if is_pipe(path) else 0  # pipe offsets are relative to byte 16 (FORMAT.md §4.1)
+    base = 16 if is_pipe(path) else 0  # pipe offsets are relative to byte 16 (docs/format.md)
     records = Counter((int(o, 16) + base, int(s, 16), int(t)) for o, s, t in _EVENT.findall(text))
     chains: Counter[tuple[int, tuple]] = Counter()
     lines = text.splitlines()
@@ -204,7 +204,7 @@ _LINE = re.compile(r"^\s*(?P<pid>-?\d+)/(?P<tid>-?\d+)\s+(?:\[(?P<cpu>-?\d+)\]\s
                    r"(?P<ip>[0-9a-f]+)?\s*$")
 _REFUSED = re.compile(r"Cannot print '(\w+)' field")
 FIELDS = ("ip", "pid", "tid", "time", "cpu", "period")
-#: sample_type bit that makes each compared field present (FORMAT.md §9.1)
+#: sample_type bit that makes each compared field present (docs/format.md, "SAMPLE")
 FIELD_BIT = {"ip": 1 << 0, "pid": 1 << 1, "tid": 1 << 1, "time": 1 << 2, "cpu": 1 << 7,
              "period": 1 << 8}
 

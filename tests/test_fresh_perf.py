@@ -54,7 +54,7 @@ def fresh(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     opts, pipe = KINDS[kind]
     out = tmp_path_factory.mktemp("fresh") / f"{kind}.data"
     workload = ["--", "sh", "-c", WORKLOAD]
-    if pipe:  # through a real pipe, as perf users do (FORMAT.md §4.2)
+    if pipe:  # through a real pipe, as perf users do (docs/format.md, "Pipe mode")
         cmd = shlex.join(["perf", "record", "-q", *opts, "-o", "-", *workload])
         p = subprocess.run(f"{cmd} | cat > {shlex.quote(str(out))}", shell=True,
                            capture_output=True, text=True, timeout=60)

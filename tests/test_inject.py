@@ -147,7 +147,7 @@ def test_perf61_reads_the_stripped_copy_like_the_original(tmp_path: Path) -> Non
 
     a, b, c = stats(PERF61), stats(back), stats(inj)
     assert a.stdout == b.stdout and "TOTAL events:        289" in a.stdout
-    # and perf 6.1 stops at the first type-83 record of the injected file (FORMAT.md §14)
+    # perf 6.1 stops at the first type-83 record of the injected file (docs/format.md)
     assert "failed to process type: 83" in c.stderr
     kmods = record_counts(_indexed(inj))["KMOD_SEC_MAP"]
     assert kmods > 0

@@ -130,7 +130,8 @@ def test_stdin_stream_matches_file(tmp_path: Path) -> None:
 
 
 def test_big_endian_32_bit_feature_bitmap(tmp_path: Path) -> None:
-    """A 32-bit big-endian writer stored the bitmap as eight BE u32 words (FORMAT.md §2.1)."""
+    """A 32-bit big-endian writer stored the bitmap as eight BE u32 words (docs/format.md,
+    "Features")."""
     import struct
 
     p = tmp_path / "be32.data"

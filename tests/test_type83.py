@@ -1,4 +1,4 @@
-"""Type 83: upstream COMPRESSED2 or the RFC's KMOD_SEC_MAP (FORMAT.md §10.2, §13.4)."""
+"""Type 83: upstream COMPRESSED2 or the RFC's KMOD_SEC_MAP (docs/format.md, "Type 83")."""
 
 from __future__ import annotations
 
@@ -25,17 +25,18 @@ def test_real_compressed2_recording_is_compressed2() -> None:
     assert c["SAMPLE"] == 7
 
 
-def test_worked_example_of_format_md() -> None:
-    """The hand-built record of FORMAT.md §13.4: 136 bytes, .noinstr.text, 53-char path."""
+def test_record_built_by_the_rfc_rules() -> None:
+    """A record built by hand by the RFC's rules (docs/format.md, "Type 83"): 136 bytes,
+    .noinstr.text, a 53-character path."""
     path = "/lib/modules/6.1.0-18-amd64/kernel/arch/x86/kvm/kvm-amd.ko"[:53]
     path = path.ljust(53, "x")
-    rec = kmod_sec_map_record("<", ".noinstr.text", path, 0xFFFFFFFFC0A3C000, 0x1C0, 0x5F40, 16)
-    assert len(rec) == 136
-    assert rec[:16] == bytes.fromhex("53000000010088 00ffffffff00000000".replace(" ", ""))
-    assert rec[16:44] == bytes.fromhex(
+    raw = kmod_sec_map_record("<", ".noinstr.text", path, 0xFFFFFFFFC0A3C000, 0x1C0, 0x5F40, 16)
+    assert len(raw) == 136
+    assert raw[:16] == bytes.fromhex("53000000010088 00ffffffff00000000".replace(" ", ""))
+    assert raw[16:44] == bytes.fromhex(
         "00c0a3c0ffffffff c001000000000000 405f000000000000 0e003600".replace(" ", ""))
-    assert rec[44:58] == b".noinstr.text\0" and rec[58] == 0 and rec[59:60] == b"/"
-    assert classify_83(rec, "<") == KMOD_SEC_MAP
+    assert raw[44:58] == b".noinstr.text\0" and raw[58] == 0 and raw[59:60] == b"/"
+    assert classify_83(raw, "<") == KMOD_SEC_MAP
 
 
 @pytest.mark.parametrize("order", "<>")
@@ -45,56 +46,56 @@ def test_rfc_records_of_every_length_class(order: str, name_len: int, path_len: 
     name = "." + "s" * (name_len - 1)
     path = "/" + "p" * (path_len - 1)
     for hdr in (0, 16, 24):
-        rec = kmod_sec_map_record(order, name, path, 0xFFFFFFFFC0000000, 64, 0x40, hdr)
-        assert classify_83(rec, order) == KMOD_SEC_MAP
+        raw = kmod_sec_map_record(order, name, path, 0xFFFFFFFFC0000000, 64, 0x40, hdr)
+        assert classify_83(raw, order) == KMOD_SEC_MAP
 
 
 def test_picture_layout_is_accepted(tmp_path: Path) -> None:
-    rec = kmod_sec_map_record("<", ".text.unlikely", "/m/x.ko", 0xFFFFFFFFC0001000, 0x81, 0x40,
+    raw = kmod_sec_map_record("<", ".text.unlikely", "/m/x.ko", 0xFFFFFFFFC0001000, 0x81, 0x40,
                               16, layout="picture")
-    assert classify_83(rec, "<") == KMOD_SEC_MAP
+    assert classify_83(raw, "<") == KMOD_SEC_MAP
     from perftui.perfdata.records import decode_kmod_sec_map
-    d = decode_kmod_sec_map(rec, "<")
+    d = decode_kmod_sec_map(raw, "<")
     assert d["section"] == ".text.unlikely" and d["filename"] == "/m/x.ko"
     assert d["layout"] == "picture"
 
 
 def test_leftover_bytes_in_gap_and_padding() -> None:
-    """The RFC reuses one buffer: the gap byte and padding may hold old bytes (§13.4)."""
-    rec = bytearray(kmod_sec_map_record("<", ".data", "/m/x.ko", 0xFFFFFFFFC0001000, 8, 0, 16))
-    rec[44 + 6] = ord("Z")  # the gap byte
-    rec[-4:] = b"junk"
-    d = [x for x in [classify_83(bytes(rec), "<")]]
+    """The RFC reuses one buffer: the gap byte and padding may hold old bytes (docs/format.md)."""
+    raw = bytearray(kmod_sec_map_record("<", ".data", "/m/x.ko", 0xFFFFFFFFC0001000, 8, 0, 16))
+    raw[44 + 6] = ord("Z")  # the gap byte
+    raw[-4:] = b"junk"
+    d = [x for x in [classify_83(bytes(raw), "<")]]
     assert d == [KMOD_SEC_MAP]
     from perftui.perfdata.records import decode_kmod_sec_map
-    assert decode_kmod_sec_map(bytes(rec), "<")["filename"] == "/m/x.ko"
+    assert decode_kmod_sec_map(bytes(raw), "<")["filename"] == "/m/x.ko"
 
 
 def test_compressed2_with_unset_data_size_falls_back() -> None:
     """The 2026 writer bug: later COMPRESSED2 records of one push lack data_size."""
     payload = b"\x28\xb5\x2f\xfd" + b"\x01" * 20
     size = 16 + 24
-    rec = struct.pack("<IHHQ", 83, 0, size, 0) + payload
-    assert classify_83(rec, "<") == RecordType.COMPRESSED2
+    raw = struct.pack("<IHHQ", 83, 0, size, 0) + payload
+    assert classify_83(raw, "<") == RecordType.COMPRESSED2
 
 
 def test_rfc_record_in_a_real_perf61_recording(tmp_path: Path) -> None:
-    """An RFC record inserted after FINISHED_INIT of a real perf 6.1 file (FORMAT.md §14)."""
+    """An RFC record inserted after FINISHED_INIT of a real perf 6.1 file."""
     src = (DATA / "perf61" / "perf-normal-g.data").read_bytes()
     data_off, data_size = struct.unpack_from("<QQ", src, 40)
     at = 0x278
     assert struct.unpack_from("<I", src, at - 8)[0] == RecordType.FINISHED_INIT
-    rec = kmod_sec_map_record("<", ".noinstr.text", "/lib/modules/6.1.0/kvm-amd.ko",
+    raw = kmod_sec_map_record("<", ".noinstr.text", "/lib/modules/6.1.0/kvm-amd.ko",
                               0xFFFFFFFFC0A3C000, 0x1C0, 0x5F40, 16)
-    out = bytearray(src[:at] + rec + src[at:])
-    struct.pack_into("<Q", out, 48, data_size + len(rec))
+    out = bytearray(src[:at] + raw + src[at:])
+    struct.pack_into("<Q", out, 48, data_size + len(raw))
     # shift every feature section offset by the inserted size
-    table = data_off + data_size + len(rec)
+    table = data_off + data_size + len(raw)
     nbits = sum(bin(b).count("1") for b in src[72:104])
     for k in range(nbits):
         o, _s = struct.unpack_from("<QQ", out, table + 16 * k)
         if o:
-            struct.pack_into("<Q", out, table + 16 * k, o + len(rec))
+            struct.pack_into("<Q", out, table + 16 * k, o + len(raw))
     p = tmp_path / "with83.data"
     p.write_bytes(bytes(out))
     r = open_recording(p, spill=False)

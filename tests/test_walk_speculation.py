@@ -1,4 +1,4 @@
-"""The numpy record walk finds exactly the records of the plain loop (FORMAT.md §15)."""
+"""The numpy record walk finds exactly the records of the plain loop."""
 
 from __future__ import annotations
 

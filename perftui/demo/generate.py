@@ -4,7 +4,7 @@ Four CPUs over six seconds: a VM (``qemu-system-x86`` vCPU threads in ``demo-kvm
 hottest section is ``.noinstr.text``, not ``.text``), a network benchmark (``iperf3`` and
 ``ksoftirqd`` in ``demo_nic``), a checksum job (``dd`` in ``demo_crc``), a shell and
 kernel samples outside any module.  Start-up records are written as an RFC-patched perf
-writes them (FORMAT.md §13.5): each module's ``.text`` as its shrunk MMAP, every other
+writes them (docs/format.md, "Type 83"): each module's ``.text`` as its shrunk MMAP, every other
 SHF_ALLOC section but ``.init*`` as a KMOD_SEC_MAP record.  Deterministic for a seed.
 """
 

@@ -1,4 +1,4 @@
-"""``perf_event_attr``: parse any size >= 64, either byte order (FORMAT.md §3)."""
+"""``perf_event_attr``: parse any size >= 64, either byte order (docs/format.md, "Attrs")."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def flags_from_big_endian(v: int) -> int:
 
     BE compilers allocate bitfields from the most significant bit: reversing the 64
     bits puts every one-bit field in place; the two-bit ``precise_ip`` then has its
-    two bits swapped (FORMAT.md §3.2).
+    two bits swapped (docs/format.md, "Byte order").
     """
     r = reverse_bits64(v)
     b15, b16 = r >> 15 & 1, r >> 16 & 1

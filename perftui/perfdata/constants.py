@@ -1,4 +1,4 @@
-"""Numbers of the perf.data format: record types, sample bits, features (FORMAT.md)."""
+"""Numbers of the perf.data format: record types, sample bits, features (docs/format.md)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ class RecordType(IntEnum):
     SCHEDSTAT_DOMAIN = 86
 
 
-#: Type 83 is upstream's COMPRESSED2 *or* the RFC's KMOD_SEC_MAP (FORMAT.md §10.2).
+#: Type 83 is upstream's COMPRESSED2 *or* the RFC's KMOD_SEC_MAP (docs/format.md, "Type 83").
 #: The index (a u16 column) stores an RFC record under this private code so the two
 #: never mix; raw types from 0xFF00 up are all stored as 0xFF00, so codes past it are free.
 KMOD_SEC_MAP = 0xFF53
@@ -155,7 +155,7 @@ class ReadFormat(IntFlag):
     LOST = 1 << 4
 
 
-#: ``perf_event_attr`` flag bits at offset 40, in bit order (FORMAT.md §3.2).
+#: ``perf_event_attr`` flag bits at offset 40, in bit order (docs/format.md, "Attrs").
 ATTR_FLAG_BITS: list[tuple[int, str, int]] = [
     (0, "disabled", 1), (1, "inherit", 1), (2, "pinned", 1), (3, "exclusive", 1),
     (4, "exclude_user", 1), (5, "exclude_kernel", 1), (6, "exclude_hv", 1),

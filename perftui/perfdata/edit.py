@@ -3,7 +3,8 @@
 Streams the bytes (no whole-file copy in memory) and writes ``out`` atomically: a
 temporary file in the same directory, renamed over ``out`` once complete.  In file mode
 the header's data size, the attrs offset, the id-array offsets, the feature table and
-the AUXTRACE feature index are adjusted for the bytes moved (FORMAT.md §2, §11).
+the AUXTRACE feature index are adjusted for the bytes moved (docs/format.md, "File header",
+"Features").
 """
 
 from __future__ import annotations

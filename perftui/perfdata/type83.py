@@ -1,4 +1,4 @@
-"""Type 83: upstream's COMPRESSED2 or the RFC's KMOD_SEC_MAP (FORMAT.md §10.2, §13.4).
+"""Type 83: upstream's COMPRESSED2 or the RFC's KMOD_SEC_MAP.
 
 See docs/format.md, "Type 83".
 """
@@ -13,7 +13,7 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def classify_83(raw: bytes | memoryview, order: str) -> int:
-    """Tell upstream COMPRESSED2 from the RFC's KMOD_SEC_MAP (FORMAT.md §10.2)."""
+    """Tell upstream COMPRESSED2 from the RFC's KMOD_SEC_MAP (docs/format.md)."""
     size = len(raw)
     if size >= 16:
         data_size = struct.unpack_from(order + "Q", raw, 8)[0]
@@ -30,7 +30,7 @@ def kmod_layout(raw: bytes | memoryview, order: str) -> tuple[int, int, int] | N
     """Where a KMOD_SEC_MAP's strings lie: (name_len, file_start, file_len) or None.
 
     The RFC synthesizer puts the file name at ``data[sec_name_len + 1]`` (one gap byte,
-    §13.4); the struct comment pictures ``"name\\0filename\\0"``.  Both are accepted,
+    docs/format.md); the struct comment pictures ``"name\\0filename\\0"``.  Both are accepted,
     the RFC's own layout first.
     """
     size = len(raw)

@@ -4,10 +4,11 @@ A walk turns a byte stream into :class:`Chunk` batches of record start offsets, 
 order.  It never decodes record bodies: the index (``index.py``) reads the few fields it
 needs from the chunk with numpy, and ``records.py`` decodes a record only when asked.
 
-Records that change how the rest is read are handled here, in order (FORMAT.md §15):
+Records that change how the rest is read are handled here, in order (docs/format.md:
+"Pipe mode", "User records", "Compression", "Type 83"):
 HEADER_ATTR and HEADER_FEATURE (pipe mode), HEADER_TRACING_DATA and AUXTRACE (payload
 outside the record), COMPRESSED and COMPRESSED2 (a zstd stream per input stream), and
-type 83 told apart as COMPRESSED2 or KMOD_SEC_MAP (§10.2).
+type 83 told apart as COMPRESSED2 or KMOD_SEC_MAP.
 """
 
 from __future__ import annotations
@@ -233,7 +234,7 @@ class Walker:
 
     def _payload(self, t: int, raw: bytes | memoryview) -> int:
         """Bytes that follow a HEADER_TRACING_DATA (u32 at +8) or AUXTRACE (u64 at +8)
-        record outside its ``header.size`` (FORMAT.md §4.2, §10)."""
+        record outside its ``header.size`` (docs/format.md, "User records")."""
         if t == T_TRACING:
             return self.u32.unpack_from(raw, 8)[0] if len(raw) >= 12 else 0
         return self.u64.unpack_from(raw, 8)[0] if len(raw) >= 16 else 0

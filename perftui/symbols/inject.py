@@ -3,7 +3,7 @@
 Section load addresses come from ``ROOT/module/<name>/sections/<section>`` (``/sys`` on
 the recording host, or a copy of that tree); each section's length and file offset come
 from the module's ``.ko`` (``sh_size``, ``sh_offset``), as the RFC synthesizer did
-(FORMAT.md §13.4, §13.5).  Records go among the start-up records, before FINISHED_INIT.
+(docs/format.md, "Type 83").  Records go among the start-up records, before FINISHED_INIT.
 """
 
 from __future__ import annotations

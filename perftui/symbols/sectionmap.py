@@ -1,10 +1,11 @@
 """Where each kernel-module section was loaded: the section map of a recording.
 
-Built from KMOD_SEC_MAP records (FORMAT.md §13.4) and the module MMAP/MMAP2 records:
+Built from KMOD_SEC_MAP records (docs/format.md, "Type 83") and the module MMAP/MMAP2
+records:
 
 * An RFC perf writes a module's ``.text`` as its shrunk MMAP, not as a KMOD_SEC_MAP
-  (§13.5): for a module that has KMOD_SEC_MAP records but none for ``.text``, its MMAP
-  becomes the ``.text`` entry.
+  (docs/format.md, "Type 83"): for a module that has KMOD_SEC_MAP records but none for
+  ``.text``, its MMAP becomes the ``.text`` entry.
 * Without any KMOD_SEC_MAP record, each module MMAP is one entry for the whole module
   (section unknown).
 
@@ -151,7 +152,7 @@ def build_section_map(rec: Recording) -> SectionMap:
         with_kmod = {e.module for e in kmod}
         for m in mmaps:
             if m.module in with_kmod and m.module not in with_text:
-                m.section = ".text"  # the RFC's shrunk module map (FORMAT.md §13.5)
+                m.section = ".text"  # the RFC's shrunk module map (docs/format.md)
         smap.entries = kmod + mmaps
     elif mmaps:
         smap.source = SOURCE_MMAP
