@@ -36,7 +36,7 @@ def detect(head: bytes, where: str) -> tuple[str, str]:
         order = ">"
     else:
         raise NotPerfData(0, f"not a perf.data file (magic {head[:8]!r})", where)
-    size = struct.unpack_from(order + "Q", head, 8)[0]
+    size = layouts(order).pipe_header.parse(head[:16]).size  # magic, then the header size
     if size == PIPE_HEADER_SIZE:
         return order, "pipe"
     if size in (FILE_HEADER_SIZE, OLD_FILE_HEADER_SIZE):
@@ -67,7 +67,7 @@ class FileHeader:
     def read(self, buf: memoryview, path: str) -> None:
         L = layouts(self.order)
         size = len(buf)
-        hsize = struct.unpack_from(self.order + "Q", buf, 8)[0]
+        hsize = L.pipe_header.parse(bytes(buf[:16])).size
         if size < hsize:
             raise NotPerfData(0, f"file of {size} bytes is shorter than its {hsize}-byte "
                               "header", path)
@@ -140,7 +140,7 @@ class FileHeader:
                 self.errors.append(PerfDataError(p + attr_size - 16, f"attr {i}: ids "
                                    f"section ({ids_size} bytes at {ids_off}) is out of range",
                                    path))
-            else:
+            else:  # one u64 per id; struct, not construct: arrays may be long
                 a.ids = list(struct.unpack_from(f"{self.order}{ids_size // 8}Q", buf,
                                                 ids_off))
             self.attrs.append(a)
