@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
-import pytest
+from conftest import skip_or_fail
 
 _SECTION = re.compile(r"^Disassembly of section (\S+):$")
 _FUNC = re.compile(r"^([0-9a-f]+) <(.+)>:$")
@@ -54,9 +54,7 @@ def tool(name: str) -> str:
     """Path of an oracle tool; a missing one fails under CI=true, else skips."""
     path = shutil.which(name)
     if path is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{name} is needed by this test and is not installed")
-        pytest.skip(f"{name} is not installed")
+        skip_or_fail(f"{name} is not on the PATH")
     return path
 
 

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import skip_or_fail
+
 PROGRAMS = Path(__file__).parent / "programs"
 CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer"]
 
@@ -35,10 +37,7 @@ def require(tool: str) -> str:
     """The tool's path; skip without it (fail when CI=true: the oracle must be there)."""
     path = shutil.which(tool)
     if path is None:
-        msg = f"{tool} is not on the PATH"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg)
-        pytest.skip(msg)
+        skip_or_fail(f"{tool} is not on the PATH")
     return path
 
 

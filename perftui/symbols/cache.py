@@ -84,7 +84,7 @@ class SymbolCache:
         event.set()
         if isinstance(stored, SymbolFileError):
             raise stored
-        return stored  # type: ignore[return-value]
+        return stored
 
     def elf(self, path: str, runtime_path: str | None = None, build_id: str | None = None,
             kernel: bool = False) -> ElfSymbols:

@@ -219,7 +219,7 @@ def _rust():  # type: ignore[no-untyped-def]
 
     # rust-demangler 1.0 print()s its partial output when a v0 name fails to demangle:
     # nothing may reach the terminal, so its module gets a print that does nothing.
-    v0.print = lambda *args, **kwargs: None  # type: ignore[attr-defined]
+    v0.print = lambda *args, **kwargs: None
     return rust_demangler
 
 

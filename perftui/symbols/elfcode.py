@@ -321,7 +321,7 @@ class ElfImage:
         if table is None:
             table = self._build_table(section)
             self._tables[key] = table
-        return table  # type: ignore[no-any-return]
+        return table
 
     def _build_table(self, section: int) -> SymbolTable:
         sym, strtab, _ = self.raw_symbols()

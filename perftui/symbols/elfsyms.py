@@ -313,12 +313,14 @@ def _synthesize_plt(builder: PerfSymbolBuilder, runtime: ElfImage) -> int:
     if not strtab:
         return 0
     e = runtime.endian
-    if runtime.elfclass == 64:
-        ent = np.dtype([("offset", e + "u8"), ("info", e + "u8")])
-        sym_index = lambda info: (info >> _U64(32)).astype(np.int64)  # noqa: E731
-    else:
-        ent = np.dtype([("offset", e + "u4"), ("info", e + "u4")])
-        sym_index = lambda info: (info >> np.uint32(8)).astype(np.int64)  # noqa: E731
+    wide = runtime.elfclass == 64
+    word = e + ("u8" if wide else "u4")
+    ent = np.dtype([("offset", word), ("info", word)])
+
+    def sym_index(info: np.ndarray) -> np.ndarray:
+        """ELF64_R_SYM / ELF32_R_SYM of the r_info words."""
+        shifted: np.ndarray = info >> (_U64(32) if wide else np.uint32(8))
+        return shifted.astype(np.int64)
     n = rel.size // rel.entsize
     if n * rel.entsize > len(data):
         return 0

@@ -16,6 +16,7 @@ ids into ``starts``; an equal start goes to the right (``__symbols__insert``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["descend", "replay"]
 
@@ -254,7 +255,8 @@ class _Tree:
             break
 
 
-def replay(starts: Sequence[int], ops: Sequence[tuple]) -> tuple[int, list[int], list[int]]:
+def replay(starts: Sequence[int], ops: Sequence[tuple[Any, ...]]
+           ) -> tuple[int, list[int], list[int]]:
     """The tree perf built: ``(root, left, right)`` over node ids (-1 for none)."""
     t = _Tree(len(starts))
     for op in ops:

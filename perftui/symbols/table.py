@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -267,8 +268,8 @@ class SymbolTable:
     @property
     def _starts_list(self) -> list[int]:
         if not hasattr(self, "_sl"):
-            self._sl = self.starts.tolist()
-            self._el = self.ends.tolist()
+            self._sl: list[int] = self.starts.tolist()
+            self._el: list[int] = self.ends.tolist()
         return self._sl
 
     @property
@@ -312,7 +313,7 @@ class PerfSymbolBuilder:
         self._arr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self.alive = np.zeros(0, dtype=bool)
         self.names = NamePool()
-        self.ops: list[tuple] = []
+        self.ops: list[tuple[Any, ...]] = []
         #: turns a raw name into the shown one (C++/Rust demangling), applied lazily
         self.demangle: Callable[[str], str] | None = None
 
