@@ -8,7 +8,6 @@ agrees with the plan.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import struct
@@ -17,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
+from conftest import skip_or_fail
 from perftui.perfdata import EventAttr, Feature, RecordType, Sample
 from perftui.perfdata.constants import Misc
-from perftui.perfdata.writer import Writer, encode_feature
+from perftui.perfdata.features import encode_feature
+from perftui.perfdata.writer import Writer
 
 PERF = shutil.which("perf")
 SAMPLE_TYPE = int(Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD)
@@ -33,9 +32,7 @@ FORK_EXEC = 1 << 13
 def need_perf() -> None:
     """Skip without perf, except in CI where a missing oracle is a failure."""
     if PERF is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("perf is not on the PATH (CI=true)")
-        pytest.skip("perf is not on the PATH")
+        skip_or_fail("perf is not on the PATH")
 
 
 @dataclass
@@ -151,7 +148,7 @@ class Plan:
         """HEADER_BUILD_ID records: the BUILD_ID feature's entry layout with type 67."""
         out = []
         for e in self.build_ids:
-            raw = bytearray(encode_feature(w.order, Feature.BUILD_ID, [e], w.attrs))
+            raw = bytearray(encode_feature(w.order, Feature.BUILD_ID, [e]))
             struct.pack_into(w.order + "I", raw, 0, RecordType.HEADER_BUILD_ID)
             out.append(bytes(raw))
         return out

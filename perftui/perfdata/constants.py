@@ -204,6 +204,8 @@ CONTEXT_MARKERS = {
     2**64 - 2176: "PERF_CONTEXT_GUEST_KERNEL",
     2**64 - 2560: "PERF_CONTEXT_GUEST_USER",
 }
+#: Callchain entries from here up are context markers, not addresses.
+PERF_CONTEXT_MAX = 2**64 - 4095
 CONTEXT_KERNEL = 2**64 - 128
 CONTEXT_USER = 2**64 - 512
 

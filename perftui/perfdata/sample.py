@@ -378,7 +378,15 @@ class SampleLayout:
     def __init__(self, attr: EventAttr, order: str) -> None:
         self.attr = attr
         self.order = order
-        self.steps = compile_fields(FIELDS, attr.sample_type, order)
+        self.sample_type = st = attr.sample_type
+        rf = attr.read_format
+        # the shape of the READ block, for the numpy gatherers that step over it
+        self.read_group = bool(rf & ReadFormat.GROUP)
+        self.read_enabled = bool(rf & ReadFormat.TOTAL_TIME_ENABLED)
+        self.read_running = bool(rf & ReadFormat.TOTAL_TIME_RUNNING)
+        self.read_id = bool(rf & ReadFormat.ID)
+        self.read_lost = bool(rf & ReadFormat.LOST)
+        self.steps = compile_fields(FIELDS, st, order)
         head = self.steps[0] if self.steps and isinstance(self.steps[0], FixedRun) else None
         self.fixed_size = head.st.size if head else 0
         self.offsets = {k: 8 + v for k, v in head.offsets.items()} if head else {}

@@ -94,7 +94,7 @@ def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.
     for s in sources.tolist():
         if s == NO_SOURCE:
             continue
-        bufs[s] = np.frombuffer(rec.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
+        bufs[s] = np.frombuffer(rec.sources[s].buf, dtype=np.uint8)
         for a in np.unique(attr[src == s]).tolist():
             if not 0 <= a < len(rec.attrs):
                 continue

@@ -98,7 +98,8 @@ def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
 
 def _round_index(is_round: np.ndarray) -> np.ndarray:
     """For each file position, how many FINISHED_ROUNDs precede it."""
-    return np.cumsum(is_round) - is_round
+    out: np.ndarray = np.cumsum(is_round) - is_round
+    return out
 
 
 def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray

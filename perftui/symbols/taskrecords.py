@@ -1,5 +1,5 @@
 """Fast reads of the records that change threads and maps (COMM, FORK, EXIT, MMAP, MMAP2,
-KSYMBOL, NAMESPACES, build ids): fixed struct layouts (FORMAT.md §7), no dict decoding.
+KSYMBOL, NAMESPACES, build ids): fixed struct layouts (docs/format.md, "Records"), no dict decoding.
 
 A record too short for its layout gives None: perf would fail on it the same way
 ("problem processing ..., skipping event").
@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
+
+from construct import ConstructError
 
 from ..perfdata import Feature, Recording, RecordType
 from ..perfdata.constants import Misc
-from ..perfdata.features import cstring, decode_build_id_body
+from ..perfdata.schemas import cstring, layouts
 
 
 @dataclass(slots=True)
@@ -134,17 +137,16 @@ class TaskRecordReader:
         return None
 
 
-def feature_build_ids(rec: Recording) -> list[dict]:
+def feature_build_ids(rec: Recording) -> list[dict[str, Any]]:
     """Host entries (machine pid -1) of the BUILD_ID feature: perf reads them when it opens
     the file, before any record."""
     table = rec.feature(Feature.BUILD_ID) or []
     return [e for e in table if isinstance(e, dict) and e.get("pid") == -1]
 
 
-def header_build_id(rec: Recording, raw: bytes) -> dict | None:
+def header_build_id(rec: Recording, raw: bytes) -> dict[str, Any] | None:
     """A HEADER_BUILD_ID record (pipe mode), or None when malformed."""
     try:
-        misc = struct.unpack_from(rec.order + "H", raw, 4)[0]
-        return decode_build_id_body(raw, misc, rec.order)
-    except (ValueError, struct.error, IndexError):
+        return dict(layouts(rec.order).build_id_record.parse(raw))
+    except (ValueError, ConstructError):
         return None

@@ -46,6 +46,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -249,7 +250,7 @@ class _Replay:
         self.b.insert(KERNEL_MAPS, ev.addr, (ev.addr + ev.length) & U64_MAX, 0, dso,
                       MapKind.KSYMBOL, 0, 0, row, seq)
 
-    def build_id(self, entry: dict) -> None:
+    def build_id(self, entry: dict[str, Any]) -> None:
         """__event_process_build_id: what a build-id table entry does to later maps."""
         if entry.get("pid") != -1:
             return
@@ -283,7 +284,8 @@ class CallchainMaps:
 
     def frames(self) -> np.ndarray:
         """Mask of the entries perf prints as frames (not markers, chain not dropped)."""
-        return (self.modes != MARKER) & np.repeat(self.ok, self.counts)
+        mask: np.ndarray = (self.modes != MARKER) & np.repeat(self.ok, self.counts)
+        return mask
 
     def offsets(self) -> np.ndarray:
         """CSR offsets (len + 1): row ``k``'s entries are ``offsets[k]:offsets[k + 1]``."""
@@ -360,7 +362,7 @@ class ThreadModel:
         typ = c["type"]
         reader = TaskRecordReader(rec)
         task_rows = np.nonzero(np.isin(typ, _TASK_TYPES))[0]
-        events: dict[int, Comm | Task | Mmap | Ksymbol | Touch | dict] = {}
+        events: dict[int, Comm | Task | Mmap | Ksymbol | Touch | dict[str, Any]] = {}
         fork_exit_times: dict[int, int] = {}
         event_times: dict[int, int] = {}
         for i, raw in _record_bytes(rec, task_rows):
