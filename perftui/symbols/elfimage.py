@@ -22,7 +22,8 @@ from types import TracebackType
 
 import numpy as np
 
-from perftui.symbols.safefile import SymbolFileError, mib, open_regular, read_at
+from perftui.symbols.decompress import mib
+from perftui.symbols.safefile import SymbolFileError, open_regular, read_at
 
 __all__ = ["DEFAULT_MAX_FILE", "ElfImage", "Section", "Segment", "open_elf"]
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import stat
 
+from perftui.symbols.decompress import file_kind, mib
 from perftui.symbols.errors import FileError
 from perftui.textsafe import safe
 
@@ -42,24 +43,6 @@ def is_regular_file(path: str) -> bool:
         return False
 
 
-def _kind(mode: int) -> str:
-    for test, word in (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    ):
-        if test(mode):
-            return word
-    return "not a regular file"
-
-
-def mib(n: int) -> str:
-    """``n`` bytes in words: ``"64 MiB"`` or ``"300 bytes"``."""
-    return f"{n / (1 << 20):g} MiB" if n >= 1 << 20 else f"{n} bytes"
-
-
 def open_regular(path: str, max_size: int) -> tuple[int, int]:
     """Open a regular file of at most ``max_size`` bytes; return ``(fd, size)``."""
     try:
@@ -67,7 +50,7 @@ def open_regular(path: str, max_size: int) -> tuple[int, int]:
     except (OSError, ValueError) as e:
         raise SymbolFileError(path, f"cannot stat: {getattr(e, 'strerror', None) or e}") from None
     if not stat.S_ISREG(st.st_mode):
-        raise SymbolFileError(path, _kind(st.st_mode))
+        raise SymbolFileError(path, f"not a regular file ({file_kind(st.st_mode)})")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     flags |= getattr(os, "O_CLOEXEC", 0)
     try:
@@ -77,7 +60,7 @@ def open_regular(path: str, max_size: int) -> tuple[int, int]:
     try:
         st = os.fstat(fd)  # the file opened may not be the one stat()ed
         if not stat.S_ISREG(st.st_mode):
-            raise SymbolFileError(path, _kind(st.st_mode))
+            raise SymbolFileError(path, f"not a regular file ({file_kind(st.st_mode)})")
         if st.st_size > max_size:
             raise SymbolFileError(path, f"file is {st.st_size} bytes, over the {mib(max_size)} cap")
     except BaseException:
