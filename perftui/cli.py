@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .perfdata import NotPerfData, PerfDataError, Recording, open_recording, type_code
 from .present.info import print_info
@@ -17,7 +17,10 @@ from .present.records import jsonable, summary
 from .present.sections import print_sections, sections_json
 from .textsafe import safe
 
-SUBCOMMANDS = ("info", "dump", "sections", "inject")
+if TYPE_CHECKING:
+    from .symbols.resolver import SymbolOptions
+
+SUBCOMMANDS = ("info", "dump", "sections", "inject", "report")
 
 
 def _fail(err: PerfDataError, out: TextIO = sys.stderr) -> None:
@@ -90,8 +93,7 @@ def _open_for_sections(args: argparse.Namespace) -> Recording:
 
         args.file = str(demo_path())
         args.modules_dir = [*args.modules_dir, str(demo_modules_dir())]
-    if not args.file:
-        raise SystemExit("perftui sections: give a FILE or --demo")
+    args.file = getattr(args, "input", None) or args.file or "perf.data"
     rec = open_recording(args.file, spill=True)
     rec.build_index()
     return rec
@@ -163,6 +165,52 @@ def cmd_inject(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- report -----------------------------------------------------------------------------
+def _names(text: str | None) -> frozenset[str] | None:
+    return frozenset(x for x in text.split(",") if x) if text else None
+
+
+def symbol_options(args: argparse.Namespace) -> SymbolOptions:
+    """The symbol options of a command (perf's names)."""
+    from .symbols.resolver import SymbolOptions
+
+    return SymbolOptions(kallsyms=args.kallsyms, vmlinux=args.vmlinux, symfs=args.symfs,
+                         modules_dirs=list(args.modules_dir))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
+    from .analysis.profile import SortKeyError, parse_sort
+    from .analysis.summary import time_span
+    from .present.reportrun import ReportRequest, run_report
+
+    rec = _open_for_sections(args)
+    try:
+        keys = parse_sort(args.sort)
+        flt = Filter(
+            time=parse_time_range(args.time, time_span(rec)[0]) if args.time else None,
+            cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
+            pids=parse_int_list(args.pid, "pid list") if args.pid else None,
+            tids=parse_int_list(args.tid, "tid list") if args.tid else None,
+            attr=_event_index(rec, args.event) if args.event else None,
+        )
+    except (FilterError, SortKeyError) as e:
+        print(safe(f"perftui report: {e}"), file=sys.stderr)
+        return 2
+    req = ReportRequest(keys=keys, children=args.children, json=args.json,
+                        folded=args.folded, speedscope=args.speedscope, flt=flt,
+                        dsos=_names(args.dso), comms=_names(args.comm),
+                        symbols=symbol_options(args))
+    try:
+        run_report(rec, req, sys.stdout, sys.stderr)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        print(safe(f"perftui report: {e}"), file=sys.stderr)
+        return 1
+    return _report_errors(rec)
+
+
 # -- entry point -------------------------------------------------------------------------
 def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     main = argparse.ArgumentParser(
@@ -211,7 +259,41 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p.add_argument("--strip", action="store_true", help="remove KMOD_SEC_MAP records instead")
     p.add_argument("--force", action="store_true", help="replace an existing OUT")
     p.set_defaults(func=cmd_inject)
+    p = sp.add_parser("report", help="the hotspot table, as perf report --stdio")
+    p.add_argument("file", nargs="?", help="recording (default ./perf.data)")
+    p.add_argument("-i", "--input", dest="input", help="recording, as in perf")
+    p.add_argument("--demo", action="store_true", help="the bundled demo recording")
+    p.add_argument("-s", "--sort", default="comm,dso,sym", metavar="KEYS",
+                   help="sort keys: comm, pid, tid, dso, sym, cpu, module, section "
+                        "(default comm,dso,sym)")
+    p.add_argument("--children", action="store_true", default=None,
+                   help="also the cumulative (callchain) overhead (default with callchains)")
+    p.add_argument("--no-children", dest="children", action="store_false",
+                   help="self overhead only")
+    p.add_argument("--json", action="store_true", help="the table as one JSON object")
+    p.add_argument("--folded", action="store_true",
+                   help="folded stacks (comm;outermost;...;leaf COUNT), for flame graphs")
+    p.add_argument("--speedscope", metavar="OUT", help="write a speedscope file to OUT")
+    p.add_argument("--time", metavar="START,END",
+                   help="seconds relative to the first sample (either may be empty)")
+    p.add_argument("--cpu", metavar="LIST", help="CPUs, e.g. 0-3,7")
+    p.add_argument("--pid", metavar="LIST", help="process ids")
+    p.add_argument("--tid", metavar="LIST", help="thread ids")
+    p.add_argument("--comm", metavar="NAMES", help="only these thread names (comma list)")
+    p.add_argument("--dso", metavar="NAMES", help="only samples in these dsos (comma list)")
+    p.add_argument("--event", metavar="NAME", help="only this event")
+    _symbol_args(p)
+    p.set_defaults(func=cmd_report)
     return main, sub
+
+
+def _symbol_args(p: argparse.ArgumentParser) -> None:
+    """perf's symbol options."""
+    p.add_argument("--kallsyms", metavar="FILE", help="kernel symbols from this kallsyms file")
+    p.add_argument("--vmlinux", metavar="FILE", help="kernel symbols from this vmlinux")
+    p.add_argument("--symfs", metavar="DIR", help="look for files under DIR (as perf)")
+    p.add_argument("--modules-dir", action="append", default=[], metavar="DIR",
+                   help="where to look for kernel module files (repeatable)")
 
 
 def _version() -> str:

@@ -114,17 +114,18 @@ def perf_env(debug_dir: Path) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def recorded(built: Built, tmp_path_factory: pytest.TempPathFactory
              ) -> Callable[..., Path]:
-    """``recorded(name, program, *args, callgraph=True, system_wide=False) -> perf.data``."""
+    """``recorded(name, program, *args, callgraph=True, system_wide=False,
+    events="cpu-clock") -> perf.data``."""
     out_dir = tmp_path_factory.mktemp("recordings")
     cache: dict[str, Path] = {}
 
     def record(name: str, program: Path, *args: str, callgraph: bool = True,
-               system_wide: bool = False) -> Path:
+               system_wide: bool = False, events: str = "cpu-clock") -> Path:
         if name in cache:
             return cache[name]
         perf = require("perf")
         data = out_dir / f"{name}.data"
-        cmd = [perf, "record", "-q", "-N", "-e", "cpu-clock", "-F", "4000", "-o", str(data)]
+        cmd = [perf, "record", "-q", "-N", "-e", events, "-F", "4000", "-o", str(data)]
         if callgraph:
             cmd.append("-g")
         if system_wide:

@@ -40,12 +40,18 @@ def sample_rows(rec: Recording, flt: Filter | None = None,
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-def keep_dsos(res: Resolver, s: ResolvedSamples, dsos: frozenset[str]) -> ResolvedSamples:
+def keep_only(res: Resolver, s: ResolvedSamples, dsos: frozenset[str] | None = None,
+              comms: frozenset[str] | None = None) -> ResolvedSamples:
     """Only the samples whose own location is in one of ``dsos`` (perf's ``--dsos``: by
-    short or long name)."""
+    short or long name) and whose thread name is one of ``comms`` (perf's ``--comms``)."""
     locs = res.locs
-    names = [(d.short_name in dsos or d.name in dsos) for d in locs.dsos]
-    ok = np.asarray(names, dtype=bool)[locs.dso_of()[s.leaf]] if len(s) else np.zeros(0, bool)
+    ok = np.ones(len(s), dtype=bool)
+    if dsos is not None and len(s):
+        names = [(d.short_name in dsos or d.name in dsos) for d in locs.dsos]
+        ok &= np.asarray(names, dtype=bool)[locs.dso_of()[s.leaf]]
+    if comms is not None and len(s):
+        wanted = np.array([n in comms for n in res.comm_names], dtype=bool)
+        ok &= wanted[s.comm]
     if ok.all():
         return s
     k = np.nonzero(ok)[0]
@@ -63,14 +69,16 @@ def keep_dsos(res: Resolver, s: ResolvedSamples, dsos: frozenset[str]) -> Resolv
 
 
 def resolved_blocks(res: Resolver, rows: np.ndarray, callchains: bool,
-                    dsos: frozenset[str] | None = None) -> Iterator[ResolvedSamples]:
-    """The samples of ``rows`` resolved block by block (``dsos``: only those)."""
+                    dsos: frozenset[str] | None = None, comms: frozenset[str] | None = None
+                    ) -> Iterator[ResolvedSamples]:
+    """The samples of ``rows`` resolved block by block (``dsos``/``comms``: only those)."""
     for s in res.blocks(rows, BLOCK, callchains):
-        yield keep_dsos(res, s, dsos) if dsos else s
+        yield keep_only(res, s, dsos, comms) if dsos or comms else s
 
 
 def event_profiles(res: Resolver, rows: np.ndarray, keys: tuple[str, ...], children: bool,
-                   dsos: frozenset[str] | None = None) -> list[EventProfile]:
+                   dsos: frozenset[str] | None = None, comms: frozenset[str] | None = None
+                   ) -> list[EventProfile]:
     """One profile per event that has samples among ``rows`` (in attr order)."""
     rec = res.rec
     attrs = rec.columns["attr"][rows]
@@ -79,7 +87,7 @@ def event_profiles(res: Resolver, rows: np.ndarray, keys: tuple[str, ...], child
         mine = rows[attrs == a] if len(rec.attrs) > 1 else rows
         if len(rec.attrs) > 1 and not len(mine):
             continue
-        prof = build_profile(resolved_blocks(res, mine, children, dsos), res.locs, keys,
+        prof = build_profile(resolved_blocks(res, mine, children, dsos, comms), res.locs, keys,
                              children, res.comm_names)
         name = rec.attrs[a].display_name if rec.attrs else "?"
         out.append(EventProfile(name, a, prof))

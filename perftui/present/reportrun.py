@@ -1,0 +1,113 @@
+"""``perftui report`` from an indexed recording to words: the hotspot table (text in perf
+report --stdio's shape, or JSON), folded stacks, or a speedscope file."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ..analysis.calltree import build_tree
+from ..analysis.filters import Filter, FilterContext
+from ..analysis.report import event_profiles, has_callchains, resolved_blocks, sample_rows
+from ..perfdata import Recording
+from ..symbols.locations import Locations
+from ..symbols.resolver import Resolver, SymbolOptions
+from .export import folded_stacks, speedscope
+from .records import jsonable
+from .report import Names, print_report, report_json
+
+
+@dataclass
+class ReportRequest:
+    """What ``perftui report`` was asked for."""
+
+    keys: tuple[str, ...]
+    children: bool | None = None  # None: perf's default (children when there are chains)
+    json: bool = False
+    folded: bool = False
+    speedscope: str | None = None
+    flt: Filter = field(default_factory=Filter)
+    dsos: frozenset[str] | None = None
+    comms: frozenset[str] | None = None
+    symbols: SymbolOptions = field(default_factory=SymbolOptions)
+
+
+def frame_name(locs: Locations, loc: int) -> str:
+    """A frame's name in folded stacks and speedscope: the symbol, else ``[dso]`` (as
+    flamegraph's stackcollapse-perf names an unknown symbol), else ``[unknown]``."""
+    n = locs.name[loc]
+    if n is not None:
+        return n
+    dso = locs.dsos[locs.dso[loc]].short_name
+    return dso if dso.startswith("[") else f"[{dso}]"
+
+
+def names_of(res: Resolver) -> Names:
+    """The names the words need, from a resolver."""
+    return Names(res.locs, lambda c: res.comm_names[c], res.thread_comm)
+
+
+def run_report(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> None:
+    """Write the report of an indexed recording to ``out`` (notes to ``err``)."""
+    res = Resolver(rec, req.symbols)
+    rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=res.smap))
+    children = has_callchains(rec) if req.children is None else req.children
+    if req.folded or req.speedscope:
+        tree = build_tree(resolved_blocks(res, rows, True, req.dsos, req.comms), top_down=True)
+        names = names_of(res)
+
+        def loc_name(loc: int) -> str:
+            return frame_name(names.locs, loc)
+
+        def comm_name(c: int) -> str:
+            return res.comm_names[c]
+
+        if req.folded:
+            for line, count in folded_stacks(tree, loc_name, comm_name):
+                out.write(f"{line} {count}\n")
+        if req.speedscope:
+            doc = speedscope(tree, loc_name, comm_name,
+                             lambda loc: names.locs.dso_name(loc, short=False),
+                             os.path.basename(rec.path))
+            write_atomically(req.speedscope, json.dumps(doc))
+        _notes(res, err)
+        return
+    eps = event_profiles(res, rows, req.keys, children, req.dsos, req.comms)
+    names = names_of(res)
+    if req.json:
+        docs = [report_json(ep.profile, names, ep.event) for ep in eps]
+        d: dict[str, Any] = dict(docs[0]) if docs else {
+            "event": None, "total_period": 0, "total_samples": 0, "sort": list(req.keys),
+            "children": children, "rows": []}
+        if len(docs) > 1:
+            d["events"] = docs
+        out.write(json.dumps(jsonable(d)) + "\n")
+    else:
+        for ep in eps:
+            print_report(ep.profile, names, ep.event, out)
+    _notes(res, err)
+
+
+def _notes(res: Resolver, err: TextIO) -> None:
+    from ..textsafe import safe
+
+    for n in dict.fromkeys(res.notes):
+        err.write(safe(f"perftui report: {n}") + "\n")
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``path`` through a temporary file in its directory and a rename."""
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".perftui-", suffix=".tmp", dir=d)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

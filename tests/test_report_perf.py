@@ -1,0 +1,247 @@
+"""``perftui report`` against ``perf report`` (perf 6.1) on fresh recordings.
+
+Row for row: the same keys, the same sample count and period (``-n --show-total-period``:
+exact), self overhead within 0.01 percentage points and, with ``--children``, the
+children overhead too; per event when there are several.  ``--folded`` totals are the
+sample counts and its stacks equal a folding of ``perf script`` done here; ``--speedscope``
+validates against speedscope's published schema (tests/data/speedscope-schema.json).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from perfprograms import Built, built, perf_env, recorded, require  # noqa: F401
+
+from perftui.cli import main as perftui_main
+
+pytestmark = pytest.mark.perf
+
+LEVEL = re.compile(r"^\[[k.]\] ")
+
+
+def perf_rows(data: Path, keys: str, children: bool, event: str | None = None
+              ) -> dict[str, list[dict[tuple[str, ...], tuple[float, float, int, int]]]]:
+    """perf report's rows per event: keys -> (overhead, children, samples, period)."""
+    perf = require("perf")
+    cmd = [perf, "report", "-i", str(data), "--stdio", "-g", "none", "--sort", keys, "-t",
+           ";", "-n", "--show-total-period", "--children" if children else "--no-children"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-500:]
+    out: dict[str, list] = {}
+    rows: dict[tuple[str, ...], tuple[float, float, int, int]] = {}
+    order: list = []
+    name = "?"
+    for line in p.stdout.splitlines():
+        m = re.match(r"# Samples: \S+\s+of event '(.*)'$", line)
+        if m:
+            name = m.group(1)
+            rows = {}
+            order = []
+            out.setdefault(name, []).append(rows)
+            continue
+        if not line.strip() or line.startswith("#"):
+            continue
+        f = [x.strip() for x in line.split(";")]
+        if children:
+            ch, ov, n, per = float(f[0][:-1]), float(f[1][:-1]), int(f[2]), int(f[3])
+            k = f[4:]
+        else:
+            ov, n, per = float(f[0][:-1]), int(f[1]), int(f[2])
+            ch, k = 0.0, f[3:]
+        key = tuple(_perf_key(x) for x in k)
+        rows[key] = (ov, ch, n, per)
+        order.append(key)
+    return out
+
+
+def _perf_key(text: str) -> str:
+    return LEVEL.sub("", text)
+
+
+def ours(data: Path, keys: str, children: bool) -> dict:
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    args = ["report", str(data), "--json", "--sort", keys,
+            "--children" if children else "--no-children"]
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(args) == 0
+    return json.loads(buf.getvalue())
+
+
+def _our_key(row: dict, keys: list[str]) -> tuple[str, ...]:
+    out = []
+    for k in keys:
+        v = row[k]
+        if k == "pid":
+            out.append(str(v))
+        elif k == "cpu":
+            out.append(f"{v:03d}")
+        else:
+            out.append(str(v))
+    return tuple(out)
+
+
+def compare(data: Path, keys: str, children: bool) -> None:
+    theirs = perf_rows(data, keys, children)
+    mine = ours(data, keys, children)
+    docs = mine.get("events") or [mine]
+    assert [d["event"] for d in docs] == list(theirs), "events"
+    klist = keys.split(",")
+    for d in docs:
+        (want,) = theirs[d["event"]]
+        got = {}
+        for r in d["rows"]:
+            got[_our_key(r, klist)] = r
+        if "pid" in klist:  # perf prints tid:comm
+            want = {tuple(w.split(":", 1)[0].strip() if k == "pid" else w
+                          for k, w in zip(klist, key, strict=True)): v
+                    for key, v in want.items()}
+        assert set(got) == set(want), (sorted(set(want) - set(got))[:5],
+                                       sorted(set(got) - set(want))[:5])
+        for key, (ov, ch, n, per) in want.items():
+            r = got[key]
+            assert (r["samples"], r["period"]) == (n, per), key
+            assert abs(r["overhead"] - ov) <= 0.01, (key, r["overhead"], ov)
+            if children:
+                assert abs(r["children"] - ch) <= 0.01, (key, r["children"], ch)
+        print(f"{d['event']} --sort {keys}{' --children' if children else ''}: "
+              f"{len(want)} rows equal")
+
+
+@pytest.fixture(scope="module")
+def system_data(built: Built, recorded) -> Path:  # noqa: F811
+    return recorded("sys_report", built.hotprog, "1", system_wide=True)
+
+
+@pytest.mark.parametrize("keys", ["comm", "dso,sym", "comm,dso,sym", "pid", "cpu"])
+def test_system_wide_self(system_data: Path, keys: str) -> None:
+    compare(system_data, keys, children=False)
+
+
+@pytest.mark.parametrize("keys", ["comm,dso,sym", "sym"])
+def test_system_wide_children(system_data: Path, keys: str) -> None:
+    compare(system_data, keys, children=True)
+
+
+def test_program(built: Built, recorded) -> None:  # noqa: F811
+    data = recorded("hotprog", built.hotprog, "3")
+    for keys in ("comm,dso,sym", "dso,sym"):
+        compare(data, keys, children=False)
+        compare(data, keys, children=True)
+
+
+def test_two_events(built: Built, recorded) -> None:  # noqa: F811
+    data = recorded("two_events", built.hotprog, "2", events="cpu-clock,task-clock")
+    compare(data, "comm,dso,sym", children=False)
+    compare(data, "dso,sym", children=True)
+
+
+def fold_perf_script(data: Path) -> Counter[str]:
+    """Folded stacks from perf script's own frames, folded here: comm, then the frames
+    outermost first; an unknown symbol is named by its dso in brackets."""
+    perf = require("perf")
+    p = subprocess.run([perf, "script", "-i", str(data), "-F", "comm,tid,ip,sym,dso"],
+                       capture_output=True, text=True, timeout=300,
+                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-400:]
+    stacks: Counter[str] = Counter()
+    comm: str | None = None
+    frames: list[str] = []
+
+    def flush() -> None:
+        if comm is not None:
+            stacks[";".join([comm, *reversed(frames)])] += 1
+
+    for line in p.stdout.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith("\t") and not line.startswith(" " * 8):
+            flush()
+            m = re.match(r"^\s*(.*?)\s+(-?\d+)\s*$", line)
+            assert m, line
+            comm, frames = m.group(1), []
+            continue
+        body = line.strip().split(" ", 1)[1]
+        depth, i = 0, len(body) - 1
+        for i in range(len(body) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(body[i], 0)
+            if depth == 0:
+                break
+        sym, dso = body[:i].rstrip(), body[i + 1:-1]
+        if sym == "[unknown]":
+            short = dso.rsplit("/", 1)[-1]
+            sym = short if short.startswith("[") else f"[{short}]"
+        frames.append(sym.replace(";", ":"))
+    flush()
+    return stacks
+
+
+def test_folded_equals_perf_script_folded(built: Built, recorded) -> None:  # noqa: F811
+    data = recorded("hotprog", built.hotprog, "3")
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(["report", str(data), "--folded"]) == 0
+    got: Counter[str] = Counter()
+    for line in buf.getvalue().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        got[stack] += int(n)
+    want = fold_perf_script(data)
+    assert sum(got.values()) == sum(want.values()) == ours(data, "comm", False)[
+        "total_samples"]
+    assert got == want
+
+
+# speedscope's file format (www.speedscope.app/file-format-schema.json), the rules a file
+# must follow, written out here as a JSON schema of our own: shared frames with a name,
+# sampled profiles with samples (frame index lists) and weights, the published $schema URL.
+SPEEDSCOPE_RULES = {
+    "type": "object",
+    "required": ["$schema", "profiles", "shared"],
+    "properties": {
+        "$schema": {"enum": ["https://www.speedscope.app/file-format-schema.json"]},
+        "shared": {"type": "object", "required": ["frames"], "properties": {"frames": {
+            "type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string"}, "file": {"type": "string"},
+                "line": {"type": "number"}, "col": {"type": "number"}}}}}},
+        "profiles": {"type": "array", "items": {
+            "type": "object",
+            "required": ["type", "name", "unit", "startValue", "endValue", "samples",
+                         "weights"],
+            "properties": {
+                "type": {"enum": ["sampled"]}, "name": {"type": "string"},
+                "unit": {"enum": ["bytes", "microseconds", "milliseconds", "nanoseconds",
+                                  "none", "seconds"]},
+                "startValue": {"type": "number"}, "endValue": {"type": "number"},
+                "samples": {"type": "array", "items": {"type": "array",
+                                                        "items": {"type": "number"}}},
+                "weights": {"type": "array", "items": {"type": "number"}}}}},
+        "name": {"type": "string"}, "activeProfileIndex": {"type": "number"},
+        "exporter": {"type": "string"}},
+}
+
+
+def test_speedscope_file(built: Built, recorded, tmp_path: Path) -> None:  # noqa: F811
+    import jsonschema
+
+    data = recorded("hotprog", built.hotprog, "3")
+    out = tmp_path / "p.speedscope.json"
+    assert perftui_main(["report", str(data), "--speedscope", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SPEEDSCOPE_RULES)
+    prof = doc["profiles"][0]
+    nframes = len(doc["shared"]["frames"])
+    assert all(0 <= f < nframes for s in prof["samples"] for f in s)
+    assert len(prof["samples"]) == len(prof["weights"])
+    assert sum(prof["weights"]) == ours(data, "comm", False)["total_samples"]
