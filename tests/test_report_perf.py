@@ -98,9 +98,16 @@ def compare(data: Path, keys: str, children: bool) -> None:
     klist = keys.split(",")
     for d in docs:
         (want,) = theirs[d["event"]]
+        # perf cuts a comm longer than its column ("perf-exec" under "Command" -> "perf-ex"
+        # when the width was set before that name appeared): cut ours the same way
+        width = {i: max(len(k[i]) for k in want) for i, name in enumerate(klist)
+                 if name == "comm" and want}
         got = {}
         for r in d["rows"]:
-            got[_our_key(r, klist)] = r
+            key = _our_key(r, klist)
+            key = tuple(v[:width[i]] if i in width else v for i, v in enumerate(key))
+            assert key not in got, f"two rows print as {key}"
+            got[key] = r
         if "pid" in klist:  # perf prints tid:comm
             want = {tuple(w.split(":", 1)[0].strip() if k == "pid" else w
                           for k, w in zip(klist, key, strict=True)): v
