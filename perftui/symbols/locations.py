@@ -28,8 +28,11 @@ class Dso:
 
     @property
     def short_name(self) -> str:
-        """perf report's spelling: the base name of a path, a bracketed name as is, and
-        ``[JIT] tid <pid>`` for a perf map (``/tmp/perf-<pid>.map``)."""
+        """perf report's spelling: ``[name]`` for a kernel module, the base name of a path,
+        a bracketed name as is, and ``[JIT] tid <pid>`` for a perf map
+        (``/tmp/perf-<pid>.map``)."""
+        if self.module is not None:
+            return f"[{self.module}]"
         if self.name.startswith("[") or "/" not in self.name:
             return self.name
         m = _PERF_MAP.fullmatch(self.name)
