@@ -8,6 +8,7 @@ import glob
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 from perfprograms import (  # noqa: F401  (fixtures)
     Built,
@@ -17,7 +18,7 @@ from perfprograms import (  # noqa: F401  (fixtures)
     require,
 )
 
-from perftui.perfdata import Feature, open_recording
+from perftui.perfdata import Feature, RecordType, open_recording
 from perftui.symbols.kallsyms import (
     cached_kallsyms_path,
     load_kallsyms,
@@ -26,6 +27,7 @@ from perftui.symbols.kallsyms import (
     running_kernel_matches,
 )
 from perftui.symbols.perfmap import load_perf_map, parse_perf_map, perf_map_path
+from perftui.symbols.resolver import Resolver, SymbolOptions
 from perftui.symbols.safefile import SymbolFileError
 
 KALLSYMS_TEXT = """\
@@ -163,6 +165,19 @@ def test_jit_samples_match_perf(built: Built, recorded) -> None:  # noqa: F811
                 r = pm.table.name_at(ip)
                 ours[(t, ip)] = (None, None) if r is None else r
         theirs = [s for s in perf_script_samples(data) if s.dso == perf_map_path(pid)]
+        # the one resolver (thread/map model + perf map) names them the same
+        rec = open_recording(data)
+        rec.build_index()
+        res = Resolver(rec, SymbolOptions(debug_dir=str(data.parent / "debug")))
+        rows = np.nonzero(rec.columns["type"] == RecordType.SAMPLE)[0]
+        rs = res.samples(rows, callchains=False)
+        by_key = {}
+        for k in range(len(rs)):
+            loc = int(rs.leaf[k])
+            name = res.locs.name[loc]
+            by_key[(int(rs.time[k]), int(rec.sample_values(rows[k:k + 1], "ip")[0]))] = (
+                name, int(rs.leaf_off[k]) if name is not None else None,
+                res.locs.dsos[res.locs.dso[loc]].name)
     finally:
         for f in glob.glob(perf_map_path(pid, "/tmp")):
             Path(f).unlink()
@@ -170,5 +185,6 @@ def test_jit_samples_match_perf(built: Built, recorded) -> None:  # noqa: F811
     counts = {"jit_alpha": 0, "jit_beta [jitted]": 0}
     for s in theirs:
         assert ours[(s.time_ns, s.ip)] == (s.sym, s.symoff)
+        assert by_key[(s.time_ns, s.ip)] == (s.sym, s.symoff, s.dso)
         counts[s.sym or ""] = counts.get(s.sym or "", 0) + 1
     assert counts["jit_alpha"] > counts["jit_beta [jitted]"] > 0
