@@ -157,9 +157,20 @@ class _Acc:
 
 
 def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Unique key rows, the inverse, and the first index of each."""
+    """Unique key rows, the inverse, and the first index of each.  The columns are folded
+    into one int64 (mixed radix) when they fit: a 1-D unique is ~20x faster than rows."""
     if not len(keys):
         return keys, np.zeros(0, np.int64), np.zeros(0, np.int64)
+    low = keys.min(axis=0)
+    k = keys - low
+    card = k.max(axis=0) + 1
+    if float(np.prod(card.astype(np.float64))) < 2.0**62:
+        mult = np.ones(keys.shape[1], dtype=np.int64)
+        for i in range(keys.shape[1] - 2, -1, -1):
+            mult[i] = mult[i + 1] * card[i + 1]
+        flat = k @ mult if keys.shape[1] else np.zeros(len(keys), np.int64)
+        _u, first, inv = np.unique(flat, return_index=True, return_inverse=True)
+        return keys[first], inv.reshape(-1), first
     uniq, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     return uniq, inv.reshape(-1), first
 
@@ -233,7 +244,7 @@ def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -
         k = codes.codes(s, sample, loc)
         # each distinct row once per sample: unique over (sample, key codes)
         both = np.concatenate([sample[:, None], k], axis=1)
-        uniq, first = np.unique(both, axis=0, return_index=True)
+        uniq, _inv, first = _group(both)
         us = uniq[:, 0]
         # the sample's own row already has its period (perf's he_cache check): skip it
         own = np.all(uniq[:, 1:] == k_self[us], axis=1)

@@ -380,28 +380,62 @@ class Resolver:
                     dt = self._kernel_table()
                     locs[sel], offs[sel] = self._intern(dt, ips[sel], 0)
                     todo[sel] = False
-        for m in np.unique(map_ids[todo]).tolist():
-            sel = np.nonzero(todo & (map_ids == m))[0]
-            if m < 0:  # no map: [unknown], at the raw address; [k] in kernel context
-                for kern in (False, True):
-                    part = sel[level[sel] == kern]
-                    if len(part):
-                        dt = self._unknown_table(kernel=kern)
-                        locs[part], offs[part] = self._intern(dt, ips[part], 0)
+        rest = np.nonzero(todo)[0]
+        if not len(rest):
+            return locs, offs
+        # per distinct map (a Python loop over maps, not entries): its table and how its
+        # addresses are translated; then one vectorised pass per table
+        uniq, inv = np.unique(map_ids[rest], return_inverse=True)
+        inv = inv.reshape(-1)
+        table_of = np.zeros(len(uniq), np.int64)
+        shift = np.zeros(len(uniq), dtype=U64)  # subtracted from the ip
+        add = np.zeros(len(uniq), dtype=U64)  # then added (pgoff)
+        special: list[int] = []  # maps handled one by one (module .text, KSYMBOL)
+        tables: list[_DsoTable] = []
+        index: dict[int, int] = {}
+        for j, m in enumerate(uniq.tolist()):
+            if m < 0:
+                table_of[j] = -1
                 continue
             dt = self._dso_table(int(m))
             kind = MapKind(int(maps.kind[m]))
-            start, pgoff = int(maps.start[m]), int(maps.pgoff[m])
-            raw = ips[sel] if frames else None
-            if kind in (MapKind.USER, MapKind.VDSO):
-                addrs = ips[sel] - U64(start) + U64(pgoff)  # perf's map__map_ip
-                locs[sel], offs[sel] = self._intern(dt, addrs, 0, raw)
-            elif kind == MapKind.MODULE and dt.section == ".text":
-                locs[sel], offs[sel] = self._intern(dt, ips[sel] - U64(start), start)
-            elif kind == MapKind.KSYMBOL:
+            if kind == MapKind.KSYMBOL or (kind == MapKind.MODULE and dt.section == ".text"):
+                special.append(j)
+                table_of[j] = -2
+                continue
+            k = index.get(id(dt))
+            if k is None:
+                k = index[id(dt)] = len(tables)
+                tables.append(dt)
+            table_of[j] = k
+            if kind in (MapKind.USER, MapKind.VDSO):  # perf's map__map_ip
+                shift[j], add[j] = maps.start[m], maps.pgoff[m]
+        t_of = table_of[inv]
+        with np.errstate(over="ignore"):
+            addrs = ips[rest] - shift[inv] + add[inv]
+        order = np.argsort(t_of, kind="stable")
+        bounds = np.searchsorted(t_of[order], np.arange(-2, len(tables) + 1))
+        for k, dt in enumerate(tables):
+            seg = order[bounds[k + 2]:bounds[k + 3]]
+            if len(seg):
+                sel = rest[seg]
+                raw = ips[sel] if frames else None
+                locs[sel], offs[sel] = self._intern(dt, addrs[seg], 0, raw)
+        nomap = rest[order[bounds[1]:bounds[2]]]  # table -1: no map
+        for kern in (False, True):  # [unknown], at the raw address; [k] in kernel context
+            part = nomap[level[nomap] == kern]
+            if len(part):
+                dt = self._unknown_table(kernel=kern)
+                locs[part], offs[part] = self._intern(dt, ips[part], 0)
+        for j in special:
+            m = int(uniq[j])
+            sel = rest[inv == j]
+            dt = self._dso_table(m)
+            if MapKind(int(maps.kind[m])) == MapKind.KSYMBOL:
                 locs[sel], offs[sel] = self._ksymbol(dt, m, ips[sel])
-            else:  # kernel, kallsyms module tables, JIT: absolute addresses
-                locs[sel], offs[sel] = self._intern(dt, ips[sel], 0)
+            else:
+                start = int(maps.start[m])
+                locs[sel], offs[sel] = self._intern(dt, ips[sel] - U64(start), start)
         return locs, offs
 
     def _kernel_table(self) -> _DsoTable:
