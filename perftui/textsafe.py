@@ -9,6 +9,9 @@ import re
 _UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\t]")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _esc(m: re.Match[str]) -> str:
     c = m.group()
     o = ord(c)
@@ -22,7 +25,7 @@ def safe(text: str, limit: int | None = None) -> str:
     ``limit``, the result is cut to that many characters and ends with an ellipsis.
     """
     out = _UNSAFE.sub(_esc, text)
-    if any("\ud800" <= ch <= "\udfff" for ch in out):
+    if _SURROGATE.search(out):
         out = "".join(f"\\u{ord(ch):04x}" if "\ud800" <= ch <= "\udfff" else ch for ch in out)
     if limit is not None and len(out) > limit:
         out = out[: max(0, limit - 1)] + "…"

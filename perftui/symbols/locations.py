@@ -77,6 +77,27 @@ class Locations:
             self.section.append(section)
         return i
 
+    def add_unresolved(self, dso: int, addrs: list[int], section: str | None = None
+                       ) -> list[int]:
+        """Ids of unresolved addresses of one dso, the new ones added in one go."""
+        ids = self._ids
+        out = []
+        new: list[int] = []
+        for a in addrs:
+            i = ids.get((dso, None, a, a + 1))
+            if i is None:
+                i = ids[(dso, None, a, a + 1)] = len(self.dso) + len(new)
+                new.append(a)
+            out.append(i)
+        if new:
+            n = len(new)
+            self.dso.extend([dso] * n)
+            self.name.extend([None] * n)
+            self.start.extend(new)
+            self.end.extend([a + 1 for a in new])
+            self.section.extend([section] * n)
+        return out
+
     def __len__(self) -> int:
         return len(self.dso)
 

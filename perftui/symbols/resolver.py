@@ -331,8 +331,8 @@ class Resolver:
         if miss.any():
             shown = (addrs[miss] + U64(base)) if raw is None else raw[miss]
             uniq, inv = np.unique(shown, return_inverse=True)
-            ids = np.array([self.locs.add(dt.dso, None, a, a + 1, dt.section)
-                            for a in uniq.tolist()], dtype=np.int32)
+            ids = np.asarray(self.locs.add_unresolved(dt.dso, uniq.tolist(), dt.section),
+                             dtype=np.int32)
             locs[miss] = ids[inv.reshape(-1)]
         return locs, offs
 
