@@ -3,6 +3,7 @@ kernel records (the common case between perf's own records)."""
 
 from __future__ import annotations
 
+import threading
 from array import array
 
 import numpy as np
@@ -13,6 +14,21 @@ SPECULATE_MIN = 4096  # bytes left before the numpy walk is worth trying
 SPECULATE_WORDS = 1 << 19  # 4 MiB of words per numpy window
 KERNEL_TYPE_LAST = int(RecordType.CALLCHAIN_DEFERRED)  # the last kernel record type
 T_ROUND = int(RecordType.FINISHED_ROUND)  # header only, common between kernel records
+# (type and size bits a header may not have, size bits of which one must be set), per order
+_MASKS = {"<": (np.uint64(0x0007_0000_FFFF_FF80), np.uint64(0xFFF8_0000_0000_0000)),
+          ">": (np.uint64(0xFFFF_FF80_0000_0007), np.uint64(0xFFF8))}
+_SIZE_MIN_LE = np.uint64(8 << 48)
+_local = threading.local()
+
+
+def _scratch(words: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Work arrays for a window of ``words`` words, kept per thread and reused."""
+    bufs = getattr(_local, "bufs", None)
+    if bufs is None or len(bufs[0]) < words:
+        n = max(words, SPECULATE_WORDS)
+        bufs = _local.bufs = (np.empty(n, np.uint64), np.empty(n, bool), np.empty(n, bool))
+    t, a, b = bufs
+    return t[:words], a[:words], b[:words]
 
 
 def speculate(buf: bytes | memoryview, pos: int, end: int, offs: array[int], order: str,
@@ -30,21 +46,30 @@ def speculate(buf: bytes | memoryview, pos: int, end: int, offs: array[int], ord
     words = min((end - pos) // 8, SPECULATE_WORDS, (limit - len(offs)) * 64)
     if words < 64:
         return pos
-    raw = np.frombuffer(buf, dtype=np.uint8, count=words * 8, offset=pos)
-    # cheap first cut on one byte per word: the low byte of the type
-    tb = raw[0::8] if order == "<" else raw[3::8]
-    cand = np.nonzero(((tb - np.uint8(1)) < KERNEL_TYPE_LAST) | (tb == T_ROUND))[0]
+    w = np.frombuffer(buf, dtype=np.dtype(order + "u8"), count=words, offset=pos)
+    # first cut, two whole-word tests: type < 128 with size a multiple of 8, size >= 8
+    # (into reused buffers: no fresh pages for each window); one candidate a record
+    tmp, ok1, ok2 = _scratch(words)
+    cut, size_mask = _MASKS[order]
+    np.bitwise_and(w, cut, out=tmp)
+    np.equal(tmp, 0, out=ok1)
+    if order == "<":  # size >= 8: a word >= 8 << 48
+        np.greater_equal(w, _SIZE_MIN_LE, out=ok2)
+    else:
+        np.bitwise_and(w, size_mask, out=tmp)
+        np.not_equal(tmp, 0, out=ok2)
+    ok1 &= ok2
+    cand = np.flatnonzero(ok1)
     if not len(cand) or cand[0] != 0:
         return pos
-    w = np.frombuffer(buf, dtype=np.dtype(order + "u8"), count=words, offset=pos)[cand]
+    x = w[cand]
     if order == "<":
-        typ = w & 0xFFFFFFFF
-        size = (w >> 48).astype(np.int64)
+        typ = x & np.uint64(0xFFFFFFFF)
+        size = (x >> np.uint64(48)).astype(np.int64)
     else:
-        typ = w >> 32
-        size = (w & 0xFFFF).astype(np.int64)
-    ok = (((typ >= 1) & (typ <= KERNEL_TYPE_LAST)) | (typ == T_ROUND))
-    ok &= (size >= 8) & ((size & 7) == 0)
+        typ = x >> np.uint64(32)
+        size = (x & np.uint64(0xFFFF)).astype(np.int64)
+    ok = ((typ - np.uint64(1)) < np.uint64(KERNEL_TYPE_LAST)) | (typ == np.uint64(T_ROUND))
     cand, size = cand[ok], size[ok]
     if not len(cand) or cand[0] != 0:
         return pos
