@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attr import EventAttr
+from .colstore import ColumnStore
 from .constants import RAW_TYPE_CLAMP, USER_TYPE_START, RecordType
 from .sample import SampleLayout
 from .walk import Chunk
@@ -37,50 +38,150 @@ def gather(u8: np.ndarray, at: np.ndarray, dt: np.dtype) -> np.ndarray:
     return u8[at[:, None] + _AR[width]].view(dt).ravel()
 
 
-class Columns:
-    """Growable numpy columns (amortised doubling, trimmed by :meth:`trim`)."""
+def _why(e: OSError) -> str:
+    return e.strerror or str(e)
 
-    def __init__(self, capacity: int = 1 << 12) -> None:
+
+class Column:
+    """One growable column: anonymous numpy memory, or a file of a :class:`ColumnStore`
+    (grown without copying).  ``a`` has room for ``len(a)`` rows."""
+
+    def __init__(self, name: str, dtype: str | np.dtype, capacity: int,
+                 store: ColumnStore | None = None) -> None:
+        self.name = name
+        self.dtype = np.dtype(dtype)
+        self.store = store
+        self.a = self._alloc(capacity)
+
+    def _alloc(self, rows: int) -> np.ndarray:
+        if self.store is not None:
+            return self.store.array(self.name, self.dtype, rows)
+        return np.empty(rows, dtype=self.dtype)
+
+    def grow(self, capacity: int, n: int) -> None:
+        """Room for ``capacity`` rows, keeping the first ``n``."""
+        if capacity <= len(self.a):
+            return
+        b = self._alloc(capacity)
+        if self.store is None:
+            b[:n] = self.a[:n]
+        self.a = b
+
+    def to_memory(self, n: int) -> None:
+        """Leave the store: the first ``n`` rows move to anonymous memory."""
+        if self.store is not None:
+            self.store = None
+            self.a = self.a[:n].copy()
+
+    def fit(self, n: int) -> None:
+        """Drop spare room: a file is cut to ``n`` rows; memory is copied only when the
+        excess is large (pages never written cost nothing, and a copy doubles the peak)."""
+        if self.store is not None:
+            if len(self.a) != n:
+                self.a = self.store.array(self.name, self.dtype, n)
+        elif len(self.a) > 2 * n + 4096:
+            self.a = self.a[:n].copy()
+
+
+class Columns:
+    """The index table: growable numpy columns of one length ``n`` (amortised growth,
+    trimmed by :meth:`trim`); in anonymous memory, or in the files of ``store``."""
+
+    def __init__(self, capacity: int = 1 << 12, store: ColumnStore | None = None) -> None:
         self.n = 0
-        self.cols = {k: np.empty(capacity, dtype=v) for k, v in COLUMNS.items()}
+        self.store = store
+        self.store_error = ""
+        try:
+            self.columns = {k: Column(k, v, capacity, store) for k, v in COLUMNS.items()}
+        except OSError as e:
+            self.store, self.store_error = None, _why(e)
+            self.columns = {k: Column(k, v, capacity) for k, v in COLUMNS.items()}
+        self.cols = {k: c.a for k, c in self.columns.items()}
+
+    @classmethod
+    def of(cls, arrays: dict[str, np.ndarray], n: int) -> Columns:
+        """Columns over existing arrays of ``n`` rows (a cache entry's maps)."""
+        self = cls.__new__(cls)
+        self.n = n
+        self.store = None
+        self.store_error = ""
+        self.columns = {}
+        self.cols = {k: arrays[k] for k in COLUMNS}
+        return self
 
     def __len__(self) -> int:
         return self.n
 
+    def _sync(self) -> None:
+        self.cols = {k: c.a for k, c in self.columns.items()}
+
     def reserve(self, capacity: int) -> None:
         """Grow every column to ``capacity`` rows at once (an estimate from the file size)."""
-        if capacity > len(self.cols["pos"]):
-            for k, a in self.cols.items():
-                b = np.empty(capacity, dtype=a.dtype)
-                b[: self.n] = a[: self.n]
-                self.cols[k] = b
+        if self.columns and capacity > len(self.cols["pos"]):
+            try:
+                for c in self.columns.values():
+                    c.grow(capacity, self.n)
+            except OSError as e:  # the store is full or gone: go on in memory
+                self.store, self.store_error = None, _why(e)
+                for c in self.columns.values():
+                    c.to_memory(self.n)
+                    c.grow(capacity, self.n)
+            self._sync()
 
     def append(self, part: dict[str, np.ndarray]) -> None:
         m = len(part["pos"])
         need = self.n + m
         cap = len(self.cols["pos"])
         if need > cap:
-            new = max(need, cap + cap // 2 + 1024)
-            for k, a in self.cols.items():
-                b = np.empty(new, dtype=a.dtype)
-                b[: self.n] = a[: self.n]
-                self.cols[k] = b
+            self.reserve(max(need, cap + cap // 2 + 1024))
         for k, a in self.cols.items():
             a[self.n:need] = part[k]
         self.n = need
 
     def trim(self) -> None:
-        """Drop spare capacity when it is large (pages never written cost no memory, so a
-        small excess stays: copying would double the peak)."""
-        for k, a in self.cols.items():
-            if len(a) > 2 * self.n + 4096:
-                self.cols[k] = a[: self.n].copy()
+        """Drop spare capacity (see :meth:`Column.fit`)."""
+        for c in self.columns.values():
+            c.fit(self.n)
+        self._sync()
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.cols[name][: self.n]
 
     def nbytes(self) -> int:
         return sum(a.nbytes for a in self.cols.values())
+
+
+class RowList:
+    """A growable list of int64 (index rows), in memory or in a store's file."""
+
+    def __init__(self, name: str, store: ColumnStore | None = None) -> None:
+        self.store_error = ""
+        try:
+            self.col = Column(name, "i8", 1024, store)
+        except OSError as e:
+            self.store_error = _why(e)
+            self.col = Column(name, "i8", 1024)
+        self.n = 0
+
+    def extend(self, rows: np.ndarray) -> None:
+        need = self.n + len(rows)
+        if need > len(self.col.a):
+            cap = max(need, 2 * len(self.col.a))
+            try:
+                self.col.grow(cap, self.n)
+            except OSError as e:
+                self.store_error = _why(e)
+                self.col.to_memory(self.n)
+                self.col.grow(cap, self.n)
+        self.col.a[self.n:need] = rows
+        self.n = need
+
+    def trim(self) -> None:
+        self.col.fit(self.n)
+
+    @property
+    def rows(self) -> np.ndarray:
+        return self.col.a[: self.n]
 
 
 @dataclass
@@ -139,8 +240,11 @@ class IndexBuilder:
         out[ids == 0] = 0
         return out
 
-    def rows(self, chunk: Chunk, src: int) -> dict[str, np.ndarray]:
-        """Index rows of one chunk (``src`` is where the records can be read back)."""
+    def rows(self, chunk: Chunk, src: int, lean: bool = False) -> dict[str, np.ndarray]:
+        """Index rows of one chunk (``src`` is where the records can be read back).
+
+        ``lean``: only ``type``, ``attr`` and ``time`` (what the totals need), sooner.
+        """
         u8 = np.frombuffer(chunk.buf, dtype=np.uint8)
         offs = np.frombuffer(chunk.offs, dtype=np.int64)
         n = len(offs)
@@ -149,7 +253,6 @@ class IndexBuilder:
         typ = np.minimum(raw_type, RAW_TYPE_CLAMP).astype(np.uint16)
         for i, code in chunk.override.items():
             typ[i] = code
-        misc = self._g(u8, rel + 4, 2, "u2")
         size = self._g(u8, rel + 6, 2, "u2").astype(np.int64)
         time = np.zeros(n, dtype=np.uint64)
         cpu = np.full(n, -1, dtype=np.int32)
@@ -184,9 +287,9 @@ class IndexBuilder:
             if len(sm):
                 if ap.s_time >= 0:
                     time[sm] = self._g(u8, rel[sm] + ap.s_time, 8, "u8")
-                if ap.s_cpu >= 0:
+                if ap.s_cpu >= 0 and not lean:
                     cpu[sm] = self._g(u8, rel[sm] + ap.s_cpu, 4, "i4")
-                if ap.s_tid >= 0:
+                if ap.s_tid >= 0 and not lean:
                     pid[sm] = self._g(u8, rel[sm] + ap.s_tid, 4, "i4")
                     tid[sm] = self._g(u8, rel[sm] + ap.s_tid + 4, 4, "i4")
             if ap.t_size:
@@ -195,24 +298,28 @@ class IndexBuilder:
                     ts = rel[ot] + size[ot] - ap.t_size
                     if ap.t_time >= 0:
                         time[ot] = self._g(u8, ts + ap.t_time, 8, "u8")
-                    if ap.t_cpu >= 0:
+                    if ap.t_cpu >= 0 and not lean:
                         cpu[ot] = self._g(u8, ts + ap.t_cpu, 4, "i4")
-                    if ap.t_tid >= 0:
+                    if ap.t_tid >= 0 and not lean:
                         pid[ot] = self._g(u8, ts + ap.t_tid, 4, "i4")
                         tid[ot] = self._g(u8, ts + ap.t_tid + 4, 4, "i4")
         bp = np.nonzero(np.isin(typ, _BODY_PID) & (size >= 16))[0]
-        if len(bp):
+        if len(bp) and not lean:
             pid[bp] = self._g(u8, rel[bp] + 8, 4, "i4")
             tid[bp] = self._g(u8, rel[bp] + 12, 4, "i4")
         bp = np.nonzero(np.isin(typ, _BODY_PID_TID16) & (size >= 32))[0]
         if len(bp):
-            pid[bp] = self._g(u8, rel[bp] + 8, 4, "i4")
-            tid[bp] = self._g(u8, rel[bp] + 16, 4, "i4")
+            if not lean:
+                pid[bp] = self._g(u8, rel[bp] + 8, 4, "i4")
+                tid[bp] = self._g(u8, rel[bp] + 16, 4, "i4")
             notime = bp[time[bp] == 0]
             time[notime] = self._g(u8, rel[notime] + 24, 8, "u8")
+        if lean:
+            return {"type": typ, "attr": attr, "time": time}
         return {
             "src": np.full(n, src, dtype=np.uint8), "pos": offs.copy(), "type": typ,
-            "cpumode": (misc & 7).astype(np.uint8), "size": size.astype(np.uint16),
+            "cpumode": (self._g(u8, rel + 4, 2, "u2") & 7).astype(np.uint8),
+            "size": size.astype(np.uint16),
             "time": time, "cpu": np.clip(cpu, -1, 32767).astype(np.int16),
             "pid": pid, "tid": tid, "attr": attr,
         }

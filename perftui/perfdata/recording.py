@@ -18,6 +18,7 @@ import numpy as np
 
 from .attr import EventAttr, parse_attr
 from .callchains import Callchains, sample_callchains
+from .colstore import ColumnStore
 from .constants import (
     PIPE_HEADER_SIZE,
     Feature,
@@ -27,19 +28,31 @@ from .constants import (
 from .errors import NotPerfData, PerfDataError
 from .features import parse_feature, parse_tracing_data
 from .header import detect, read_file_header
-from .index import Columns, IndexBuilder, gather
+from .index import COLUMNS, Columns, IndexBuilder, RowList, gather
+from .indexcache import BLOCK_ROWS, CachedIndex, CacheError, IndexCache, file_identity, key_of
 from .records import RecordDecoder
 from .sources import MmapSource, Source, SpillSource
+from .stats import IndexStats
 from .walk import Chunk, StreamState, Walker
 
 NO_SOURCE = 255  # index rows of records that cannot be read back (no spill)
+SCAN_BLOCK = 1 << 20  # rows per block when a whole column is scanned
+_REPLAY = (RecordType.HEADER_ATTR, RecordType.HEADER_FEATURE, RecordType.HEADER_TRACING_DATA)
+_CACHE_ERRORS = (CacheError, OSError, ValueError, KeyError, TypeError, IndexError)
 
 
 class Recording:
-    """One perf.data recording (file, pipe-mode file or stream, or directory)."""
+    """One perf.data recording (file, pipe-mode file or stream, or directory).
+
+    ``cache``: where a complete index is kept and found again (no cache: every open walks
+    the records).  ``mapped``: index columns in files mapped shared (unlinked temporary
+    files when there is no cache) instead of anonymous memory, so memory does not grow
+    with the recording; with a cache they always are.
+    """
 
     def __init__(self, path: str | os.PathLike[str] | None, stream: BinaryIO | None = None,
-                 spill: bool = True) -> None:
+                 spill: bool = True, cache: IndexCache | None = None,
+                 mapped: bool = False) -> None:
         self.path = str(path) if path is not None else "-"
         self.spill = spill
         self.errors: list[PerfDataError] = []
@@ -55,6 +68,19 @@ class Recording:
         self.stream_starts: list[int] = []  # first index row of each stream (data, data.N)
         self.extra_files: list[str] = []
         self.columns = Columns()
+        self.stats = IndexStats()
+        self.others = RowList("others")  # rows of every record that is not a SAMPLE
+        self.cache = cache
+        self.mapped = mapped or cache is not None
+        self.store: ColumnStore | None = None
+        self.index_origin = ""  # "walk" or "cache" once an index is being built
+        self.outer_maps: dict[int, np.ndarray] = {}  # spill source -> (spill pos, outer)
+        self.derived_arrays: dict[str, np.ndarray] = {}
+        self.derived_meta: dict[str, Any] = {}
+        self._entry: CachedIndex | None = None
+        self._entry_others: np.ndarray | None = None
+        self._replay: list[tuple[int, int, int, int]] = []  # pipe-mode header records
+        self._rows = 0
         self.indexed = False
         self.cancelled = False
         self.unknown_ids = 0
@@ -70,6 +96,8 @@ class Recording:
         else:
             self._open_file(self.path)
         self._n_open_errors = len(self.errors)
+        self._n_open_warnings = len(self.warnings)
+        self.n_file_sources = len(self.sources)
         self.decoder = RecordDecoder(self.order, self.attrs)
         self.builder = IndexBuilder(self.order)
         self.builder.set_attrs(self.attrs)
@@ -219,6 +247,8 @@ class Recording:
             self.builder.set_attrs(self.attrs)
         w = self.walker()
         self._walker = w
+        self.stream_starts = []
+        self._rows = 0
         for src, name, start, end in self.streams:
             st = StreamState(name)
             w.states.append(st)
@@ -230,9 +260,10 @@ class Recording:
             else:
                 buf = self.sources[src].buf  # type: ignore[attr-defined]
                 it = w.walk_buffer(src, buf, start, end, st)
-            self.stream_starts.append(len(self.columns))
+            self.stream_starts.append(self._rows)
             for ch in it:
                 yield (src if ch.outer is None else st.spill_src), ch
+                self._rows += len(ch.offs)
             w.finish_stream(st, end if end >= 0 else 0)
 
     def records(self) -> Iterator[dict[str, Any]]:
@@ -279,9 +310,27 @@ class Recording:
 
     def build_index(self, progress: Callable[[int, int], None] | None = None,
                     budget: float = 0.25) -> None:
-        """Index every record; ``progress(records, bytes_done)`` about every ``budget`` s."""
-        cols = self.columns = Columns()
-        self.stream_starts = []
+        """Index every record; ``progress(records, bytes_done)`` about every ``budget`` s.
+
+        With a cache, a valid entry is mapped instead of walking: its rows become visible
+        block by block as their checksums are checked (``bytes_done`` is -1 then).
+        """
+        if self.open_cached() and self._load_cached(progress, budget):
+            return
+        self._walk_index(progress, budget)
+
+    def _walk_index(self, progress: Callable[[int, int], None] | None,
+                    budget: float) -> None:
+        self._drop_store()
+        store = self._new_store()
+        cols = self.columns = Columns(store=store)
+        others = self.others = RowList("others", store)
+        self._entry_others = None
+        stats = self.stats = IndexStats()
+        self.derived_arrays = {}
+        self.derived_meta = {}
+        self.outer_maps = {}
+        self.index_origin = "walk"
         self.builder.unknown_ids = 0
         last = time.monotonic()
         first = True
@@ -292,7 +341,13 @@ class Recording:
                 break
             if ch.outer is None and len(ch.offs) and self.file_size > 0 and src == 0:
                 self._reserve(cols, int(ch.offs[-1]), start_at)
-            cols.append(self.builder.rows(ch, src if src >= 0 else NO_SOURCE))
+            part = self.builder.rows(ch, src if src >= 0 else NO_SOURCE)
+            base = len(cols)
+            stats.add(part["type"], part["attr"], part["time"], len(self.attrs))
+            not_sample = np.flatnonzero(part["type"] != RecordType.SAMPLE)
+            if len(not_sample):
+                others.extend(not_sample + base)
+            cols.append(part)  # last: a reader sees the rows once the rest is in place
             if progress is not None:
                 now = time.monotonic()
                 if now - last >= budget or first:  # the first chunk at once: first screen
@@ -301,9 +356,286 @@ class Recording:
                     progress(len(cols), int(ch.offs[-1]) if ch.outer is None else -1)
         self.unknown_ids = self.builder.unknown_ids
         cols.trim()
+        others.trim()
+        trouble = cols.store_error or others.store_error
+        if trouble:  # a full disk: what was in the store is in memory now; nothing to keep
+            if self.cache is not None:
+                self.cache.note(f"index kept in memory, not cached ({trouble})")
+            self._drop_store()
+        self.outer_maps = {st.spill_src: np.array(st.outer_map, dtype=np.int64).reshape(-1, 2)
+                           for st in self._walker.states if st.spill_src >= 0}
         self.indexed = not self.cancelled
         if progress is not None:
             progress(len(cols), -1)
+
+    def _new_store(self) -> ColumnStore | None:
+        """Where the walk puts its columns: a cache entry in the making, else unlinked
+        temporary files, else (nothing writable) anonymous memory."""
+        if self.cache is not None and self.identity() is not None:
+            store = self.cache.begin()
+            if store is not None:
+                self.store = store
+                return store
+        if not self.mapped:
+            return None
+        try:
+            self.store = ColumnStore.temporary()
+        except OSError:
+            return None
+        return self.store
+
+    def _drop_store(self) -> None:
+        """Forget a store that did not become a cache entry (its maps stay valid)."""
+        if self.store is not None:
+            if self.store.keep:
+                self.store.discard()
+            else:
+                self.store.close()
+            self.store = None
+
+    def scan(self) -> IndexStats:
+        """The totals of every record (:class:`IndexStats`) in one pass that keeps no
+        index; from the cache when it has this recording."""
+        if self.open_cached():
+            return self.stats
+        stats = self.stats = IndexStats()
+        self.builder.unknown_ids = 0
+        for _src, ch in self.chunks():
+            part = self.builder.rows(ch, 0, lean=True)
+            stats.add(part["type"], part["attr"], part["time"], len(self.attrs))
+        self.unknown_ids = self.builder.unknown_ids
+        return stats
+
+    # -- the cache ------------------------------------------------------------------------------
+    def identity(self) -> tuple[str, list[dict[str, Any]]] | None:
+        """(cache key, identity of each file), or None for standard input."""
+        if self._stdin is not None:
+            return None
+        files = []
+        for s in self.sources[: self.n_file_sources]:
+            if not isinstance(s, MmapSource) or s.stat is None or s.path is None:
+                return None
+            files.append(file_identity(s.path, s.stat, s.buf))
+        if self.mode == "directory":
+            files[0]["path"] = os.path.abspath(self.path)
+        return key_of(self.mode, files), files
+
+    def open_cached(self) -> bool:
+        """Take a valid cache entry's totals, errors and small tables (its columns are
+        checked later, by :meth:`build_index`).  False when there is none."""
+        if self._entry is not None:
+            return True
+        if self.cache is None or self.walks:
+            return False
+        ident = self.identity()
+        if ident is None:
+            return False
+        entry = self.cache.lookup(*ident)
+        if entry is None:
+            return False
+        try:
+            self._restore(entry)
+        except _CACHE_ERRORS as e:
+            self._forget_entry(entry, e)
+            return False
+        self._entry = entry
+        return True
+
+    def _restore(self, entry: CachedIndex) -> None:
+        st = entry.state
+        if st["mode"] != self.mode or st["sources"] != self.n_file_sources:
+            raise CacheError("made for another kind of recording")
+        stats = IndexStats.from_json(st["stats"])
+        if stats.records != entry.rows:
+            raise CacheError("totals do not match the row count")
+        for name, spec in entry.arrays.items():
+            if spec["length"] != entry.rows or name == "others":
+                entry.check(name)  # not a row column: checked whole, now
+        others = entry.array("others")
+        if len(others) and (others[-1] >= entry.rows or np.any(np.diff(others) <= 0)
+                            or others[0] < 0):
+            raise CacheError("others: rows out of order")
+        for k, sp in enumerate(st["spills"]):
+            src = int(sp["src"])
+            if src != len(self.sources):
+                raise CacheError("spill sources out of order")
+            m = entry.array(f"spill{k}")
+            self.sources.append(MmapSource(str(sp["name"]), m.data))
+            outer = entry.array(f"outer{k}")
+            self.outer_maps[src] = outer.reshape(-1, 2)
+        self.stats = stats
+        self._entry_others = others
+        self.stream_starts = [int(x) for x in st["stream_starts"]]
+        self.unknown_ids = int(st["unknown_ids"])
+        self.errors.extend(PerfDataError(int(e[0]), str(e[1]), e[2] if e[2] is None
+                                         else str(e[2])) for e in st["errors"])
+        self.derived_meta = dict(entry.meta)
+        self._replay = [tuple(int(x) for x in r) for r in st["replay"]]  # type: ignore[misc]
+        if self.mode == "pipe":
+            self._replay_headers()
+        self.index_origin = "cache"
+
+    def _replay_headers(self) -> None:
+        """Pipe mode: the attrs, features and tracing data come from records; read them
+        again from the file, in order."""
+        self.attrs.clear()
+        self.features.clear()
+        self.feature_errors.clear()
+        for typ, src, pos, size in self._replay:
+            if not 0 <= src < len(self.sources):
+                raise CacheError("replayed record out of range")
+            rec = self.sources[src].read(pos, size)
+            if len(rec) != size or size < 8:
+                raise CacheError("replayed record out of range")
+            if typ == RecordType.HEADER_ATTR:
+                self._on_attr(rec, pos)
+            elif typ == RecordType.HEADER_FEATURE:
+                self._on_feature(rec, pos)
+            elif typ == RecordType.HEADER_TRACING_DATA and size >= 12:
+                n = struct.unpack_from(self.order + "I", rec, 8)[0]
+                self._tracing_names(self.sources[src].read(pos + size, n))
+        self.decoder.set_attrs(self.attrs)
+        self.builder.set_attrs(self.attrs)
+
+    def _load_cached(self, progress: Callable[[int, int], None] | None,
+                     budget: float) -> bool:
+        """Map the entry's columns and check them block by block; rows become visible as
+        their blocks pass.  False (the entry removed) when one does not."""
+        entry = self._entry
+        assert entry is not None
+        try:
+            arrays = {k: entry.array(k) for k in COLUMNS}
+            for k, a in arrays.items():
+                if a.dtype != np.dtype(COLUMNS[k]) or len(a) != entry.rows:
+                    raise CacheError(f"{k}: not a column of this perftui")
+            rowwise = [k for k, sp in entry.arrays.items()
+                       if sp["length"] == entry.rows and k not in arrays and k != "others"]
+            cols = self.columns = Columns.of(arrays, 0)
+            last = time.monotonic()
+            nsrc = len(self.sources)
+            for lo in range(0, entry.rows, BLOCK_ROWS):
+                if self.cancelled:
+                    break
+                hi = min(entry.rows, lo + BLOCK_ROWS)
+                for k in (*arrays, *rowwise):
+                    entry.check(k, lo, hi)
+                src = arrays["src"][lo:hi]
+                if np.any((src >= nsrc) & (src != NO_SOURCE)):
+                    raise CacheError("src: a source this recording does not have")
+                cols.n = hi
+                now = time.monotonic()
+                if progress is not None and (now - last >= budget or lo == 0):
+                    last = now
+                    progress(hi, -1)
+        except _CACHE_ERRORS as e:
+            self._forget_entry(entry, e)
+            return False
+        for k in rowwise:
+            if k.startswith("d."):
+                self.derived_arrays[k[2:]] = entry.array(k)
+        self.indexed = not self.cancelled
+        if progress is not None:
+            progress(len(self.columns), -1)
+        return True
+
+    def _forget_entry(self, entry: CachedIndex, why: BaseException) -> None:
+        """A bad entry: removed, and everything taken from it undone."""
+        assert self.cache is not None
+        self.cache.discard(entry.directory, f"index cache entry for {self.path} was not "
+                           f"usable ({why}): building the index again")
+        entry.close()
+        self._entry = None
+        self._entry_others = None
+        del self.sources[self.n_file_sources:]
+        del self.errors[self._n_open_errors:]
+        self.outer_maps = {}
+        self.stats = IndexStats()
+        self.columns = Columns()
+        self.derived_meta = {}
+        self.derived_arrays = {}
+        self.stream_starts = []
+        self.index_origin = ""
+
+    def save_index(self) -> bool:
+        """Keep the complete index of this walk (and the derived arrays and
+        :attr:`derived_meta` added since) in the cache.  False when it is not kept."""
+        store = self.store
+        ident = self.identity()
+        if (self.cache is None or store is None or not store.keep or ident is None
+                or not self.indexed or self.index_origin != "walk" or self.cancelled):
+            return False
+        key, files = ident
+        n = len(self.columns)
+        arrays: dict[str, np.ndarray] = {k: self.columns[k] for k in COLUMNS}
+        arrays["others"] = self.others.rows
+        spills: list[dict[str, Any]] = []
+        for st in self._walker.states:
+            if st.spill_src < 0 or st.spill is None:
+                continue
+            k = len(spills)
+            spills.append({"src": st.spill_src, "name": st.spill.name})
+            arrays[f"spill{k}"] = np.frombuffer(st.spill.buf, dtype=np.uint8)
+            arrays[f"outer{k}"] = self.outer_maps.get(
+                st.spill_src, np.zeros((0, 2), np.int64)).ravel()
+        for name, a in self.derived_arrays.items():
+            arrays["d." + name] = a
+        t = self.columns["type"]
+        o = self.others.rows
+        heads = o[np.isin(t[o], _REPLAY)] if self.mode == "pipe" else o[:0]
+        c = self.columns
+        replay = [[int(t[i]), int(c["src"][i]), int(c["pos"][i]), int(c["size"][i])]
+                  for i in heads]
+        state = {"mode": self.mode, "sources": self.n_file_sources, "spills": spills,
+                 "stats": self.stats.as_json(), "stream_starts": list(self.stream_starts),
+                 "unknown_ids": self.unknown_ids, "replay": replay,
+                 "errors": [[e.offset, e.message, e.path]
+                            for e in self.errors[self._n_open_errors:][:1000]]}
+        manifest = {"files": files, "rows": n, "state": state, "meta": self.derived_meta}
+        self.store = None
+        return self.cache.commit(store, key, manifest, arrays)
+
+    # -- derived data (the analysis layer names and fills it; the cache keeps it) -------------
+    def derived(self, name: str) -> np.ndarray | None:
+        """A derived array kept with the index (None if there is none)."""
+        a = self.derived_arrays.get(name)
+        if a is not None:
+            return a
+        entry = self._entry
+        if entry is not None and entry.has("d." + name):
+            spec = entry.arrays["d." + name]
+            if spec["length"] != entry.rows:  # checked at open; row arrays once indexed
+                return entry.array("d." + name)
+        return None
+
+    def new_derived(self, name: str, dtype: str | np.dtype, length: int) -> np.ndarray:
+        """A writable array for derived data, mapped from the index store when there is
+        one; :meth:`save_index` keeps it with the index."""
+        a: np.ndarray | None = None
+        if self.store is not None:
+            try:
+                a = self.store.array("d." + name, dtype, length)
+            except OSError:
+                a = None
+        if a is None:
+            a = np.zeros(length, dtype=dtype)
+        self.derived_arrays[name] = a
+        return a
+
+    def rows_of_type(self, *codes: int) -> np.ndarray:
+        """Index rows (of those indexed so far) whose type is one of ``codes``.
+
+        Records that are not samples are listed apart while indexing, so asking for them
+        looks at that short list, not at every row.
+        """
+        n = len(self.columns)
+        t = self.columns["type"]
+        if RecordType.SAMPLE not in codes:
+            o = self._entry_others if self._entry_others is not None else self.others.rows
+            o = o[: int(np.searchsorted(o, n))]
+            return o[np.isin(t[o], codes)]
+        parts = [np.flatnonzero(np.isin(t[lo:lo + SCAN_BLOCK], codes)) + lo
+                 for lo in range(0, n, SCAN_BLOCK)]
+        return np.concatenate(parts) if parts else np.empty(0, np.int64)
 
     def _reserve(self, cols: Columns, done_at: int, start_at: int) -> None:
         """Grow the columns to the record count the bytes read so far predict.
@@ -331,7 +663,9 @@ class Recording:
                              "spill=False)")
         return self.sources[src].read(pos, size)
 
-    def _outer_map(self, src: int) -> list[tuple[int, int]]:
+    def _outer_map(self, src: int) -> list[tuple[int, int]] | np.ndarray:
+        if src in self.outer_maps:
+            return self.outer_maps[src]
         w = getattr(self, "_walker", None)
         for st in (w.states if w else []):
             if st.spill_src == src:
@@ -349,12 +683,12 @@ class Recording:
         src = c["src"][rows]
         out: np.ndarray = c["pos"][rows].copy()
         for s in np.unique(src):
-            m = self._outer_map(int(s)) if s != NO_SOURCE else []
-            if not m:
+            m = np.asarray(self._outer_map(int(s)) if s != NO_SOURCE else [],
+                           dtype=np.int64).reshape(-1, 2)
+            if not len(m):
                 continue
             sel = np.nonzero(src == s)[0]
-            keys = np.array([k for k, _ in m], dtype=np.int64)
-            vals = np.array([v for _, v in m], dtype=np.int64)
+            keys, vals = m[:, 0], m[:, 1]
             j = np.maximum(np.searchsorted(keys, out[sel], side="right") - 1, 0)
             out[sel] = vals[j]
         return out
@@ -413,6 +747,7 @@ class Recording:
     def close(self) -> None:
         for s in self.sources:
             s.close()
+        self._drop_store()
 
     # -- summaries ------------------------------------------------------------------------------
     def feature(self, f: int, default: Any = None) -> Any:
@@ -420,12 +755,13 @@ class Recording:
         return default if f in self.feature_errors else v
 
 
-def open_recording(path: str | os.PathLike[str], spill: bool = True) -> Recording:
-    """Open ``path`` ("-" for standard input)."""
+def open_recording(path: str | os.PathLike[str], spill: bool = True,
+                   cache: IndexCache | None = None, mapped: bool = False) -> Recording:
+    """Open ``path`` ("-" for standard input); see :class:`Recording` for the rest."""
     p = str(path)
     if p != "-" and not os.path.exists(p):
         raise NotPerfData(0, "no such file", p)
-    return Recording(Path(p) if p != "-" else None, spill=spill)
+    return Recording(Path(p) if p != "-" else None, spill=spill, cache=cache, mapped=mapped)
 
 
 __all__ = ["RecordType", "Recording", "detect", "open_recording"]

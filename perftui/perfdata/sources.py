@@ -28,15 +28,21 @@ class MmapSource(Source):
         self.name = name
         self.buf = buf
         self._owned = owned
+        self.stat: os.stat_result | None = None  # of the file mapped (by open)
+        self.path: str | None = None
 
     @classmethod
     def open(cls, path: str, name: str) -> MmapSource:
         """Map ``path``; raises OSError.  An empty file maps to no bytes."""
         with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size == 0:
-                return cls(name, memoryview(b""))
-            m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        return cls(name, memoryview(m), m)
+            st = os.fstat(f.fileno())
+            if st.st_size == 0:
+                src = cls(name, memoryview(b""))
+            else:
+                m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                src = cls(name, memoryview(m), m)
+        src.stat, src.path = st, path
+        return src
 
     def read(self, pos: int, size: int) -> bytes:
         return bytes(self.buf[pos:pos + size])

@@ -1,0 +1,89 @@
+"""Index columns in files mapped shared, not in anonymous memory.
+
+A column is one file ``NAME.col`` of a store directory, mapped read-write; it grows by
+extending the file and mapping it again (nothing is copied: the old map's pages are the
+same file pages), and its pages belong to the page cache, so the process's anonymous
+memory does not grow with the recording.  A store is either *kept* (its files stay, to
+become a cache entry) or *anonymous* (each file is unlinked as soon as it is open: nothing
+is left behind, even after a crash).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+import os
+import shutil
+import tempfile
+
+import numpy as np
+
+
+class ColumnStore:
+    """Column files in ``directory``; ``keep`` False unlinks each file once it is open."""
+
+    def __init__(self, directory: str, keep: bool) -> None:
+        self.directory = directory
+        self.keep = keep
+        self._fds: dict[str, int] = {}
+
+    @classmethod
+    def temporary(cls, parent: str | None = None) -> ColumnStore:
+        """An anonymous store in a new directory under ``parent`` (default: TMPDIR)."""
+        d = tempfile.mkdtemp(prefix="perftui-index-", dir=parent)
+        store = cls(d, keep=False)
+        return store
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.directory, name + ".col")
+
+    def _fd(self, name: str) -> int:
+        fd = self._fds.get(name)
+        if fd is None:
+            fd = os.open(self.path(name), os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+                         0o600)
+            if not self.keep:
+                os.unlink(self.path(name))
+            self._fds[name] = fd
+        return fd
+
+    def array(self, name: str, dtype: np.dtype | str, rows: int) -> np.ndarray:
+        """Column ``name`` sized to ``rows`` rows (its file grown or cut to fit), mapped.
+
+        Earlier arrays of the column stay valid over the rows they share with the file.
+        """
+        dt = np.dtype(dtype)
+        fd = self._fd(name)
+        nbytes = rows * dt.itemsize
+        old = os.fstat(fd).st_size
+        os.ftruncate(fd, nbytes)
+        if nbytes > old:
+            # reserve the blocks now: on a full disk this raises OSError (ENOSPC); writing
+            # into a map of a sparse file would kill the process with SIGBUS instead
+            os.posix_fallocate(fd, old, nbytes - old)
+        if nbytes == 0:
+            return np.empty(0, dt)
+        m = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        return np.frombuffer(m, dtype=dt)
+
+    def nbytes(self) -> int:
+        """Bytes the column files take on disk."""
+        return sum(os.fstat(fd).st_blocks * 512 for fd in self._fds.values())
+
+    def names(self) -> list[str]:
+        return list(self._fds)
+
+    def discard(self) -> None:
+        """Close the files and remove the directory (maps in use stay valid)."""
+        self.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def close(self) -> None:
+        """Close the files (maps still in use stay valid); an anonymous store's directory
+        goes too."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+        if not self.keep:
+            with contextlib.suppress(OSError):
+                os.rmdir(self.directory)

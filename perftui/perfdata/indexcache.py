@@ -1,0 +1,453 @@
+"""The persistent index cache: a complete index kept on disk and mapped on the next open.
+
+An entry is a directory ``<cache>/<key>/`` of column files (``NAME.col``, raw numpy
+arrays) and a ``manifest``.  The key hashes the recording's identity: device, inode,
+size and mtime of each of its files, an xxh3 hash of each file's first and last 64 KiB,
+and :data:`FORMAT_VERSION`.  A rewritten, touched, grown or replaced file gets a new key;
+a change that keeps all of these (same size, mtime set back, bytes changed only in the
+middle) is not seen, as with make or ccache.
+
+Nothing in an entry is trusted: the manifest carries an xxh3-128 of itself and one per
+block of every array (``BLOCK_ROWS`` rows), and the reader checks each block before the
+rows in it are used; a bad entry is removed and the index is built again.  Entries are
+written under a temporary name and renamed into place (two writers: one wins, the other's
+work is dropped; a reader never sees half an entry).  The cache is bounded (``limit``
+bytes; least recently used entries go first).  A cache that cannot be written (read-only,
+full) leaves perftui working without it, and says so once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from .colstore import ColumnStore
+
+FORMAT_VERSION = 1  # bump whenever the columns, their meaning or the manifest change
+MAGIC = "perftui-index"
+HEAD_TAIL = 64 << 10  # bytes hashed at each end of each file
+BLOCK_ROWS = 1 << 20  # rows per checksum block
+SMALL_BLOCK = 64 << 20  # bytes per checksum block of arrays that are not row columns
+MANIFEST_MAX = 64 << 20
+DEFAULT_LIMIT = 20 << 30
+ENV_DIR = "PERFTUI_CACHE_DIR"
+ENV_LIMIT = "PERFTUI_CACHE_LIMIT"
+DTYPES = frozenset({"|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8", "<f8",
+                    ">u2", ">i2", ">u4", ">i4", ">u8", ">i8", ">f8"})
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
+_KEY = re.compile(r"[0-9a-f]{32}\Z")
+_ORPHAN_AGE = 24 * 3600
+
+
+class CacheError(Exception):
+    """A cache entry that cannot be used (why, in words)."""
+
+
+def default_dir() -> str:
+    """``$PERFTUI_CACHE_DIR``, else ``$XDG_CACHE_HOME/perftui``, else ``~/.cache/perftui``."""
+    env = os.environ.get(ENV_DIR)
+    if env:
+        return env
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "perftui")
+
+
+def parse_size(text: str) -> int:
+    """``"20G"``, ``"512M"``, ``"4096"`` -> bytes; raises ValueError."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)i?[bB]?\s*", text)
+    if not m:
+        raise ValueError(f"bad size {text!r} (expected e.g. 20G, 512M)")
+    scale = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}[m.group(2).lower()]
+    return int(float(m.group(1)) * scale)
+
+
+def default_limit() -> int:
+    env = os.environ.get(ENV_LIMIT)
+    return parse_size(env) if env else DEFAULT_LIMIT
+
+
+def file_identity(path: str, st: os.stat_result, buf: memoryview | bytes) -> dict[str, Any]:
+    """What says "this is the same file": stat fields and a hash of both ends."""
+    h = xxhash.xxh3_128()
+    h.update(buf[:HEAD_TAIL])
+    if len(buf) > HEAD_TAIL:
+        h.update(buf[max(HEAD_TAIL, len(buf) - HEAD_TAIL):])
+    return {"path": os.path.abspath(path), "dev": st.st_dev, "ino": st.st_ino,
+            "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ends": h.hexdigest()}
+
+
+def key_of(mode: str, files: list[dict[str, Any]]) -> str:
+    """The entry name of a recording (its path is not part of it: links share an entry)."""
+    ident = [{k: f[k] for k in ("dev", "ino", "size", "mtime_ns", "ends")} for f in files]
+    text = json.dumps({"format": FORMAT_VERSION, "mode": mode, "files": ident},
+                      sort_keys=True)
+    return xxhash.xxh3_128_hexdigest(text.encode())
+
+
+def _hash_blocks(buf: memoryview, block: int) -> list[str]:
+    return [xxhash.xxh3_128_hexdigest(buf[lo:lo + block])
+            for lo in range(0, len(buf), block)] or [xxhash.xxh3_128_hexdigest(b"")]
+
+
+def _dir_bytes(path: str) -> int:
+    total = 0
+    try:
+        with os.scandir(path) as it:
+            for e in it:
+                with contextlib.suppress(OSError):
+                    total += e.stat(follow_symlinks=False).st_blocks * 512
+    except OSError:
+        pass
+    return total
+
+
+@dataclass
+class EntryInfo:
+    """One entry as ``perftui cache --list`` shows it."""
+
+    key: str
+    path: str
+    records: int
+    nbytes: int
+    last_used: float
+    ok: bool
+
+
+class CachedIndex:
+    """A cache entry whose manifest checked out; its arrays are checked block by block."""
+
+    def __init__(self, directory: str, manifest: dict[str, Any]) -> None:
+        self.directory = directory
+        self.manifest = manifest
+        self.rows = int(manifest["rows"])
+        self.arrays: dict[str, dict[str, Any]] = manifest["arrays"]
+        self._maps: dict[str, np.ndarray] = {}
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.manifest["state"]
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return self.manifest["meta"]
+
+    def has(self, name: str) -> bool:
+        return name in self.arrays
+
+    def array(self, name: str) -> np.ndarray:
+        """Array ``name`` mapped read-only (not checked: see :meth:`check`)."""
+        a = self._maps.get(name)
+        if a is not None:
+            return a
+        spec = self.arrays.get(name)
+        if spec is None:
+            raise CacheError(f"no array {name!r}")
+        dt = np.dtype(spec["dtype"])
+        path = os.path.join(self.directory, name + ".col")
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+            if not _is_regular(st):
+                raise CacheError(f"{name}: not a regular file")
+            if st.st_size != spec["length"] * dt.itemsize:
+                raise CacheError(f"{name}: {st.st_size} bytes, the manifest says "
+                                 f"{spec['length'] * dt.itemsize}")
+            if st.st_size == 0:
+                a = np.empty(0, dt)
+            else:
+                import mmap
+
+                m = mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ)
+                a = np.frombuffer(m, dtype=dt)
+        finally:
+            os.close(fd)
+        self._maps[name] = a
+        return a
+
+    def _block(self, name: str) -> int:
+        spec = self.arrays[name]
+        return int(spec["block"])
+
+    def check(self, name: str, lo: int = 0, hi: int | None = None) -> None:
+        """Check the blocks of ``name`` that hold elements [lo, hi); raises CacheError."""
+        spec = self.arrays[name]
+        a = self.array(name)
+        hi = len(a) if hi is None else min(hi, len(a))
+        block = self._block(name)  # elements per block
+        blocks = spec["blocks"]
+        if len(blocks) != max(1, -(-len(a) // block)):
+            raise CacheError(f"{name}: {len(blocks)} checksums for {len(a)} elements")
+        raw = a.view(np.uint8).data if len(a) else memoryview(b"")
+        size = a.dtype.itemsize
+        for b in range(lo // block, max(lo // block + 1, -(-hi // block))):
+            part = raw[b * block * size:(b + 1) * block * size]
+            if xxhash.xxh3_128_hexdigest(part) != blocks[b]:
+                raise CacheError(f"{name}: block {b} does not match its checksum")
+
+    def close(self) -> None:
+        self._maps.clear()
+
+
+def _is_regular(st: os.stat_result) -> bool:
+    import stat
+
+    return stat.S_ISREG(st.st_mode)
+
+
+class IndexCache:
+    """The cache directory: look up, write, bound and list entries."""
+
+    def __init__(self, directory: str | None = None, limit: int | None = None) -> None:
+        self.directory = os.path.abspath(directory or default_dir())
+        self.limit = default_limit() if limit is None else limit
+        self.notes: list[str] = []
+        self._writable: bool | None = None
+
+    def note(self, message: str) -> None:
+        """Remember something the user should hear once (read-only cache, bad entry...)."""
+        if message not in self.notes:
+            self.notes.append(message)
+
+    def entry_dir(self, key: str) -> str:
+        return os.path.join(self.directory, key)
+
+    # -- reading ------------------------------------------------------------------------
+    def lookup(self, key: str, files: list[dict[str, Any]]) -> CachedIndex | None:
+        """The entry of ``key`` if its manifest checks out and names the same files; a bad
+        entry is removed (and noted)."""
+        d = self.entry_dir(key)
+        if not os.path.isdir(d):
+            return None
+        try:
+            manifest = read_manifest(os.path.join(d, "manifest"))
+            check_manifest(manifest, key, files)
+        except (CacheError, OSError, ValueError, KeyError, TypeError) as e:
+            self.discard(d, f"index cache entry for {files[0]['path']} was not usable "
+                            f"({_why(e)}): building the index again")
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(os.path.join(d, "manifest"))  # the LRU clock
+        return CachedIndex(d, manifest)
+
+    def discard(self, directory: str, why: str | None = None) -> None:
+        """Remove an entry (renamed away first: no reader sees it half removed)."""
+        if why:
+            self.note(why)
+        trash = os.path.join(self.directory, f".trash-{os.getpid()}-{os.urandom(4).hex()}")
+        try:
+            os.rename(directory, trash)
+        except OSError:
+            return
+        shutil.rmtree(trash, ignore_errors=True)
+
+    # -- writing ------------------------------------------------------------------------
+    def begin(self) -> ColumnStore | None:
+        """A store for a new entry's columns (a temporary directory in the cache), or
+        None when the cache cannot be written (noted)."""
+        try:
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            self._sweep()
+            d = os.path.join(self.directory, f".tmp-{os.getpid()}-{os.urandom(4).hex()}")
+            os.mkdir(d, 0o700)
+        except OSError as e:
+            self.note(f"index cache off: cannot write in {self.directory} ({_why(e)})")
+            return None
+        return ColumnStore(d, keep=True)
+
+    def commit(self, store: ColumnStore, key: str, manifest: dict[str, Any],
+               arrays: dict[str, np.ndarray]) -> bool:
+        """Checksum ``arrays`` (files of ``store``, or written into it now), write the
+        manifest and rename the store into place as entry ``key``; then keep the cache
+        under its limit.  False (noted) when the entry is not kept."""
+        try:
+            specs = {}
+            for name, a in arrays.items():
+                if not _NAME.match(name):
+                    raise ValueError(f"bad array name {name!r}")
+                a = np.ascontiguousarray(a)
+                path = store.path(name)
+                if name not in store.names() and not os.path.exists(path):
+                    with open(path, "wb") as f:
+                        f.write(a.view(np.uint8).data if len(a) else b"")
+                block = BLOCK_ROWS if manifest["rows"] == len(a) else max(
+                    1, SMALL_BLOCK // a.dtype.itemsize)
+                raw = a.view(np.uint8).data if len(a) else memoryview(b"")
+                specs[name] = {"dtype": a.dtype.str, "length": len(a), "block": block,
+                               "blocks": _hash_blocks(raw, block * a.dtype.itemsize)}
+            manifest = {**manifest, "magic": MAGIC, "format": FORMAT_VERSION, "key": key,
+                        "arrays": specs, "created": time.time()}
+            size = sum(a.nbytes for a in arrays.values())
+            if size > self.limit:
+                self.note(f"index not kept: {size / 1e6:.0f} MB is more than the cache limit "
+                          f"({self.limit / 1e6:.0f} MB; {ENV_LIMIT} sets it)")
+                store.discard()
+                return False
+            write_manifest(os.path.join(store.directory, "manifest"), manifest)
+            store.close()
+            target = self.entry_dir(key)
+            try:
+                os.rename(store.directory, target)
+            except OSError:  # another process wrote this entry first: keep theirs
+                shutil.rmtree(store.directory, ignore_errors=True)
+                return False
+        except OSError as e:
+            self.note(f"index not kept in {self.directory} ({_why(e)})")
+            store.discard()
+            return False
+        self._forget_replaced(key, manifest["files"][0]["path"])
+        self.evict(keep=key)
+        return True
+
+    def _forget_replaced(self, key: str, path: str) -> None:
+        """Entries of an earlier file of the same name (rewritten, replaced) go."""
+        for e in self.entries():
+            if e.key != key and e.path == path:
+                self.discard(self.entry_dir(e.key))
+
+    def evict(self, keep: str | None = None) -> None:
+        """Remove least recently used entries until the cache is within its limit."""
+        entries = sorted(self.entries(), key=lambda e: e.last_used)
+        total = sum(e.nbytes for e in entries)
+        for e in entries:
+            if total <= self.limit:
+                break
+            if e.key == keep:
+                continue
+            self.discard(self.entry_dir(e.key))
+            total -= e.nbytes
+
+    def _sweep(self) -> None:
+        """Remove temporary directories that no running perftui owns."""
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return
+        now = time.time()
+        for n in names:
+            m = re.fullmatch(r"\.(tmp|trash)-(\d+)-[0-9a-f]+", n)
+            if not m:
+                continue
+            p = os.path.join(self.directory, n)
+            pid = int(m.group(2))
+            try:
+                old = now - os.stat(p).st_mtime > _ORPHAN_AGE
+            except OSError:
+                continue
+            if old or not _alive(pid):
+                shutil.rmtree(p, ignore_errors=True)
+
+    # -- listing ------------------------------------------------------------------------
+    def entries(self) -> list[EntryInfo]:
+        out = []
+        try:
+            names = sorted(os.listdir(self.directory))
+        except OSError:
+            return []
+        for n in names:
+            if not _KEY.match(n):
+                continue
+            d = self.entry_dir(n)
+            try:
+                mpath = os.path.join(d, "manifest")
+                used = os.stat(mpath).st_mtime
+                m = read_manifest(mpath)
+                path, rows, ok = str(m["files"][0]["path"]), int(m["rows"]), True
+            except (CacheError, OSError, ValueError, KeyError, TypeError, IndexError):
+                used, path, rows, ok = 0.0, "?", 0, False
+            out.append(EntryInfo(n, path, rows, _dir_bytes(d), used, ok))
+        return out
+
+    def clear(self) -> int:
+        """Remove every entry (and leftover temporary directories); returns how many."""
+        n = 0
+        for e in self.entries():
+            self.discard(self.entry_dir(e.key))
+            n += 1
+        self._sweep()
+        return n
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _why(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    return str(e) or type(e).__name__
+
+
+# -- the manifest: one line "perftui-index FORMAT XXH3" then JSON ----------------------------
+def write_manifest(path: str, manifest: dict[str, Any]) -> None:
+    body = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    head = f"{MAGIC} {FORMAT_VERSION} {xxhash.xxh3_128_hexdigest(body)}\n".encode()
+    with open(path, "wb") as f:
+        f.write(head + body)
+
+
+def read_manifest(path: str) -> dict[str, Any]:
+    """The manifest at ``path``; raises CacheError when it is not one of this version or
+    does not match its checksum."""
+    with open(path, "rb") as f:
+        data = f.read(MANIFEST_MAX + 1)
+    if len(data) > MANIFEST_MAX:
+        raise CacheError("manifest too large")
+    head, _, body = data.partition(b"\n")
+    parts = head.split()
+    if len(parts) != 3 or parts[0] != MAGIC.encode():
+        raise CacheError("not a perftui index manifest")
+    if parts[1] != str(FORMAT_VERSION).encode():
+        raise CacheError(f"index format {parts[1].decode(errors='replace')}, this perftui "
+                         f"writes {FORMAT_VERSION}")
+    if xxhash.xxh3_128_hexdigest(body).encode() != parts[2]:
+        raise CacheError("manifest does not match its checksum")
+    m = json.loads(body)
+    if not isinstance(m, dict):
+        raise CacheError("manifest is not an object")
+    return m
+
+
+def check_manifest(m: dict[str, Any], key: str, files: list[dict[str, Any]]) -> None:
+    """Raise CacheError unless ``m`` is a well-formed entry for these very files."""
+    if m.get("magic") != MAGIC or m.get("format") != FORMAT_VERSION or m.get("key") != key:
+        raise CacheError("manifest of another entry or version")
+    mine = [{k: f[k] for k in ("dev", "ino", "size", "mtime_ns", "ends")} for f in files]
+    theirs = [{k: f.get(k) for k in ("dev", "ino", "size", "mtime_ns", "ends")}
+              for f in m.get("files", [])]
+    if mine != theirs:
+        raise CacheError("made for another file")
+    rows = m.get("rows")
+    if not isinstance(rows, int) or rows < 0:
+        raise CacheError("bad row count")
+    arrays = m.get("arrays")
+    if not isinstance(arrays, dict):
+        raise CacheError("no arrays")
+    for name, spec in arrays.items():
+        if not _NAME.match(str(name)) or not isinstance(spec, dict):
+            raise CacheError(f"bad array name {name!r}")
+        if spec.get("dtype") not in DTYPES:
+            raise CacheError(f"{name}: bad dtype")
+        length, block, blocks = spec.get("length"), spec.get("block"), spec.get("blocks")
+        if not (isinstance(length, int) and length >= 0 and isinstance(block, int)
+                and block > 0 and isinstance(blocks, list)
+                and all(isinstance(b, str) for b in blocks)):
+            raise CacheError(f"{name}: bad shape")
+    if not isinstance(m.get("state"), dict) or not isinstance(m.get("meta"), dict):
+        raise CacheError("no state")
