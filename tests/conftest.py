@@ -8,17 +8,25 @@ run that silently skipped its oracles would prove nothing.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
+
+# The CLI and the browser keep complete indexes in a cache: the tests' go to a directory of
+# their own (subprocesses inherit it), removed at the end, never to ~/.cache/perftui.
+_CACHE_DIR = tempfile.mkdtemp(prefix="perftui-test-cache-")
+os.environ["PERFTUI_CACHE_DIR"] = _CACHE_DIR
+atexit.register(shutil.rmtree, _CACHE_DIR, True)
 
 # UI tests: no animations (stable snapshots).  Textual reads this when it is first imported,
 # which a pytest plugin may have done already: the fixture below covers that case.

@@ -8,6 +8,7 @@ options of the commands all become one :class:`Filter`, applied to index rows wi
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -66,10 +67,14 @@ class Filter:
                                                   min(time_range[1], self.time[1]))
         return replace(self, time=t)
 
-    def mask(self, rec: Recording, rows: np.ndarray,
-             ctx: FilterContext | None = None) -> np.ndarray:
-        """Boolean mask over index ``rows``: True where the record passes."""
-        c = rec.columns
+    def mask(self, rec: Recording, rows: np.ndarray, ctx: FilterContext | None = None,
+             cols: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+        """Boolean mask over index ``rows``: True where the record passes.
+
+        ``cols``: other columns than the index's (a walk's chunk, read without an index;
+        ``section`` then matches nothing).
+        """
+        c = rec.columns if cols is None else cols
         m = np.ones(len(rows), dtype=bool)
         if self.time is not None:
             t = c["time"][rows]
@@ -82,19 +87,20 @@ class Filter:
         if self.attr is not None:
             m &= c["attr"][rows] == self.attr
         if self.comm is not None:
-            m &= self._comm_mask(rec, rows, ctx)
-        if self.section is not None:
+            m &= self._comm_mask(c["tid"][rows], ctx)
+        if self.section is not None and cols is not None:
+            m[:] = False
+        elif self.section is not None:
             m &= self._section_mask(rec, rows, m, ctx)
         return m
 
-    def _comm_mask(self, rec: Recording, rows: np.ndarray,
-                   ctx: FilterContext | None) -> np.ndarray:
+    def _comm_mask(self, tids_of_rows: np.ndarray, ctx: FilterContext | None) -> np.ndarray:
         if ctx is None or ctx.comms is None:  # names not known yet: nothing matches
-            return np.zeros(len(rows), dtype=bool)
+            return np.zeros(len(tids_of_rows), dtype=bool)
         want = (self.comm or "").lower()
         tids = [tid for tid, (_t, names) in ctx.comms.by_tid.items()
                 if any(want in nm.lower() for nm in names)]
-        return np.isin(rec.columns["tid"][rows], tids)
+        return np.isin(tids_of_rows, tids)
 
     def _section_mask(self, rec: Recording, rows: np.ndarray, m: np.ndarray,
                       ctx: FilterContext | None) -> np.ndarray:

@@ -10,12 +10,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..perfdata import Recording
+from ..perfdata import Feature, Recording
 from ..symbols.modfiles import ModuleFiles
 from ..symbols.sectionmap import SectionMap, build_section_map
 from ..symbols.symtable import NO_SYMBOL
 from .filters import Filter, FilterContext
-from .sections import SectionCounts, count_sections
+from .sections import (
+    SectionCounts,
+    count_sections,
+    keep_section_map,
+    kept_counts,
+    kept_section_map,
+    stream_sections,
+)
 
 
 @dataclass
@@ -30,14 +37,14 @@ class SectionReport:
     def symbol_counts(self, entry: int) -> list[tuple[str, int]]:
         """(symbol, samples) in one section entry, by count; needs the module file."""
         e = self.smap.entries[entry]
-        ips = self.counts.ips_of(entry)
+        ips, weights = self.counts.ip_counts(entry)
         if not len(ips):
             return []
         mf = self.files.get(e.module, e.path)
         if mf is None or e.section is None or e.section not in mf.sections:
-            return [(NO_SYMBOL, len(ips))]
+            return [(NO_SYMBOL, int(weights.sum()))]
         offsets = ips - np.uint64(e.start)
-        return mf.symbols(e.section).counts(offsets)
+        return mf.symbols(e.section).counts(offsets, weights)
 
     def symbol_of(self, entry: int, ips: np.ndarray) -> list[str]:
         """``symbol+0xoff`` for each ip of an entry (``[module]section+0xoff`` when unknown),
@@ -61,6 +68,35 @@ class SectionReport:
         """Find and load every module file of the map now (slow: a worker calls this)."""
         for e in self.smap.entries:
             self.files.get(e.module, e.path)
+
+
+def kept_section_report(rec: Recording, modules_dirs: list[str] | None = None
+                        ) -> SectionReport | None:
+    """The unfiltered report from what the index keeps (a cache entry: no pass over its
+    rows, nor a check of them); None when it keeps no report."""
+    kept = kept_section_map(rec)
+    if kept is None:
+        return None
+    smap, build_ids = kept
+    counts = kept_counts(rec, smap)
+    if counts is None:
+        return None
+    files = ModuleFiles(list(modules_dirs or []), rec.feature(Feature.OSRELEASE), build_ids)
+    return SectionReport(rec, smap, counts, files)
+
+
+def keep_report(rec: Recording, rep: SectionReport) -> None:
+    """Keep an unfiltered report's map, build ids and counts with the index."""
+    keep_section_map(rec, rep.smap, rep.files.build_ids)
+
+
+def streamed_section_report(rec: Recording, modules_dirs: list[str] | None = None,
+                            flt: Filter | None = None) -> SectionReport:
+    """The report of a recording without an index, counted in one walk (constant memory;
+    its sections cannot list their samples)."""
+    s = stream_sections(rec, flt)
+    files = ModuleFiles.of(rec, modules_dirs, build_id_records=s.build_id_records)
+    return SectionReport(rec, s.smap, s.counts, files)
 
 
 def section_report(rec: Recording, modules_dirs: list[str] | None = None,

@@ -1,88 +1,348 @@
-"""Sample counts per module section (and the rows behind them), vectorised with numpy."""
+"""Sample counts per module section, vectorised with numpy, in memory that does not grow
+with the recording.
+
+Two ways to count:
+
+* over an index (:func:`count_sections`): each row's section (:func:`section_owner`, one
+  small integer per row, kept with the index and in the cache) is worked out once;
+  counting under a filter is then a pass over columns, in blocks;
+* while walking a recording that has no index (:func:`stream_sections`): the kernel
+  samples' ips are counted by (ip, event) as they go by, and looked up in the section map
+  at the end (memory grows with the distinct ips, not with the records).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..perfdata import Recording, RecordType
 from ..perfdata.constants import Misc
-from ..symbols.sectionmap import SectionMap
+from ..symbols.sectionmap import (
+    MapRecord,
+    SectionEntry,
+    SectionMap,
+    build_section_map,
+    is_map_record,
+)
 from .filters import Filter, FilterContext
+
+BLOCK = 1 << 20  # rows per pass: bounds the temporary arrays
+OWNER_NAME = "sections.owner"
+COUNTS_NAME = "sections.counts"
+NOT_KERNEL = -2  # section_owner of a row that is not a kernel-mode SAMPLE
+OUTSIDE = -1  # ... of a kernel sample inside no section
 
 
 @dataclass
 class SectionCounts:
     """Counts of the samples that passed a filter.
 
-    ``per_entry[k]`` counts kernel-mode samples whose ip lies in entry *k* of the map;
-    ``kernel_rows``/``kernel_owner`` keep, for every kernel sample, its index row and
-    owning entry (-1: inside no module section), for drill-downs.
+    ``per_entry[k]``: kernel-mode samples whose ip lies in entry *k* of the map;
+    ``per_event[k, a]``: the same per event (attr index).  Samples of one entry can be
+    listed (:meth:`rows_of`) when the counts come from an index.
     """
 
     rec: Recording
     per_entry: np.ndarray
-    kernel_rows: np.ndarray
-    kernel_owner: np.ndarray
+    per_event: np.ndarray
+    kernel_samples: int
+    unattributed_kernel_samples: int
     user_samples: int
     other_samples: int
-
-    @property
-    def kernel_samples(self) -> int:
-        return len(self.kernel_rows)
-
-    @property
-    def unattributed_kernel_samples(self) -> int:
-        return int(np.count_nonzero(self.kernel_owner < 0))
+    flt: Filter | None = None
+    ctx: FilterContext | None = None
+    smap: SectionMap | None = None  # set when the counts come from an index
+    # without an index: distinct kernel ips, their entry and their sample counts
+    ips: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
+    ip_owner: np.ndarray = field(default_factory=lambda: np.empty(0, np.int32))
+    ip_counts_: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
     def by_event(self, entry: int) -> np.ndarray:
         """Samples of one entry per attr (event) index."""
-        attrs = self.rec.columns["attr"][self.rows_of(entry)].astype(np.int64)
-        n = len(self.rec.attrs)
-        return np.bincount(attrs[(attrs >= 0) & (attrs < n)], minlength=n)
+        return self.per_event[entry]
 
     def rows_of(self, entry: int) -> np.ndarray:
-        rows: np.ndarray = self.kernel_rows[self.kernel_owner == entry].astype(np.int64)
-        return rows
+        """Index rows of the samples in ``entry`` that pass the filter (needs the index)."""
+        if self.smap is None:
+            raise ValueError("the samples of a section are listed from an index")
+        owner = section_owner(self.rec, self.smap)
+        parts = []
+        for lo in range(0, len(owner), BLOCK):
+            rows = np.flatnonzero(owner[lo:lo + BLOCK] == entry) + lo
+            if len(rows) and self.flt is not None and not self.flt.empty:
+                rows = rows[self.flt.mask(self.rec, rows, self.ctx)]
+            parts.append(rows)
+        return np.concatenate(parts) if parts else np.empty(0, np.int64)
 
     def ips_of(self, entry: int) -> np.ndarray:
         """The ips of one entry's samples, read back from the recording."""
         return self.rec.sample_values(self.rows_of(entry), "ip")
 
+    def ip_counts(self, entry: int) -> tuple[np.ndarray, np.ndarray]:
+        """(distinct ips, samples at each) of one entry."""
+        if self.smap is None:
+            sel = self.ip_owner == entry
+            ips, inv = np.unique(self.ips[sel], return_inverse=True)
+            return ips, np.bincount(inv, weights=self.ip_counts_[sel],
+                                    minlength=len(ips)).astype(np.int64)
+        ips, counts = np.unique(self.ips_of(entry), return_counts=True)
+        return ips, counts.astype(np.int64)
 
-BLOCK = 1 << 20  # samples per gather: bounds the temporary arrays
+
+def map_signature(smap: SectionMap) -> str:
+    """What identifies the entries of a map (a kept owner column is valid for it only)."""
+    text = json.dumps([[e.module, e.section, e.start, e.end, e.source]
+                       for e in smap.entries])
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-def count_sections(rec: Recording, smap: SectionMap,
-                   flt: Filter | None = None,
-                   ctx: FilterContext | None = None) -> SectionCounts:
-    """Kernel samples per section entry; user and other cpumodes counted apart.
-
-    Works through the index in blocks, so the temporaries stay small whatever its size.
-    """
+def section_owner(rec: Recording, smap: SectionMap) -> np.ndarray:
+    """Per index row: the map entry holding a kernel-mode SAMPLE's ip, OUTSIDE (-1) for
+    one in no section, NOT_KERNEL (-2) for every other row.  Worked out once (ips read
+    back in blocks) and kept with the index."""
+    n = len(rec.columns)
+    sig = map_signature(smap)
+    kept = rec.derived(OWNER_NAME)
+    meta = rec.derived_meta.get(OWNER_NAME)
+    if (kept is not None and len(kept) == n and isinstance(meta, dict)
+            and meta.get("map") == sig and meta.get("rows") == n):
+        return kept
     c = rec.columns
-    n = len(c)
-    small = np.int32 if n < 2**31 else np.int64
-    kernel_parts, owner_parts = [], []
-    user = other = 0
+    out = rec.new_derived(OWNER_NAME, "i2" if len(smap.entries) < 32000 else "i4", n)
     for lo in range(0, n, BLOCK):
         hi = min(n, lo + BLOCK)
-        rows = np.nonzero(c["type"][lo:hi] == RecordType.SAMPLE)[0] + lo
-        if flt is not None and not flt.empty:
-            rows = rows[flt.mask(rec, rows, ctx)]
+        o = out[lo:hi]
+        o[:] = NOT_KERNEL
+        k = np.flatnonzero((c["type"][lo:hi] == RecordType.SAMPLE)
+                           & (c["cpumode"][lo:hi] == Misc.KERNEL))
+        o[k] = smap.lookup(rec.sample_values(k + lo, "ip"))
+    rec.derived_meta[OWNER_NAME] = {"map": sig, "rows": n}
+    return out
+
+
+def count_sections(rec: Recording, smap: SectionMap, flt: Filter | None = None,
+                   ctx: FilterContext | None = None) -> SectionCounts:
+    """Kernel samples per section entry of an index; user and other cpumodes apart.
+
+    Unfiltered counts are kept with the index (and in the cache): a reopened recording
+    shows them without a pass over its rows.
+    """
+    plain = flt is None or flt.empty
+    na = len(rec.attrs)
+    ne = len(smap.entries)
+    if plain:
+        kept = kept_counts(rec, smap)
+        if kept is not None:
+            return kept
+    owner = section_owner(rec, smap)
+    c = rec.columns
+    n = len(owner)
+    per_event = np.zeros(ne * max(na, 1), np.int64)
+    per_entry = np.zeros(ne, np.int64)
+    kernel = outside = user = other = 0
+    for lo in range(0, n, BLOCK):
+        hi = min(n, lo + BLOCK)
+        rows = np.flatnonzero(c["type"][lo:hi] == RecordType.SAMPLE) + lo
+        if not plain:
+            rows = rows[flt.mask(rec, rows, ctx)]  # type: ignore[union-attr]
         mode = c["cpumode"][rows]
-        kernel = rows[mode == Misc.KERNEL]
+        is_k = mode == Misc.KERNEL
+        u = int(np.count_nonzero(mode == Misc.USER))
+        k = rows[is_k]
+        kernel += len(k)
+        user += u
+        other += len(rows) - len(k) - u
+        o = owner[k].astype(np.int64)
+        outside += int(np.count_nonzero(o < 0))
+        if ne:
+            per_entry += np.bincount(o[o >= 0], minlength=ne)[:ne]
+        a = c["attr"][k].astype(np.int64)
+        ok = (o >= 0) & (a >= 0) & (a < na)
+        if ne and na:
+            per_event += np.bincount(o[ok] * na + a[ok], minlength=ne * na)[: ne * na]
+    counts = _counts(rec, ne, na, per_event, kernel, outside, user, other, flt, ctx, smap,
+                     per_entry=per_entry)
+    if plain:
+        _keep_counts(rec, smap, counts)
+    return counts
+
+
+def _counts(rec: Recording, ne: int, na: int, per_event: np.ndarray, kernel: int,
+            outside: int, user: int, other: int, flt: Filter | None,
+            ctx: FilterContext | None, smap: SectionMap | None,
+            per_entry: np.ndarray | None = None, **more: Any) -> SectionCounts:
+    pe = per_event.reshape(ne, max(na, 1))[:, :na] if ne else np.zeros((0, na), np.int64)
+    if per_entry is None:
+        per_entry = pe.sum(axis=1).astype(np.int64) if ne else np.zeros(0, np.int64)
+    return SectionCounts(rec, per_entry, pe, kernel, outside, user, other, flt, ctx, smap,
+                         **more)
+
+
+def kept_counts(rec: Recording, smap: SectionMap) -> SectionCounts | None:
+    """The unfiltered counts kept with the index (a cache entry's: no pass over rows)."""
+    meta = rec.derived_meta.get(COUNTS_NAME)
+    if not isinstance(meta, dict) or meta.get("map") != map_signature(smap):
+        return None
+    if meta.get("rows") != rec.stats.records or meta.get("attrs") != len(rec.attrs):
+        return None
+    try:
+        ne, na = len(smap.entries), len(rec.attrs)
+        per_event = np.array(meta["per_event"], dtype=np.int64)
+        per_entry = np.array(meta["per_entry"], dtype=np.int64)
+        if per_event.shape != (ne * max(na, 1),) or per_entry.shape != (ne,):
+            return None
+        return _counts(rec, ne, na, per_event, int(meta["kernel"]), int(meta["outside"]),
+                       int(meta["user"]), int(meta["other"]), None, None, smap,
+                       per_entry=per_entry)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _keep_counts(rec: Recording, smap: SectionMap, counts: SectionCounts) -> None:
+    na = len(rec.attrs)
+    pe = np.zeros((len(smap.entries), max(na, 1)), np.int64)
+    pe[:, :na] = counts.per_event
+    rec.derived_meta[COUNTS_NAME] = {
+        "map": map_signature(smap), "rows": rec.stats.records, "attrs": na,
+        "per_event": pe.ravel().tolist(), "per_entry": counts.per_entry.tolist(),
+        "kernel": counts.kernel_samples, "outside": counts.unattributed_kernel_samples,
+        "user": counts.user_samples, "other": counts.other_samples}
+
+
+class _IpCounter:
+    """Counts of (ip, attr) pairs, reduced now and then: memory follows the distinct pairs."""
+
+    REDUCE_AT = 1 << 22
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.pending = 0
+
+    def add(self, ips: np.ndarray, attrs: np.ndarray) -> None:
+        if len(ips):
+            self.parts.append((ips, attrs.astype(np.int16), np.ones(len(ips), np.int64)))
+            self.pending += len(ips)
+            if self.pending >= self.REDUCE_AT:
+                self._reduce()
+
+    def _reduce(self) -> None:
+        if not self.parts:
+            return
+        ips = np.concatenate([p[0] for p in self.parts])
+        attrs = np.concatenate([p[1] for p in self.parts])
+        counts = np.concatenate([p[2] for p in self.parts])
+        order = np.lexsort((ips, attrs))
+        ips, attrs, counts = ips[order], attrs[order], counts[order]
+        new = np.ones(len(ips), dtype=bool)
+        new[1:] = (ips[1:] != ips[:-1]) | (attrs[1:] != attrs[:-1])
+        starts = np.flatnonzero(new)
+        self.parts = [(ips[starts], attrs[starts], np.add.reduceat(counts, starts))]
+        self.pending = len(starts)
+
+    def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self._reduce()
+        if not self.parts:
+            return np.empty(0, np.uint64), np.empty(0, np.int16), np.empty(0, np.int64)
+        return self.parts[0]
+
+
+MAP_NAME = "sections.map"
+
+
+def keep_section_map(rec: Recording, smap: SectionMap, build_ids: dict[str, str]) -> None:
+    """Keep the map and the modules' build ids with the index: a reopened recording shows
+    its section pane before its rows are read."""
+    rec.derived_meta[MAP_NAME] = {
+        "source": smap.source, "warnings": list(smap.warnings), "build_ids": dict(build_ids),
+        "entries": [[e.module, e.section, e.start, e.end, e.pgoff, e.path, e.source, e.record]
+                    for e in smap.entries]}
+
+
+def kept_section_map(rec: Recording) -> tuple[SectionMap, dict[str, str]] | None:
+    """The map and build ids kept by :func:`keep_section_map`, if any."""
+    meta = rec.derived_meta.get(MAP_NAME)
+    if not isinstance(meta, dict):
+        return None
+    try:
+        entries = [SectionEntry(str(m), None if s is None else str(s), int(a), int(b),
+                                int(pg), str(p), str(src), int(r))
+                   for m, s, a, b, pg, p, src, r in meta["entries"]]
+        smap = SectionMap(entries=entries, source=str(meta["source"]),
+                          warnings=[str(w) for w in meta["warnings"]])
+        build_ids = {str(k): str(v) for k, v in dict(meta["build_ids"]).items()}
+    except (KeyError, TypeError, ValueError):
+        return None
+    smap.finish()
+    return smap, build_ids
+
+
+@dataclass
+class StreamedSections:
+    """What one walk gives the section report: the map, the counts, the build-id records."""
+
+    smap: SectionMap
+    counts: SectionCounts
+    build_id_records: list[dict[str, Any]]
+
+
+def stream_sections(rec: Recording, flt: Filter | None = None) -> StreamedSections:
+    """Count the kernel samples per section in one pass over a recording that has no
+    index (``flt`` may not use ``section`` or ``comm``: they need what the index knows)."""
+    map_records: list[MapRecord] = []
+    build_ids: list[dict[str, Any]] = []
+    acc = _IpCounter()
+    user = other = 0
+    base = 0
+    for src, ch in rec.chunks():
+        part = rec.builder.rows(ch, max(src, 0))
+        t = part["type"]
+        special = np.flatnonzero(is_map_record(t, part["cpumode"])
+                                 | (t == RecordType.HEADER_BUILD_ID))
+        for i in special.tolist():
+            offset = ch.outer if ch.outer is not None else int(ch.offs[i])
+            try:
+                f: dict[str, Any] | ValueError = rec.chunk_decode(
+                    ch, i, int(part["attr"][i]), int(t[i]))
+            except ValueError as e:
+                f = e
+            if t[i] == RecordType.HEADER_BUILD_ID:
+                if isinstance(f, dict):
+                    build_ids.append(f)
+            else:
+                map_records.append((base + i, offset, f))
+        sm = np.flatnonzero(t == RecordType.SAMPLE)
+        if flt is not None and not flt.empty:
+            sm = sm[flt.mask(rec, sm, None, cols=part)]
+        mode = part["cpumode"][sm]
+        k = sm[mode == Misc.KERNEL]
         u = int(np.count_nonzero(mode == Misc.USER))
         user += u
-        other += len(rows) - len(kernel) - u
-        kernel_parts.append(kernel.astype(small))
-        owner_parts.append(smap.lookup(rec.sample_values(kernel, "ip")))
-    kernel_rows = np.concatenate(kernel_parts) if kernel_parts else np.empty(0, small)
-    owner = np.concatenate(owner_parts) if owner_parts else np.empty(0, np.int32)
-    ne = len(smap.entries)
-    per = np.bincount(owner[owner >= 0], minlength=ne) if ne else np.zeros(0, dtype=np.int64)
-    return SectionCounts(rec, per.astype(np.int64), kernel_rows, owner, user, other)
+        other += len(sm) - len(k) - u
+        acc.add(rec.chunk_sample_values(ch, k, part["attr"][k], part["size"][k]),
+                part["attr"][k])
+        base += len(t)
+    smap = build_section_map(rec, map_records)
+    ips, attrs, counts = acc.finish()
+    owner = smap.lookup(ips).astype(np.int64)
+    ne, na = len(smap.entries), len(rec.attrs)
+    a = attrs.astype(np.int64)
+    ok = (owner >= 0) & (a >= 0) & (a < na)
+    per_event = np.zeros(ne * max(na, 1), np.int64)
+    if ne and na:
+        per_event += np.bincount(owner[ok] * na + a[ok], weights=counts[ok],
+                                 minlength=ne * na)[: ne * na].astype(np.int64)
+    in_entry = owner >= 0
+    per_entry = (np.bincount(owner[in_entry], weights=counts[in_entry], minlength=ne)
+                 .astype(np.int64) if ne else np.zeros(0, np.int64))
+    sc = _counts(rec, ne, na, per_event, int(counts.sum()), int(counts[owner < 0].sum()),
+                 user, other, flt, None, None, per_entry=per_entry, ips=ips,
+                 ip_owner=owner.astype(np.int32), ip_counts_=counts)
+    return StreamedSections(smap, sc, build_ids)
 
 
 def split_by(rec: Recording, rows: np.ndarray, column: str) -> list[tuple[int, int]]:

@@ -6,41 +6,27 @@ from typing import Any
 
 import numpy as np
 
-from ..perfdata import Feature, Recording, RecordType, type_name
+from ..perfdata import Feature, Recording, type_name
 from ..perfdata.constants import feature_name, sample_type_names
 
 
 def record_counts(rec: Recording) -> dict[str, int]:
     """Record type name -> count, with ``perf report --stats``'s convention.
 
-    A COMPRESSED record counts, and so does every record inside it.
+    A COMPRESSED record counts, and so does every record inside it.  From the totals the
+    walk keeps (:meth:`Recording.scan` or :meth:`Recording.build_index`).
     """
-    types = rec.columns["type"]
-    if not len(types):
-        return {}
-    codes, counts = np.unique(types, return_counts=True)
-    return {type_name(int(c)): int(n) for c, n in zip(codes, counts, strict=True)}
+    return {type_name(c): n for c, n in sorted(rec.stats.type_dict().items())}
 
 
 def samples_per_attr(rec: Recording) -> np.ndarray:
     """SAMPLE count per attr index; the last slot counts samples of unknown ids."""
-    c = rec.columns
-    attr_idx = c["attr"][c["type"] == RecordType.SAMPLE].astype(np.int64)
-    n = len(rec.attrs)
-    attr_idx[attr_idx < 0] = n
-    return np.bincount(attr_idx, minlength=n + 1)
+    return rec.stats.samples_per_attr(len(rec.attrs))
 
 
 def time_span(rec: Recording) -> tuple[int, int]:
     """(first, last) sample time in ns; all timed records when there is no sample."""
-    c = rec.columns
-    t = c["time"]
-    s = t[(c["type"] == RecordType.SAMPLE) & (t > 0)]
-    if not len(s):
-        s = t[t > 0]
-    if not len(s):
-        return 0, 0
-    return int(s.min()), int(s.max())
+    return rec.stats.span()
 
 
 def info_dict(rec: Recording) -> dict[str, Any]:
@@ -75,7 +61,7 @@ def info_dict(rec: Recording) -> dict[str, Any]:
         "nr_cpus_avail": nrcpus.get("nr_cpus_avail"),
         "events": events,
         "records": record_counts(rec),
-        "total_records": len(rec),
+        "total_records": rec.stats.records,
         "first_time": first,
         "last_time": last,
         "duration_ns": last - first,

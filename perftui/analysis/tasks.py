@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from bisect import bisect_right
 
-import numpy as np
-
 from ..perfdata import Recording, RecordType
 
 
@@ -20,11 +18,11 @@ class CommTable:
     def update(self, rec: Recording) -> None:
         """Take in the COMM records indexed since the last update."""
         c = rec.columns
-        n = len(c["type"])
+        n = len(c)
         if n == self.rows_seen:
             return
-        t = c["type"][self.rows_seen:n]
-        rows = np.nonzero(t == RecordType.COMM)[0] + self.rows_seen
+        rows = rec.rows_of_type(RecordType.COMM)
+        rows = rows[(rows >= self.rows_seen) & (rows < n)]
         self.rows_seen = n
         for i in rows:
             try:

@@ -17,19 +17,39 @@ _TASKS = (RecordType.COMM, RecordType.FORK, RecordType.EXIT, RecordType.NAMESPAC
 
 @dataclass
 class Bins:
-    """``counts[row, col]``: records of ``labels[row]`` in column ``col`` of [t0, t1)."""
+    """``counts[row, col]``: records of ``labels[row]`` in column ``col`` of [t0, t1).
+
+    Column ``col`` holds the records with ``col_time(col) <= time < col_time(col + 1)``
+    exactly (``edges``, when given, are those times; else the even split of the span).
+    """
 
     labels: list[str]
     counts: np.ndarray
     t0: int
     t1: int
+    edges: list[int] | None = None
 
     @property
     def width(self) -> int:
         return int(self.counts.shape[1])
 
     def col_time(self, col: int) -> int:
-        return self.t0 + (self.t1 - self.t0) * col // max(1, self.width)
+        if self.edges is not None:
+            return self.edges[min(max(col, 0), len(self.edges) - 1)]
+        span, w = self.t1 - self.t0, max(1, self.width)
+        return self.t0 + -(-span * col // w)  # the first time that falls in column col
+
+
+def columns_of(time: np.ndarray, t0: int, span: int, width: int) -> np.ndarray:
+    """Column ``floor((time - t0) * width / span)`` of each time in [t0, t0 + span):
+    exact integer arithmetic when ``span * width`` fits in 64 bits (spans under ~13 days
+    at 16384 columns), else float."""
+    d = time - np.uint64(t0)
+    if span * width < 2**64:
+        col = (d * np.uint64(width)) // np.uint64(span)
+        return col.astype(np.int64)
+    col = (d.astype(np.float64) * width / span).astype(np.int64)
+    return np.clip(col, 0, width - 1)
 
 
 def kind_of(types: np.ndarray) -> np.ndarray:
@@ -45,13 +65,22 @@ BLOCK = 1 << 18  # rows binned at a time: the temporaries stay small whatever th
 
 
 def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind",
-                  max_rows: int = 8, rows: np.ndarray | None = None) -> Bins:
-    """Bin the timed records (time > 0) of ``rows`` (default: all) between t0 and t1."""
+                  max_rows: int = 8, rows: np.ndarray | None = None,
+                  _fresh: bool = False) -> Bins:
+    """Bin the timed records (time > 0) of ``rows`` (default: all) between t0 and t1.
+
+    The whole span of a complete index by kind comes from the fine bins kept with the
+    index (:func:`keep_fine_bins`) when there are some: no pass over the rows.
+    """
     c = rec.columns
     width = max(1, width)
     t0 = min(max(t0, 0), 2**64 - 1)
     t1 = min(max(t1, t0 + 1), 2**64 - 1)
     span = max(1, t1 - t0)
+    if by == "kind" and rows is None and not _fresh:
+        kept = _from_fine_bins(rec, t0, t1, width)
+        if kept is not None:
+            return kept
     total = len(c["time"]) if rows is None else len(rows)
     if by == "cpu":
         seen: set[int] = set()
@@ -76,8 +105,7 @@ def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind"
         else:
             time = c["time"][rows[lo:lo + BLOCK]]
         ok = np.nonzero((time > 0) & (time >= np.uint64(t0)) & (time < np.uint64(t1)))[0]
-        col = ((time[ok] - np.uint64(t0)).astype(np.float64) * width / span).astype(np.int64)
-        np.clip(col, 0, width - 1, out=col)
+        col = columns_of(time[ok], t0, span, width)
         src = ok + lo if rows is None else rows[lo:lo + BLOCK][ok]
         if by == "cpu":
             cpu = c["cpu"][src]
@@ -92,3 +120,45 @@ def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind"
             flat = kind_of(c["type"][src]).astype(np.int64) * width + col
         counts += np.bincount(flat, minlength=nrows * width)[: nrows * width]
     return Bins(labels, counts.reshape(nrows, width), t0, t1)
+
+
+FINE = 1 << 14  # columns of the fine bins kept with the index
+FINE_NAME = "timeline.kind"
+
+
+def full_window(rec: Recording) -> tuple[int, int]:
+    """[t0, t1) of the whole recording, as the timeline shows it unzoomed."""
+    first, last = rec.stats.span()
+    return first, max(last + 1, first + 1)
+
+
+def keep_fine_bins(rec: Recording) -> None:
+    """Bin a complete index's whole span into FINE columns per kind and keep them with the
+    index (the cache stores them): the unzoomed timeline at any width is then read from
+    them.  One pass over the rows, in blocks."""
+    if not rec.indexed or not len(rec.columns):
+        return
+    t0, t1 = full_window(rec)
+    bins = timeline_bins(rec, t0, t1, FINE, "kind", rows=None, _fresh=True)
+    kept = rec.new_derived(FINE_NAME, "i8", bins.counts.size)
+    kept[:] = bins.counts.ravel()
+    rec.derived_meta[FINE_NAME] = {"t0": t0, "t1": t1, "fine": FINE, "rows": len(KINDS)}
+
+
+def _from_fine_bins(rec: Recording, t0: int, t1: int, width: int) -> Bins | None:
+    """The kept fine bins regrouped into ``width`` columns, when they cover [t0, t1)."""
+    meta = rec.derived_meta.get(FINE_NAME)
+    if not rec.indexed or not isinstance(meta, dict) or width > FINE:
+        return None
+    if meta.get("t0") != t0 or meta.get("t1") != t1 or meta.get("fine") != FINE:
+        return None
+    fine = rec.derived(FINE_NAME)
+    if fine is None or len(fine) != len(KINDS) * FINE:
+        return None
+    fine = fine.reshape(len(KINDS), FINE)
+    span = t1 - t0
+    # column c takes fine bins [ceil(c*F/W), ceil((c+1)*F/W)): floor(j*W/F) == c
+    starts = [-(-c * FINE // width) for c in range(width + 1)]
+    counts = np.add.reduceat(fine, starts[:-1], axis=1) if width else fine[:, :0]
+    edges = [t0 + -(-j * span // FINE) for j in starts]
+    return Bins(list(KINDS), counts.astype(np.int64), t0, t1, edges)

@@ -23,18 +23,22 @@ COLUMNS: dict[str, str] = {
     "time": "u8", "cpu": "i2", "pid": "i4", "tid": "i4", "attr": "i2",
 }
 _AR = {k: np.arange(k, dtype=np.int64) for k in (2, 4, 8)}
+_SHIFT = {1: 0, 2: 1, 4: 2, 8: 3}
 _BODY_PID = (RecordType.MMAP, RecordType.COMM, RecordType.MMAP2, RecordType.ITRACE_START,
              RecordType.NAMESPACES)
 _BODY_PID_TID16 = (RecordType.FORK, RecordType.EXIT)
 
 
-def gather(u8: np.ndarray, at: np.ndarray, dt: np.dtype) -> np.ndarray:
+def gather(u8: np.ndarray, at: np.ndarray, dt: np.dtype, aligned: bool | None = None
+           ) -> np.ndarray:
     """The ``dt`` field at each byte position ``at`` of ``u8`` (a typed view when every
-    position is aligned, which kernel records make the common case; else a byte gather)."""
+    position is aligned, which kernel records make the common case; else a byte gather).
+    ``aligned``: whether they are, when the caller knows (None: look)."""
     width = dt.itemsize
-    if len(at) and not np.any(at & (width - 1)):
-        out: np.ndarray = u8[: len(u8) // width * width].view(dt)[at // width]
-        return out
+    if aligned is None:
+        aligned = bool(len(at)) and not np.any(at & (width - 1))
+    if aligned and len(at):
+        return u8[: len(u8) // width * width].view(dt)[at >> _SHIFT[width]]
     return u8[at[:, None] + _AR[width]].view(dt).ravel()
 
 
@@ -226,8 +230,9 @@ class IndexBuilder:
         self.id_keys = np.array([p[0] for p in pairs], dtype=np.uint64)
         self.id_vals = np.array([p[1] for p in pairs], dtype=np.int16)
 
-    def _g(self, u8: np.ndarray, at: np.ndarray, width: int, dt: str) -> np.ndarray:
-        return gather(u8, at, self.dt[dt])
+    def _g(self, u8: np.ndarray, at: np.ndarray, width: int, dt: str,
+           aligned: bool | None = None) -> np.ndarray:
+        return gather(u8, at, self.dt[dt], aligned)
 
     def _lookup(self, ids: np.ndarray) -> np.ndarray:
         """attr index of each id; id 0 -> 0 (synthesized), unknown -> -1."""
@@ -249,15 +254,28 @@ class IndexBuilder:
         offs = np.frombuffer(chunk.offs, dtype=np.int64)
         n = len(offs)
         rel = offs - chunk.base
-        raw_type = self._g(u8, rel, 4, "u4")
+        # kernel records keep 8-byte alignment: then every header is one aligned u64, and
+        # a field at a multiple of 8 bytes into a record is aligned too
+        al = bool(n) and not np.any(rel & 7)
+        if al:
+            hdr = self._g(u8, rel, 8, "u8", True)
+            if self.order == "<":
+                raw_type, misc, size = hdr & 0xFFFFFFFF, (hdr >> 32) & 0xFFFF, hdr >> 48
+            else:
+                raw_type, misc, size = hdr >> 32, (hdr >> 16) & 0xFFFF, hdr & 0xFFFF
+            size = size.astype(np.int64)
+        else:
+            raw_type = self._g(u8, rel, 4, "u4")
+            misc = self._g(u8, rel + 4, 2, "u2")
+            size = self._g(u8, rel + 6, 2, "u2").astype(np.int64)
         typ = np.minimum(raw_type, RAW_TYPE_CLAMP).astype(np.uint16)
         for i, code in chunk.override.items():
             typ[i] = code
-        size = self._g(u8, rel + 6, 2, "u2").astype(np.int64)
         time = np.zeros(n, dtype=np.uint64)
-        cpu = np.full(n, -1, dtype=np.int32)
-        pid = np.full(n, -1, dtype=np.int32)
-        tid = np.full(n, -1, dtype=np.int32)
+        if not lean:
+            cpu = np.full(n, -1, dtype=np.int32)
+            pid = np.full(n, -1, dtype=np.int32)
+            tid = np.full(n, -1, dtype=np.int32)
         attr = np.full(n, -1, dtype=np.int16)
         kernel = typ < USER_TYPE_START
         is_sample = typ == RecordType.SAMPLE
@@ -269,7 +287,7 @@ class IndexBuilder:
             sm = np.nonzero(is_sample)[0]
             if len(sm) and a0.id_pos >= 0:
                 ok = sm[size[sm] >= 16 + 8 * a0.id_pos]
-                attr[ok] = self._lookup(self._g(u8, rel[ok] + 8 + 8 * a0.id_pos, 8, "u8"))
+                attr[ok] = self._lookup(self._g(u8, rel[ok] + 8 + 8 * a0.id_pos, 8, "u8", al))
             other = np.nonzero(kernel & ~is_sample)[0]
             if len(other):
                 if a0.sample_id_all and a0.is_pos >= 0:
@@ -286,12 +304,12 @@ class IndexBuilder:
             sm = np.nonzero(mine & is_sample & (size >= ap.s_min))[0]
             if len(sm):
                 if ap.s_time >= 0:
-                    time[sm] = self._g(u8, rel[sm] + ap.s_time, 8, "u8")
+                    time[sm] = self._g(u8, rel[sm] + ap.s_time, 8, "u8", al)
                 if ap.s_cpu >= 0 and not lean:
-                    cpu[sm] = self._g(u8, rel[sm] + ap.s_cpu, 4, "i4")
+                    cpu[sm] = self._g(u8, rel[sm] + ap.s_cpu, 4, "i4", al)
                 if ap.s_tid >= 0 and not lean:
-                    pid[sm] = self._g(u8, rel[sm] + ap.s_tid, 4, "i4")
-                    tid[sm] = self._g(u8, rel[sm] + ap.s_tid + 4, 4, "i4")
+                    pid[sm] = self._g(u8, rel[sm] + ap.s_tid, 4, "i4", al)
+                    tid[sm] = self._g(u8, rel[sm] + ap.s_tid + 4, 4, "i4", al)
             if ap.t_size:
                 ot = np.nonzero(mine & ~is_sample & kernel & (size >= 8 + ap.t_size))[0]
                 if len(ot):
@@ -303,8 +321,8 @@ class IndexBuilder:
                     if ap.t_tid >= 0 and not lean:
                         pid[ot] = self._g(u8, ts + ap.t_tid, 4, "i4")
                         tid[ot] = self._g(u8, ts + ap.t_tid + 4, 4, "i4")
-        bp = np.nonzero(np.isin(typ, _BODY_PID) & (size >= 16))[0]
-        if len(bp) and not lean:
+        bp = np.nonzero(np.isin(typ, _BODY_PID) & (size >= 16))[0] if not lean else ()
+        if len(bp):
             pid[bp] = self._g(u8, rel[bp] + 8, 4, "i4")
             tid[bp] = self._g(u8, rel[bp] + 12, 4, "i4")
         bp = np.nonzero(np.isin(typ, _BODY_PID_TID16) & (size >= 32))[0]
@@ -318,7 +336,7 @@ class IndexBuilder:
             return {"type": typ, "attr": attr, "time": time}
         return {
             "src": np.full(n, src, dtype=np.uint8), "pos": offs.copy(), "type": typ,
-            "cpumode": (self._g(u8, rel + 4, 2, "u2") & 7).astype(np.uint8),
+            "cpumode": (misc & 7).astype(np.uint8),
             "size": size.astype(np.uint16),
             "time": time, "cpu": np.clip(cpu, -1, 32767).astype(np.int16),
             "pid": pid, "tid": tid, "attr": attr,

@@ -8,6 +8,7 @@ header, the attrs and the feature sections (file mode); the records are walked l
 from __future__ import annotations
 
 import os
+import struct
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -724,6 +725,32 @@ class Recording:
     def callchains(self, rows: np.ndarray) -> Callchains:
         """The callchains of SAMPLE index rows, gathered with numpy (CSR arrays)."""
         return sample_callchains(self, rows)
+
+    def chunk_sample_values(self, ch: Chunk, rows: np.ndarray, attr: np.ndarray,
+                            size: np.ndarray, field: str = "ip") -> np.ndarray:
+        """:meth:`sample_values` for SAMPLE records of a walk's chunk, without an index:
+        ``rows`` are positions in the chunk, ``attr``/``size`` their index fields."""
+        out = np.zeros(len(rows), dtype=np.uint64)
+        if not len(rows):
+            return out
+        u8 = np.frombuffer(ch.buf, dtype=np.uint8)
+        rel = np.frombuffer(ch.offs, dtype=np.int64)[rows] - ch.base
+        dt = np.dtype(self.order + "u8")
+        for a in np.unique(attr):
+            if not 0 <= a < len(self.attrs):
+                continue
+            off = self.decoder.sample_layouts[int(a)].offsets.get(field)
+            if off is None:
+                continue
+            sel = np.nonzero((attr == a) & (size.astype(np.int64) >= off + 8))[0]
+            out[sel] = gather(u8, rel[sel] + off, dt)
+        return out
+
+    def chunk_decode(self, ch: Chunk, i: int, attr: int, typ: int) -> dict[str, Any]:
+        """Fields of record ``i`` of a walk's chunk (raises ValueError when malformed)."""
+        rel = int(ch.offs[i]) - ch.base
+        size = struct.unpack_from(self.order + "H", ch.buf, rel + 6)[0]
+        return self.decoder.decode(bytes(ch.buf[rel:rel + size]), attr, typ)
 
     def merged_order(self) -> np.ndarray:
         """Index rows as perf reads a directory: ``data`` first, then every ``data.N``

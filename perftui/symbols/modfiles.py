@@ -4,24 +4,26 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..perfdata import Feature, Recording, RecordType
 from .kofile import ModuleFile, ModuleFileError, load_module
 from .modlocate import find_module_file
 from .modnames import is_module_path, module_name
 
 
-def recording_build_ids(rec: Recording) -> dict[str, str]:
-    """Module name -> build id, from the BUILD_ID feature and HEADER_BUILD_ID records."""
+def recording_build_ids(rec: Recording, records: list[dict] | None = None
+                        ) -> dict[str, str]:
+    """Module name -> build id, from the BUILD_ID feature and HEADER_BUILD_ID records (of
+    the index, or ``records`` decoded while walking)."""
     out: dict[str, str] = {}
     entries = list(rec.feature(Feature.BUILD_ID) or [])
-    rows = np.nonzero(rec.columns["type"] == RecordType.HEADER_BUILD_ID)[0]
-    for i in rows:
-        try:
-            entries.append(rec.decode(int(i)))
-        except ValueError:
-            continue
+    if records is not None:
+        entries.extend(records)
+    else:
+        for i in rec.rows_of_type(RecordType.HEADER_BUILD_ID):
+            try:
+                entries.append(rec.decode(int(i)))
+            except ValueError:
+                continue
     for e in entries:
         name = e.get("filename", "")
         if is_module_path(name) and e.get("build_id"):
@@ -42,10 +44,12 @@ class ModuleFiles:
     paths: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, rec: Recording, modules_dirs: list[str] | None = None) -> ModuleFiles:
-        """The module files of an indexed recording (build ids and os release from it)."""
+    def of(cls, rec: Recording, modules_dirs: list[str] | None = None,
+           build_id_records: list[dict] | None = None) -> ModuleFiles:
+        """The module files of an indexed recording (build ids and os release from it; the
+        HEADER_BUILD_ID records from ``build_id_records`` when given)."""
         return cls(list(modules_dirs or []), rec.feature(Feature.OSRELEASE),
-                   recording_build_ids(rec))
+                   recording_build_ids(rec, build_id_records))
 
     def get(self, module: str, record_path: str | None) -> ModuleFile | None:
         if module in self.files:

@@ -17,7 +17,9 @@ ranges own no address (they are listed with 0 samples).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -101,30 +103,46 @@ class SectionMap:
 
 
 def _kernel_map_rows(rec: Recording) -> np.ndarray:
+    rows = rec.rows_of_type(RecordType.MMAP, RecordType.MMAP2, KMOD_SEC_MAP)
     c = rec.columns
-    t = c["type"]
-    is_map = (t == RecordType.MMAP) | (t == RecordType.MMAP2)
-    kernel = c["cpumode"] == Misc.KERNEL
-    return np.nonzero((is_map & kernel) | (t == KMOD_SEC_MAP))[0]
+    return rows[is_map_record(c["type"][rows], c["cpumode"][rows])]
 
 
-def build_section_map(rec: Recording) -> SectionMap:
-    """The section map of an indexed recording."""
+def is_map_record(types: np.ndarray, cpumode: np.ndarray) -> np.ndarray:
+    """Which records the section map is built from: kernel MMAP/MMAP2 and KMOD_SEC_MAP."""
+    is_map = (types == RecordType.MMAP) | (types == RecordType.MMAP2)
+    return (is_map & (cpumode == Misc.KERNEL)) | (types == KMOD_SEC_MAP)
+
+
+MapRecord = tuple[int, int, "dict[str, Any] | ValueError"]  # (row, file offset, fields)
+
+
+def _indexed_map_records(rec: Recording) -> Iterator[MapRecord]:
+    for i in _kernel_map_rows(rec):
+        i = int(i)
+        try:
+            f: dict[str, Any] | ValueError = rec.decode(i)
+        except ValueError as err:
+            f = err
+        yield i, rec.outer_offset(i), f
+
+
+def build_section_map(rec: Recording, records: Iterable[MapRecord] | None = None
+                      ) -> SectionMap:
+    """The section map of an indexed recording, or of the map ``records`` (row, file
+    offset, decoded fields or the decoding error) met while walking one."""
     kmod: list[SectionEntry] = []
     mmaps: list[SectionEntry] = []
     warnings: list[str] = []
     seen: set[tuple[str, str | None, int, int]] = set()
-    for i in _kernel_map_rows(rec):
-        i = int(i)
-        try:
-            f = rec.decode(i)
-        except ValueError as err:
-            warnings.append(f"record at offset {rec.outer_offset(i)}: {err}")
+    for i, at, f in (_indexed_map_records(rec) if records is None else records):
+        if isinstance(f, ValueError):
+            warnings.append(f"record at offset {at}: {f}")
             continue
         if f["type"] == "KMOD_SEC_MAP":
             path = f["filename"]
             if "/" not in path and ".ko" not in path:
-                warnings.append(f"KMOD_SEC_MAP at offset {rec.outer_offset(i)} names no "
+                warnings.append(f"KMOD_SEC_MAP at offset {at} names no "
                                 f"module file ({path!r}); skipped")
                 continue
             e = SectionEntry(module_name(path), f["section"], f["start"],

@@ -91,20 +91,24 @@ class SymbolTable:
             return None
         return self.names[i], offset - int(self.starts[i])
 
-    def hits(self, offsets: np.ndarray) -> tuple[np.ndarray, int]:
-        """Per-symbol sample counts (array parallel to :attr:`names`) and the no-symbol count."""
+    def hits(self, offsets: np.ndarray, weights: np.ndarray | None = None
+             ) -> tuple[np.ndarray, int]:
+        """Per-symbol sample counts (array parallel to :attr:`names`) and the no-symbol count
+        (``weights``: samples at each offset, default one)."""
         idx = self.lookup(offsets)
-        binned = np.bincount(idx + 1, minlength=len(self.names) + 1)
+        binned = np.bincount(idx + 1, weights=weights, minlength=len(self.names) + 1)
+        binned = binned.astype(np.int64)
         return binned[1:], int(binned[0])
 
-    def counts(self, offsets: np.ndarray) -> list[tuple[str, int]]:
+    def counts(self, offsets: np.ndarray, weights: np.ndarray | None = None
+               ) -> list[tuple[str, int]]:
         """``(name, samples)`` for every symbol hit, by count descending, then name.
 
         Offsets that no symbol covers are counted together under :data:`NO_SYMBOL`
         (``"[no symbol]"``).  Distinct symbols that share a name (two static functions of
         different objects) stay separate entries.
         """
-        per_symbol, missed = self.hits(offsets)
+        per_symbol, missed = self.hits(offsets, weights)
         rows: list[tuple[str, int, int]] = [
             (self.names[i], int(per_symbol[i]), int(i)) for i in np.flatnonzero(per_symbol)
         ]

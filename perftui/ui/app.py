@@ -33,6 +33,10 @@ class Progress(Message):
         self.done = done
 
 
+class CacheNotes(Message):
+    """The index cache has something new to say."""
+
+
 class PerftuiCommands(Provider):
     """The command palette: the app's actions by name."""
 
@@ -83,6 +87,8 @@ class PerftuiApp(App[int]):
         self.started = time.monotonic()
         self._timeline_at = 0.0
         self._timeline_cost = 0.0
+        self._sections_shown = False
+        self._notes_shown = 0
 
     def compose(self) -> ComposeResult:
         m = self.model
@@ -128,16 +134,22 @@ class PerftuiApp(App[int]):
             self.post_message(Progress(records))
 
         try:
+            if rec.open_cached() and self.model.prepare_cached():
+                self.post_message(Progress(0))  # the first screen, from the cache
             rec.build_index(progress=progress, budget=0.25)
             self.model.finish()
         except Exception as e:
             self.index_error = f"indexing stopped: {e}"
         self.post_message(Progress(len(rec.columns), done=True))
+        if self.index_error is None:
+            self.model.save()  # after the screen is complete: kept for the next open
+            self.post_message(CacheNotes())
 
     def on_progress(self, msg: Progress) -> None:
         header = self.query_one(HeaderLine)
         records = self.query_one(RecordList)
         m = self.model
+        self._cache_notes()
         if msg.done:
             rec = m.rec
             if rec.cancelled:
@@ -156,8 +168,12 @@ class PerftuiApp(App[int]):
                 self.notify(safe(str(rec.errors[0]), 300), severity="error", timeout=10,
                             markup=False)
         else:
-            header.progress = f"indexing… {msg.records:,} records"
+            what = "checking the cached index" if m.rec.index_origin == "cache" else "indexing"
+            header.progress = f"{what}… {msg.records:,} records"
             m.invalidate()
+            if m.report is not None and not self._sections_shown:  # kept by the cache
+                self._sections_shown = True
+                self.query_one(SectionsPane).fill()
         records.refresh_data()
         # the timeline re-bins every record: while indexing, spend at most ~10% of the time
         now = time.monotonic()
@@ -170,6 +186,18 @@ class PerftuiApp(App[int]):
         row = records.current_row()
         if row is not None and (detail.shown_row is None or msg.done):
             detail.show(row)
+
+    def on_cache_notes(self, _msg: CacheNotes) -> None:
+        self._cache_notes()
+
+    def _cache_notes(self) -> None:
+        """What the index cache has to say (read-only, full, a bad entry), once each."""
+        cache = self.model.rec.cache
+        if cache is None:
+            return
+        for note in cache.notes[self._notes_shown:]:
+            self.notify(safe(note, 300), severity="warning", timeout=8, markup=False)
+        self._notes_shown = len(cache.notes)
 
     # -- events from widgets ------------------------------------------------------------------
     def on_record_list_highlighted(self, msg: RecordList.Highlighted) -> None:

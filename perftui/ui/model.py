@@ -13,15 +13,19 @@ from typing import Any
 import numpy as np
 
 from ..analysis.filters import Filter, FilterContext
-from ..analysis.sectionreport import SectionReport, section_report
+from ..analysis.sectionreport import SectionReport, kept_section_report, section_report
+from ..analysis.sections import count_sections, keep_section_map
 from ..analysis.summary import info_dict
 from ..analysis.tasks import CommTable
-from ..perfdata import Recording, RecordType, type_name
+from ..analysis.timeline import keep_fine_bins
+from ..perfdata import Recording, type_name
 from ..perfdata.constants import CONTEXT_MARKERS
 from ..present.records import summary
 from ..symbols.modfiles import ModuleFiles
 from ..symbols.sectionmap import SectionMap, build_section_map
 from ..symbols.symbolize import Symbolizer
+
+BLOCK = 1 << 20  # rows per pass of a whole-index scan
 
 
 class Model:
@@ -55,18 +59,39 @@ class Model:
     def n(self) -> int:
         return len(self.rec.columns)
 
+    def prepare_cached(self) -> bool:
+        """A recording reopened from the cache: the section report it keeps, before its
+        rows are checked (call from the worker: it reads .ko files)."""
+        rep = kept_section_report(self.rec, self.modules_dirs)
+        if rep is None:
+            return False
+        rep.load_files()
+        self.smap, self.files, self.report = rep.smap, rep.files, rep
+        self._first_time = self.span()[0]
+        return True
+
     def finish(self) -> None:
-        """After indexing: section map, module files, symbolizer, comms, report."""
+        """After indexing: section map, module files, symbolizer, comms, report; after a
+        walk, what the cache keeps besides the columns (fine timeline bins, the report)."""
         rec = self.rec
-        self.comms.update(rec)
-        self.smap = build_section_map(rec)
-        self.files = ModuleFiles.of(rec, self.modules_dirs)
+        self.comms = CommTable(rec)
+        if rec.index_origin != "cache" or self.smap is None or self.files is None:
+            self.smap = build_section_map(rec)
+            self.files = ModuleFiles.of(rec, self.modules_dirs)
         self.symbolizer = Symbolizer(self.smap, self.files)
         self._first_time = self.span()[0]
         self.refresh_report()
         if self.report is not None:
             self.report.load_files()  # finds and reads .ko files: here, in the worker
+        if rec.index_origin == "walk" and rec.indexed:
+            keep_fine_bins(rec)
+            count_sections(rec, self.smap)  # unfiltered counts, kept (no-op if they are)
+            keep_section_map(rec, self.smap, self.files.build_ids)
         self.done = True
+
+    def save(self) -> bool:
+        """Keep a walked index in the cache (slow on a big recording: from the worker)."""
+        return self.rec.save_index()
 
     @property
     def context(self) -> FilterContext:
@@ -87,33 +112,13 @@ class Model:
         return self._first_time or self.span()[0]
 
     def update_stats(self) -> None:
-        """Fold the rows indexed since the last call into the running totals (O(new)).
-
-        Called from the UI thread and, at the end, from the indexing worker: locked.
-        """
+        """The running totals, from those the walk keeps (``rec.stats``; complete at once
+        for a recording reopened from the cache): nothing to scan."""
+        st = self.rec.stats
         with self.lock:
-            self._update_stats()
-
-    def _update_stats(self) -> None:
-        c = self.rec.columns
-        n = len(c)
-        if n <= self.stats_n:
-            return
-        for lo in range(self.stats_n, n, 1 << 20):  # in blocks: small temporaries
-            hi_row = min(n, lo + (1 << 20))
-            t = c["time"][lo:hi_row]
-            is_s = c["type"][lo:hi_row] == RecordType.SAMPLE
-            self.samples += int(np.count_nonzero(is_s))
-            timed = t > 0
-            for attr, mask in (("sample_span", is_s & timed), ("any_span", timed)):
-                if mask.any():
-                    first = int(t.min(where=mask, initial=np.uint64(2**64 - 1)))
-                    last = int(t.max(where=mask, initial=np.uint64(0)))
-                    old = getattr(self, attr)
-                    if old != (0, 0):
-                        first, last = min(first, old[0]), max(last, old[1])
-                    setattr(self, attr, (first, last))
-        self.stats_n = n
+            self.stats_n = self.n
+            self.samples = st.samples
+            self.sample_span, self.any_span = st.sample_span, st.any_span
 
     def span(self) -> tuple[int, int]:
         """(first, last) sample time of what is indexed (all timed records if no sample)."""
@@ -140,11 +145,16 @@ class Model:
             t = c["time"][:n]
             # untimed records (time 0) keep their file position among the first
             rows = np.argsort(t, kind="stable")
-        else:
-            rows = np.arange(n)
-        mask = self._mask(rows)
-        if mask is not None:
-            rows = rows[mask]
+            mask = self._mask(rows)
+            if mask is not None:
+                rows = rows[mask]
+        else:  # in blocks: memory for the rows that pass, not for every row
+            parts = []
+            for lo in range(0, n, BLOCK):
+                block = np.arange(lo, min(n, lo + BLOCK))
+                mask = self._mask(block)
+                parts.append(block if mask is None else block[mask])
+            rows = np.concatenate(parts) if parts else np.empty(0, np.int64)
         self._view, self._view_n = rows, n
         return rows
 
@@ -220,19 +230,26 @@ class Model:
         m = re.fullmatch(r"(-?[0-9.]+)\s*s", text)
         if m:
             want = self.first_time + round(float(m.group(1)) * 1e9)
-            t = c["time"][:n]
-            cand = np.nonzero(t >= np.uint64(max(want, 0)))[0]
-            if not len(cand):
-                return n - 1
-            return int(cand[np.argmin(t[cand])])
+            return self._first_at_or_after(
+                n, lambda rows: c["time"][rows].astype(np.int64), max(want, 0))
         try:
             off = int(text, 0)
         except ValueError:
             return None
         # the first record at or after the offset (offsets of data.N files and of records
         # inside compressed ones are not monotonic across the index)
-        outer = self.rec.outer_offsets(np.arange(n))
-        cand = np.nonzero(outer >= off)[0]
-        if not len(cand):
-            return n - 1
-        return int(cand[np.argmin(outer[cand])])
+        return self._first_at_or_after(n, self.rec.outer_offsets, off)
+
+    def _first_at_or_after(self, n: int, key: Any, want: int) -> int:
+        """The row with the smallest ``key(row) >= want`` (the first such row on a tie;
+        the last row when there is none), in blocks of rows."""
+        best: tuple[int, int] | None = None
+        for lo in range(0, n, BLOCK):
+            rows = np.arange(lo, min(n, lo + BLOCK))
+            k = np.asarray(key(rows))
+            cand = np.flatnonzero(k >= want)
+            if len(cand):
+                i = int(cand[np.argmin(k[cand])])
+                if best is None or int(k[i]) < best[0]:
+                    best = (int(k[i]), int(rows[i]))
+        return n - 1 if best is None else best[1]
