@@ -65,22 +65,44 @@ BLOCK = 1 << 18  # rows binned at a time: the temporaries stay small whatever th
 
 
 def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind",
-                  max_rows: int = 8, rows: np.ndarray | None = None,
-                  _fresh: bool = False) -> Bins:
+                  max_rows: int = 8, rows: np.ndarray | None = None) -> Bins:
     """Bin the timed records (time > 0) of ``rows`` (default: all) between t0 and t1.
 
-    The whole span of a complete index by kind comes from the fine bins kept with the
-    index (:func:`keep_fine_bins`) when there are some: no pass over the rows.
+    Records are binned into FINE columns of [t0, t1), which are then grouped into
+    ``width`` columns (column c takes fine columns ceil(c*F/W) .. ceil((c+1)*F/W) - 1, and
+    its ``edges`` say exactly which times that is).  So the bins are the same whether they
+    were counted now or kept with the index (:func:`keep_fine_bins`, used for the whole
+    span by kind: then there is no pass over the rows at all).
     """
-    c = rec.columns
     width = max(1, width)
     t0 = min(max(t0, 0), 2**64 - 1)
     t1 = min(max(t1, t0 + 1), 2**64 - 1)
-    span = max(1, t1 - t0)
-    if by == "kind" and rows is None and not _fresh:
-        kept = _from_fine_bins(rec, t0, t1, width)
+    if width > FINE:
+        labels, counts = _bin(rec, t0, t1, width, by, max_rows, rows)
+        return Bins(labels, counts, t0, t1)
+    if by == "kind" and rows is None:
+        kept = _kept_fine_bins(rec, t0, t1)
         if kept is not None:
-            return kept
+            return _regroup(list(KINDS), kept, t0, t1, width)
+    labels, counts = _bin(rec, t0, t1, FINE, by, max_rows, rows)
+    return _regroup(labels, counts, t0, t1, width)
+
+
+def _regroup(labels: list[str], fine: np.ndarray, t0: int, t1: int, width: int) -> Bins:
+    """FINE columns of [t0, t1) grouped into ``width`` columns, with their exact edges."""
+    span = t1 - t0
+    starts = [-(-c * FINE // width) for c in range(width + 1)]
+    counts = (np.add.reduceat(fine, starts[:-1], axis=1) if len(labels)
+              else np.zeros((0, width), np.int64))
+    edges = [t0 + -(-j * span // FINE) for j in starts]
+    return Bins(labels, counts.astype(np.int64), t0, t1, edges)
+
+
+def _bin(rec: Recording, t0: int, t1: int, width: int, by: str, max_rows: int,
+         rows: np.ndarray | None) -> tuple[list[str], np.ndarray]:
+    """(row labels, counts[row, column]) over ``width`` even columns of [t0, t1)."""
+    c = rec.columns
+    span = max(1, t1 - t0)
     total = len(c["time"]) if rows is None else len(rows)
     if by == "cpu":
         seen: set[int] = set()
@@ -98,7 +120,7 @@ def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind"
         nrows = len(KINDS)
     counts = np.zeros(nrows * width, dtype=np.int64)
     if not nrows:
-        return Bins(labels, counts.reshape(0, width), t0, t1)
+        return labels, counts.reshape(0, width)
     for lo in range(0, total, BLOCK):
         if rows is None:
             time = c["time"][lo:lo + BLOCK]
@@ -119,7 +141,7 @@ def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind"
         else:
             flat = kind_of(c["type"][src]).astype(np.int64) * width + col
         counts += np.bincount(flat, minlength=nrows * width)[: nrows * width]
-    return Bins(labels, counts.reshape(nrows, width), t0, t1)
+    return labels, counts.reshape(nrows, width)
 
 
 FINE = 1 << 14  # columns of the fine bins kept with the index
@@ -133,32 +155,26 @@ def full_window(rec: Recording) -> tuple[int, int]:
 
 
 def keep_fine_bins(rec: Recording) -> None:
-    """Bin a complete index's whole span into FINE columns per kind and keep them with the
+    """Count a complete index's whole span by kind into FINE columns and keep them with the
     index (the cache stores them): the unzoomed timeline at any width is then read from
     them.  One pass over the rows, in blocks."""
     if not rec.indexed or not len(rec.columns):
         return
     t0, t1 = full_window(rec)
-    bins = timeline_bins(rec, t0, t1, FINE, "kind", rows=None, _fresh=True)
-    kept = rec.new_derived(FINE_NAME, "i8", bins.counts.size)
-    kept[:] = bins.counts.ravel()
+    _labels, counts = _bin(rec, t0, t1, FINE, "kind", len(KINDS), None)
+    kept = rec.new_derived(FINE_NAME, "i8", counts.size)
+    kept[:] = counts.ravel()
     rec.derived_meta[FINE_NAME] = {"t0": t0, "t1": t1, "fine": FINE, "rows": len(KINDS)}
 
 
-def _from_fine_bins(rec: Recording, t0: int, t1: int, width: int) -> Bins | None:
-    """The kept fine bins regrouped into ``width`` columns, when they cover [t0, t1)."""
+def _kept_fine_bins(rec: Recording, t0: int, t1: int) -> np.ndarray | None:
+    """The kept fine bins (kinds x FINE) when they are of [t0, t1)."""
     meta = rec.derived_meta.get(FINE_NAME)
-    if not rec.indexed or not isinstance(meta, dict) or width > FINE:
+    if not isinstance(meta, dict) or meta.get("fine") != FINE:
         return None
-    if meta.get("t0") != t0 or meta.get("t1") != t1 or meta.get("fine") != FINE:
+    if meta.get("t0") != t0 or meta.get("t1") != t1:
         return None
     fine = rec.derived(FINE_NAME)
     if fine is None or len(fine) != len(KINDS) * FINE:
         return None
-    fine = fine.reshape(len(KINDS), FINE)
-    span = t1 - t0
-    # column c takes fine bins [ceil(c*F/W), ceil((c+1)*F/W)): floor(j*W/F) == c
-    starts = [-(-c * FINE // width) for c in range(width + 1)]
-    counts = np.add.reduceat(fine, starts[:-1], axis=1) if width else fine[:, :0]
-    edges = [t0 + -(-j * span // FINE) for j in starts]
-    return Bins(list(KINDS), counts.astype(np.int64), t0, t1, edges)
+    return fine.reshape(len(KINDS), FINE)
