@@ -75,6 +75,30 @@ def corpus_path(rel: str) -> Path:
     return (SHARED_CORPUS if folder in GPL_FOLDERS else DATA) / rel
 
 
+def corpus_files() -> list[str]:
+    """Every recording of tests/data and of the shared corpus (not the v1 file, not notes)."""
+    out = []
+    for root in (DATA, SHARED_CORPUS):
+        if not root.is_dir():
+            continue
+        for p in sorted(root.rglob("*")):
+            rel = p.relative_to(root).as_posix()
+            if p.is_file() and not p.name.endswith((".md", ".txt")) and \
+                    not rel.startswith("hotspot/") and rel not in out:
+                out.append(rel)
+    return out
+
+
+def path_of(rel: str) -> Path:
+    """Where a recording of :func:`corpus_files` is (skips when it is gone)."""
+    for root in (DATA, SHARED_CORPUS):
+        if (root / rel).is_file():
+            return root / rel
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{rel} is not available")
+    pytest.skip(f"{rel} is not available")
+
+
 @pytest.fixture
 def corpus() -> Callable[[str], Path]:
     """``corpus(rel)``: the recording's path; skips the test when it is absent (fails it

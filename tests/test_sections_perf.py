@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from perftui.analysis.sectionreport import section_report
+from perftui.analysis.sectionreport import section_report, streamed_section_report
 from perftui.perfdata import open_recording
 from perftui.present.sections import sections_json
 
@@ -38,12 +38,18 @@ def perf_dso_samples(path: str) -> dict[str, int]:
 
 
 @pytest.mark.perf
+@pytest.mark.parametrize("how", ["index", "walk"])
 @pytest.mark.parametrize("rel", WITH_MODULES, ids=lambda r: r.split("/")[-1])
-def test_module_counts_equal_perf_dso_counts(rel: str, corpus) -> None:
+def test_module_counts_equal_perf_dso_counts(rel: str, how: str, corpus) -> None:
+    """Counted over the index, and while walking without one (``perftui sections``)."""
     path = corpus(rel)
     rec = open_recording(path)
-    rec.build_index()
-    d = sections_json(section_report(rec, []))
+    if how == "index":
+        rec.build_index()
+        rep = section_report(rec, [])
+    else:
+        rep = streamed_section_report(rec, [])
+    d = sections_json(rep)
     assert d["source"] == "MMAP"
     ours = {f"[{m['name']}]": m["samples"] for m in d["modules"] if m["samples"]}
     theirs = perf_dso_samples(str(path))

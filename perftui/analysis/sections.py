@@ -215,20 +215,24 @@ def _keep_counts(rec: Recording, smap: SectionMap, counts: SectionCounts) -> Non
 
 
 class _IpCounter:
-    """Counts of (ip, attr) pairs, reduced now and then: memory follows the distinct pairs."""
+    """Counts of (ip, attr) pairs: each chunk's reduced at once, all of them now and then,
+    so memory follows the distinct pairs, not the samples."""
 
-    REDUCE_AT = 1 << 22
+    REDUCE_AT = 1 << 20
 
     def __init__(self) -> None:
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.pending = 0
 
     def add(self, ips: np.ndarray, attrs: np.ndarray) -> None:
-        if len(ips):
-            self.parts.append((ips, attrs.astype(np.int16), np.ones(len(ips), np.int64)))
-            self.pending += len(ips)
-            if self.pending >= self.REDUCE_AT:
-                self._reduce()
+        if not len(ips):
+            return
+        for a in np.unique(attrs).tolist():
+            u, n = np.unique(ips[attrs == a], return_counts=True)
+            self.parts.append((u, np.full(len(u), a, np.int16), n.astype(np.int64)))
+            self.pending += len(u)
+        if self.pending >= self.REDUCE_AT:
+            self._reduce()
 
     def _reduce(self) -> None:
         if not self.parts:
@@ -298,8 +302,10 @@ def stream_sections(rec: Recording, flt: Filter | None = None) -> StreamedSectio
     acc = _IpCounter()
     user = other = 0
     base = 0
+    # cpu, pid and tid are gathered only when the filter asks about them
+    lean = flt is None or all(v is None for v in (flt.cpus, flt.pids, flt.tids, flt.comm))
     for src, ch in rec.chunks():
-        part = rec.builder.rows(ch, max(src, 0))
+        part = rec.builder.rows(ch, max(src, 0), lean=lean)
         t = part["type"]
         special = np.flatnonzero(is_map_record(t, part["cpumode"])
                                  | (t == RecordType.HEADER_BUILD_ID))

@@ -15,6 +15,7 @@ import mmap
 import os
 import shutil
 import tempfile
+import weakref
 
 import numpy as np
 
@@ -26,6 +27,12 @@ class ColumnStore:
         self.directory = directory
         self.keep = keep
         self._fds: dict[str, int] = {}
+        # a store nobody kept (its recording dropped, the process ending) leaves no files
+        self._cleanup = weakref.finalize(self, shutil.rmtree, directory, True)
+
+    def detach(self) -> None:
+        """The directory is someone else's now (renamed into a cache entry)."""
+        self._cleanup.detach()
 
     @classmethod
     def temporary(cls, parent: str | None = None) -> ColumnStore:

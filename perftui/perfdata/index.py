@@ -248,7 +248,8 @@ class IndexBuilder:
     def rows(self, chunk: Chunk, src: int, lean: bool = False) -> dict[str, np.ndarray]:
         """Index rows of one chunk (``src`` is where the records can be read back).
 
-        ``lean``: only ``type``, ``attr`` and ``time`` (what the totals need), sooner.
+        ``lean``: only ``type``, ``attr``, ``time``, ``cpumode`` and ``size`` (what the
+        totals and the section counts need), sooner.
         """
         u8 = np.frombuffer(chunk.buf, dtype=np.uint8)
         offs = np.frombuffer(chunk.offs, dtype=np.int64)
@@ -333,7 +334,8 @@ class IndexBuilder:
             notime = bp[time[bp] == 0]
             time[notime] = self._g(u8, rel[notime] + 24, 8, "u8")
         if lean:
-            return {"type": typ, "attr": attr, "time": time}
+            return {"type": typ, "attr": attr, "time": time,
+                    "cpumode": (misc & 7).astype(np.uint8), "size": size}
         return {
             "src": np.full(n, src, dtype=np.uint8), "pos": offs.copy(), "type": typ,
             "cpumode": (misc & 7).astype(np.uint8),

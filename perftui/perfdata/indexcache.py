@@ -297,8 +297,9 @@ class IndexCache:
             try:
                 os.rename(store.directory, target)
             except OSError:  # another process wrote this entry first: keep theirs
-                shutil.rmtree(store.directory, ignore_errors=True)
+                store.discard()
                 return False
+            store.detach()
         except OSError as e:
             self.note(f"index not kept in {self.directory} ({_why(e)})")
             store.discard()

@@ -468,12 +468,13 @@ class Recording:
         self._entry_others = others
         self.stream_starts = [int(x) for x in st["stream_starts"]]
         self.unknown_ids = int(st["unknown_ids"])
-        self.errors.extend(PerfDataError(int(e[0]), str(e[1]), e[2] if e[2] is None
-                                         else str(e[2])) for e in st["errors"])
         self.derived_meta = dict(entry.meta)
         self._replay = [tuple(int(x) for x in r) for r in st["replay"]]  # type: ignore[misc]
         if self.mode == "pipe":
             self._replay_headers()
+        del self.errors[self._n_open_errors:]  # the walk's errors, as it met them
+        self.errors.extend(PerfDataError(int(e[0]), str(e[1]), e[2] if e[2] is None
+                                         else str(e[2])) for e in st["errors"])
         self.index_origin = "cache"
 
     def _replay_headers(self) -> None:
