@@ -1,5 +1,7 @@
-"""Run the browser headless on FILE; print how fast the first screen came and how long
-page-down took while indexing ran and after it (JSON on stdout).
+"""Run the browser headless on FILE; print how fast the first screen came, when the
+timeline and the section counts were complete on screen, when every row was indexed (or,
+from the cache, checked) and the cache written, and how long page-down took while
+indexing ran and after it (JSON on stdout).
 
 ``python bench/browser_probe.py FILE START`` where START is the parent's ``time.time()``
 when it launched this process (so interpreter start-up counts).
@@ -20,9 +22,12 @@ async def main(path: str, started: float) -> dict:
 
     _tune_malloc()  # as `perftui` itself does at start
     from perftui.perfdata import open_recording
+    from perftui.perfdata.indexcache import IndexCache
     from perftui.ui import app as ui_app
     from perftui.ui.app import PerftuiApp, Progress
+    from perftui.ui.widgets.panes import SectionsPane
     from perftui.ui.widgets.records import RecordList
+    from perftui.ui.widgets.timeline import Timeline
 
     marks: dict[str, float] = {}
 
@@ -40,6 +45,9 @@ async def main(path: str, started: float) -> dict:
             super().on_progress(msg)
             if "first" not in marks and msg.records > 0:
                 self.call_after_refresh(lambda: marks.setdefault("first", time.time()))
+            if ("complete" not in marks and self.query_one(SectionsPane).entry_of_row
+                    and self.query_one(Timeline).bins is not None):
+                self.call_after_refresh(lambda: marks.setdefault("complete", time.time()))
 
     painted: list[float] = []
 
@@ -53,7 +61,7 @@ async def main(path: str, started: float) -> dict:
                 self._watch = False
             return strip
 
-    rec = open_recording(path)
+    rec = open_recording(path, cache=IndexCache(), mapped=True)  # as `perftui FILE` does
     app = Probe(rec, [])
     during: list[float] = []
     after: list[float] = []
@@ -86,9 +94,15 @@ async def main(path: str, started: float) -> dict:
             if ms is not None:
                 after.append(ms)
         cursor = records.cursor
+        await app.workers.wait_for_complete()  # the cache entry written
+        marks["saved"] = time.time()
+    rec.close()
     return {
+        "origin": rec.index_origin,
         "first_screen_s": marks["first"] - started,
+        "complete_s": marks.get("complete", marks["indexed"]) - started,
         "indexed_s": marks["indexed"] - started,
+        "saved_s": marks["saved"] - started,
         "records": len(rec.columns),
         "pagedown_during_ms": statistics.median(during) if during else None,
         "pagedown_during_n": len(during),

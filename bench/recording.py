@@ -114,3 +114,28 @@ def to_pipe(src: Path, dst: Path) -> None:
             n = min(8 << 20, d_off + d_size - pos)
             f.write(rec.buf[pos:pos + n])
             pos += n
+
+
+def make_big(base: Path, records: int) -> dict[str, Path]:
+    """The large pair: the planted recording's data repeated to about ``records`` records,
+    and its stripped twin made the same way from the stripped small file (the same records
+    but the KMOD_SEC_MAP ones, which sit before FINISHED_INIT and are not repeated).
+
+    Needs :func:`make` first (the small planted recording).  The size in bytes follows from
+    the small file's bytes per record.
+    """
+    planted = base / "small-planted.data"
+    tag = f"{records / 1e6:g}M"
+    files = {"big": base / f"big-{tag}.data", "stripped": base / f"big-{tag}-stripped.data"}
+    if all(p.exists() for p in files.values()):
+        return files
+    small = open_recording(planted, spill=False)
+    n_small = small.scan().records
+    data_bytes = small.header["data"]["size"]
+    target = int(records / n_small * data_bytes) + planted.stat().st_size
+    repeat_data(str(planted), str(files["big"]), target)
+    small.build_index()
+    twin = base / "small-planted-stripped.data"
+    strip(small, str(twin), force=True)
+    repeat_data(str(twin), str(files["stripped"]), target)
+    return files

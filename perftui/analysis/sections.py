@@ -215,14 +215,16 @@ def _keep_counts(rec: Recording, smap: SectionMap, counts: SectionCounts) -> Non
 
 
 class _IpCounter:
-    """Counts of (ip, attr) pairs: each chunk's reduced at once, all of them now and then,
-    so memory follows the distinct pairs, not the samples."""
+    """Counts of (ip, attr) pairs: each chunk's reduced at once, all of them whenever the
+    pending pairs reach twice the distinct ones (and 64 K), so memory follows the distinct
+    pairs, not the samples."""
 
-    REDUCE_AT = 1 << 20
+    REDUCE_AT = 1 << 16
 
     def __init__(self) -> None:
         self.parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.pending = 0
+        self.distinct = 0
 
     def add(self, ips: np.ndarray, attrs: np.ndarray) -> None:
         if not len(ips):
@@ -231,7 +233,7 @@ class _IpCounter:
             u, n = np.unique(ips[attrs == a], return_counts=True)
             self.parts.append((u, np.full(len(u), a, np.int16), n.astype(np.int64)))
             self.pending += len(u)
-        if self.pending >= self.REDUCE_AT:
+        if self.pending >= max(self.REDUCE_AT, 2 * self.distinct):
             self._reduce()
 
     def _reduce(self) -> None:
@@ -246,7 +248,7 @@ class _IpCounter:
         new[1:] = (ips[1:] != ips[:-1]) | (attrs[1:] != attrs[:-1])
         starts = np.flatnonzero(new)
         self.parts = [(ips[starts], attrs[starts], np.add.reduceat(counts, starts))]
-        self.pending = len(starts)
+        self.pending = self.distinct = len(starts)
 
     def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         self._reduce()
