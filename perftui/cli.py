@@ -111,7 +111,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
         except KeyError as e:
             print(f"perftui dump: unknown record type {e}", file=sys.stderr)
             return 2
-    rec = open_recording(args.file, spill=False)
+    rec = open_recording(args.file, spill=False, mapped=True)  # an index in mapped files
     out = sys.stdout
     n = 0
     for r in rec.records():
@@ -219,7 +219,7 @@ def cmd_sections(args: argparse.Namespace) -> int:
 def cmd_inject(args: argparse.Namespace) -> int:
     from .symbols.inject import PERF_NOTE, InjectError, inject, strip
 
-    rec = open_recording(args.file, spill=False)
+    rec = open_recording(args.file, spill=False, mapped=True)  # an index in mapped files
     rec.build_index()
     if rec.errors:
         return _report_errors(rec)

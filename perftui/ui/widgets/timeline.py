@@ -67,7 +67,8 @@ class Timeline(Widget, can_focus=True):
         return t0, max(t1 + 1, t0 + 1)
 
     def refresh_data(self) -> None:
-        if not self.model.n:
+        # a recording reopened from the cache has its totals (and kept bins) before rows
+        if not self.model.n and not self.model.rec.stats.records:
             self.bins = None
         else:
             t0, t1 = self.window()
