@@ -83,9 +83,9 @@ def test_the_shared_corpus_is_there() -> None:
     assert any(r.startswith("perfparser/") for r in corpus_files())
 
 
-@pytest.mark.parametrize("rel", corpus_files())
+@pytest.mark.parametrize("rel", ["demo", *corpus_files()])
 def test_mapped_and_cached_index_equal_the_walk(rel: str, tmp_path: Path) -> None:
-    path = path_of(rel)
+    path = demo_path() if rel == "demo" else path_of(rel)
     ref = walked(path)
     mapped = open_recording(path, mapped=True)
     mapped.build_index()
@@ -572,3 +572,18 @@ def test_browser_says_once_that_the_cache_is_off(tmp_path: Path) -> None:
     origin, notes, text = asyncio.run(_browse_once(f, IndexCache(str(blocker / "cache"))))
     assert origin == "walk" and "21,469 records" in text
     assert len(notes) == 1 and "index cache off: cannot write" in notes[0]
+
+
+def test_another_column_layout_is_another_entry(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """src widened to u2 (as for > 255 data.N files): the old entry is not read as one."""
+    from perftui.perfdata import index, recording
+
+    f = copy_demo(tmp_path)
+    cache = tmp_path / "cache"
+    saved(f, cache)
+    wider = {**COLUMNS, "src": "u2"}
+    monkeypatch.setattr(index, "COLUMNS", wider)
+    monkeypatch.setattr(recording, "COLUMNS", wider)
+    rec = cached(f, cache)
+    assert rec.index_origin == "walk" and rec.columns["src"].dtype == np.uint16

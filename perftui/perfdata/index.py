@@ -18,6 +18,7 @@ from .constants import RAW_TYPE_CLAMP, USER_TYPE_START, RecordType
 from .sample import SampleLayout
 from .walk import Chunk
 
+# A change here makes every cache entry another key (indexcache.key_of): no stale reuse.
 COLUMNS: dict[str, str] = {
     "src": "u1", "pos": "i8", "type": "u2", "cpumode": "u1", "size": "u2",
     "time": "u8", "cpu": "i2", "pid": "i4", "tid": "i4", "attr": "i2",

@@ -32,7 +32,9 @@ import xxhash
 
 from .colstore import ColumnStore
 
-FORMAT_VERSION = 1  # bump whenever the columns, their meaning or the manifest change
+# Bump whenever what the columns mean, the totals or the manifest change (a change of the
+# columns' names or dtypes changes every key by itself).
+FORMAT_VERSION = 1
 MAGIC = "perftui-index"
 HEAD_TAIL = 64 << 10  # bytes hashed at each end of each file
 BLOCK_ROWS = 1 << 20  # rows per checksum block
@@ -85,11 +87,15 @@ def file_identity(path: str, st: os.stat_result, buf: memoryview | bytes) -> dic
             "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ends": h.hexdigest()}
 
 
-def key_of(mode: str, files: list[dict[str, Any]]) -> str:
-    """The entry name of a recording (its path is not part of it: links share an entry)."""
+def key_of(mode: str, files: list[dict[str, Any]], layout: dict[str, str]) -> str:
+    """The entry name of a recording (its path is not part of it: links share an entry).
+
+    ``layout`` (column name -> dtype) is part of it: an index of other columns is another
+    entry, even if FORMAT_VERSION was not bumped.
+    """
     ident = [{k: f[k] for k in ("dev", "ino", "size", "mtime_ns", "ends")} for f in files]
-    text = json.dumps({"format": FORMAT_VERSION, "mode": mode, "files": ident},
-                      sort_keys=True)
+    text = json.dumps({"format": FORMAT_VERSION, "mode": mode, "files": ident,
+                       "layout": layout}, sort_keys=True)
     return xxhash.xxh3_128_hexdigest(text.encode())
 
 

@@ -419,7 +419,7 @@ class Recording:
             files.append(file_identity(s.path, s.stat, s.buf))
         if self.mode == "directory":
             files[0]["path"] = os.path.abspath(self.path)
-        return key_of(self.mode, files), files
+        return key_of(self.mode, files, COLUMNS), files
 
     def open_cached(self) -> bool:
         """Take a valid cache entry's totals, errors and small tables (its columns are
