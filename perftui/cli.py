@@ -185,7 +185,8 @@ def cmd_sections(args: argparse.Namespace) -> int:
     from .present.sections import print_sections, sections_json
 
     _input_path(args)
-    rec = open_recording(args.file, spill=True, cache=_cache(args))
+    # no spill: the walk counts as it goes, and a cache entry has its own decompressed data
+    rec = open_recording(args.file, spill=False, cache=_cache(args))
     cached = rec.open_cached()
     if args.time and not cached:
         rec.scan()  # the first sample's time, which --time counts from: a pass of its own
@@ -202,8 +203,7 @@ def cmd_sections(args: argparse.Namespace) -> int:
     rep = None
     if cached and flt.empty and not args.symbols:
         rep = kept_section_report(rec, args.modules_dir)  # no pass over the rows at all
-    if rep is None and cached:
-        rec.build_index()  # the cache's columns, checked block by block
+    if rep is None and cached and rec.load_cached():  # its columns, checked block by block
         rep = section_report(rec, args.modules_dir, flt)
     if rep is None:
         rep = streamed_section_report(rec, args.modules_dir, flt)  # one walk, no index

@@ -587,3 +587,22 @@ def test_another_column_layout_is_another_entry(tmp_path: Path,
     monkeypatch.setattr(recording, "COLUMNS", wider)
     rec = cached(f, cache)
     assert rec.index_origin == "walk" and rec.columns["src"].dtype == np.uint16
+
+
+def test_cli_sections_with_a_corrupt_entry(tmp_path: Path) -> None:
+    """A bad entry found while checking rows: the command counts while walking instead."""
+    from perftui.demo import MODULES_DIR
+    from perftui.ui.model import Model
+
+    f = copy_demo(tmp_path)
+    cache = tmp_path / "cache"
+    mods = ["--modules-dir", str(MODULES_DIR)]
+    want = cli("sections", "--json", "--no-cache", "--cpu", "0", *mods, str(f))
+    m = Model(open_recording(f, cache=IndexCache(str(cache))), [str(MODULES_DIR)])
+    m.rec.build_index()
+    m.finish()
+    assert m.save()
+    corrupt(cache, "flipped byte in a column")
+    got = cli("sections", "--json", "--cpu", "0", "--cache-dir", str(cache), *mods, str(f))
+    assert got.returncode == 0 and got.stdout == want.stdout
+    assert got.stderr.count("not usable") == 1 and entries(cache) == []

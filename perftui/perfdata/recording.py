@@ -316,9 +316,14 @@ class Recording:
         With a cache, a valid entry is mapped instead of walking: its rows become visible
         block by block as their checksums are checked (``bytes_done`` is -1 then).
         """
-        if self.open_cached() and self._load_cached(progress, budget):
-            return
-        self._walk_index(progress, budget)
+        if not self.load_cached(progress, budget):
+            self._walk_index(progress, budget)
+
+    def load_cached(self, progress: Callable[[int, int], None] | None = None,
+                    budget: float = 0.25) -> bool:
+        """:meth:`build_index` from the cache only: False (nothing walked) without a valid
+        entry."""
+        return self.open_cached() and self._load_cached(progress, budget)
 
     def _walk_index(self, progress: Callable[[int, int], None] | None,
                     budget: float) -> None:
@@ -449,8 +454,8 @@ class Recording:
         stats = IndexStats.from_json(st["stats"])
         if stats.records != entry.rows:
             raise CacheError("totals do not match the row count")
-        for name, spec in entry.arrays.items():
-            if spec["length"] != entry.rows or name == "others":
+        for name in entry.arrays:
+            if not _row_array(name, entry):
                 entry.check(name)  # not a row column: checked whole, now
         others = entry.array("others")
         if len(others) and (others[-1] >= entry.rows or np.any(np.diff(others) <= 0)
@@ -510,8 +515,7 @@ class Recording:
             for k, a in arrays.items():
                 if a.dtype != np.dtype(COLUMNS[k]) or len(a) != entry.rows:
                     raise CacheError(f"{k}: not a column of this perftui")
-            rowwise = [k for k, sp in entry.arrays.items()
-                       if sp["length"] == entry.rows and k not in arrays and k != "others"]
+            rowwise = [k for k in entry.arrays if _row_array(k, entry) and k not in arrays]
             cols = self.columns = Columns.of(arrays, 0)
             last = time.monotonic()
             nsrc = len(self.sources)
@@ -781,6 +785,12 @@ class Recording:
     def feature(self, f: int, default: Any = None) -> Any:
         v = self.features.get(f, default)
         return default if f in self.feature_errors else v
+
+
+def _row_array(name: str, entry: CachedIndex) -> bool:
+    """A column, or a derived array with one value per row: checked block by block."""
+    return name in COLUMNS or (name.startswith("d.")
+                               and entry.arrays[name]["length"] == entry.rows)
 
 
 def open_recording(path: str | os.PathLike[str], spill: bool = True,
