@@ -3,7 +3,9 @@
 Rows are filled chunk by chunk from the walk with vectorised gathers (no Python object
 per record).  Columns: source, position, type code, cpumode (``misc & 7``), size, time,
 cpu, pid, tid, attr.  ``time`` 0 and ``cpu``/``attr`` -1 mean "not known for this
-record"; a CPU number past 32767 is stored as 32767.
+record"; a CPU number past 32767 is stored as 32767.  The columns live in anonymous
+memory or in the mapped files of a :class:`~.colstore.ColumnStore` (then they grow without
+a copy and do not count as the process's anonymous memory).
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 
 :class:`Recording` is the entry point of the headless decoder.  Opening reads only the
 header, the attrs and the feature sections (file mode); the records are walked lazily
-(:meth:`Recording.chunks`) or indexed into numpy columns (:meth:`Recording.build_index`).
+(:meth:`Recording.chunks`), counted in one pass that keeps no index (:meth:`Recording.scan`)
+or indexed into numpy columns (:meth:`Recording.build_index`), which an index cache
+(``indexcache``) keeps for the next open (:meth:`Recording.save_index`).
 """
 
 from __future__ import annotations

@@ -284,10 +284,8 @@ class Walker:
             st.outer_map.append((spill_base, outer))
             if st.spill is not None:
                 st.spill.append(buf[:pos])
-            rel = array("q", offs)
-            for i in range(len(rel)):
-                rel[i] += spill_base
-            yield Chunk(src, buf, spill_base, rel, outer)
+            np.frombuffer(offs, dtype=np.int64)[:] += spill_base  # spill positions
+            yield Chunk(src, buf, spill_base, offs, outer)
         elif st.spill is not None and pos:
             st.spill.append(buf[:pos])
         st.carry = b"" if st.broken else buf[pos:]
@@ -361,13 +359,17 @@ class Walker:
             end = base + len(buf)
             view = memoryview(buf)
             offs = array("q")
-            rel_pos, status = self._scan(view, pos - base, len(buf), offs, BATCH)
+            rel_pos = pos - base
+            if len(buf) - rel_pos >= SPECULATE_MIN:  # the numpy walk, as for a file
+                rel_pos = self._speculate(view, rel_pos, len(buf), offs, BATCH)
+            if len(offs) < BATCH:
+                rel_pos, status = self._scan(view, rel_pos, len(buf), offs, BATCH)
+            else:
+                status = 2
             newpos = base + rel_pos
             if offs:
-                abs_offs = array("q", offs)
-                for i in range(len(abs_offs)):
-                    abs_offs[i] += base
-                yield Chunk(src, buf, base, abs_offs)
+                np.frombuffer(offs, dtype=np.int64)[:] += base  # stream offsets
+                yield Chunk(src, buf, base, offs)
             pos = newpos
             if status == -1:
                 t, _m, size = self.hdr.unpack_from(buf, pos - base)
