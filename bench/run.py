@@ -144,7 +144,7 @@ def cached_rows(t: Table, big: Path) -> None:
     """info and sections with the entry the browser left."""
     t_info, _a, _, _ = measure([*PERFTUI, "info", "--json", str(big)])
     t.row("info, cached: time", t_info, None, "", "s")
-    t_sec, a_sec, _, _ = measure([*PERFTUI, "sections", "--json", str(big)])
+    t_sec, _a_sec, _, _ = measure([*PERFTUI, "sections", "--json", str(big)])
     t.row("sections --json, cached: time", t_sec, None, "", "s")
     t_cpu, a_cpu, _, _ = measure([*PERFTUI, "sections", "--json", "--cpu", "0", str(big)])
     t.row("sections --json --cpu 0, cached: time", t_cpu, None, "", "s")
