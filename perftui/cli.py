@@ -396,7 +396,7 @@ def _tune_malloc() -> None:
     """Fixed glibc thresholds that suit perftui's memory: the index columns live in mapped
     files, so what is allocated is per-chunk temporaries (a few MB) over and over.  They
     come from the heap and stay there between chunks (M_MMAP_THRESHOLD 32 MiB, M_TRIM_
-    THRESHOLD 64 MiB): with glibc's small defaults each one was a fresh mmap whose pages
+    THRESHOLD 16 MiB): with glibc's small defaults each one was a fresh mmap whose pages
     were faulted in again (``info`` on 4.85 M records: 1.1-1.5 -> 0.8-0.9 s of CPU);
     anything larger is mapped and goes back to the system when freed."""
     try:
@@ -404,7 +404,7 @@ def _tune_malloc() -> None:
 
         libc = ctypes.CDLL("libc.so.6")
         libc.mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
-        libc.mallopt(-1, 64 << 20)  # M_TRIM_THRESHOLD
+        libc.mallopt(-1, 16 << 20)  # M_TRIM_THRESHOLD
     except (OSError, AttributeError):
         pass  # not glibc: nothing to tune
 
