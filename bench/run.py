@@ -8,9 +8,12 @@ side runs on the stripped twins (perf 6.1 stops at type 83).  Every command runs
 own process: whole-process figures, start-up included; peak anonymous memory (RssAnon:
 not the mapped file's pages, nor the page cache) is sampled from /proc every 5 ms.
 
-The index cache of these runs lives in BENCH_DIR/cache (emptied before the runs that
-must not find an entry).  BENCH_DIR keeps the files between runs; BENCH_BYTES sets the
-smaller size (default 520 MB); BENCH_RECORDS=0 skips the large recording.
+Both files of a pair are read once before they are measured (the page cache holds them,
+for perf as for perftui); short runs are repeated BENCH_REPEAT times (default 3), in
+turns with perf's, and the median is shown.  The index cache of these runs lives in
+BENCH_DIR/cache (emptied before the runs that must not find an entry).  BENCH_DIR keeps
+the files between runs; BENCH_BYTES sets the smaller size (default 520 MB);
+BENCH_RECORDS=0 skips the large recording.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ BIG_RECORDS = int(float(os.environ.get("BENCH_RECORDS", 50e6)))
 PY = sys.executable
 PERFTUI = [PY, "-m", "perftui"]
 BYTES_PER_RECORD = 103  # of the planted recording (data bytes / records), for the disk check
+REPEAT = max(1, int(os.environ.get("BENCH_REPEAT", 3)))
 
 Row = tuple[str, str, str, str, str]
 
@@ -62,6 +66,36 @@ def measure(cmd: list[str], stdin: Path | None = None) -> tuple[float, int, int,
     if stdin:
         fin.close()  # type: ignore[union-attr]
     return time.perf_counter() - t0, peak, p.returncode, b"".join(chunks)
+
+
+def warm(*paths: Path) -> None:
+    """Read files once, so that every command finds them in the page cache."""
+    for p in paths:
+        with open(p, "rb") as f:
+            while f.read(16 << 20):
+                pass
+
+
+def median(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+
+def pair(ours: list[str], theirs: list[str] | None, times: int
+         ) -> tuple[float, float, float | None, float | None, int]:
+    """Median wall time and peak RssAnon (kB) of ``ours`` and ``theirs``, run in turns."""
+    a: list[tuple[float, int]] = []
+    b: list[tuple[float, int]] = []
+    rc = 0
+    for _ in range(times):
+        t, anon, rc, _out = measure(ours)
+        a.append((t, anon))
+        if theirs:
+            t, anon, _rc, _out = measure(theirs)
+            b.append((t, anon))
+    return (median([x[0] for x in a]), median([x[1] for x in a]),
+            median([x[0] for x in b]) if b else None,
+            median([x[1] for x in b]) if b else None, rc)
 
 
 def records_of(path: Path) -> int:
@@ -100,24 +134,28 @@ def clear_cache() -> None:
     subprocess.run([*PERFTUI, "cache", "--clear"], check=True, capture_output=True)
 
 
-def one_pass_rows(t: Table, big: Path, stripped: Path, n: int) -> tuple[int, int]:
+def one_pass_rows(t: Table, big: Path, stripped: Path, dso_times: int) -> tuple[int, int]:
     """info and sections without a cache, next to perf; returns exit codes."""
-    t_info, a_info, rc1, _ = measure([*PERFTUI, "info", "--json", "--no-cache", str(big)])
-    t_stats, _a, _, _ = measure(["perf", "report", "-f", "--stats", "-i", str(stripped)])
+    warm(big, stripped)
+    t_info, a_info, t_stats, _a, rc1 = pair(
+        [*PERFTUI, "info", "--json", "--no-cache", str(big)],
+        ["perf", "report", "-f", "--stats", "-i", str(stripped)], REPEAT)
     t.row("info: time", t_info, t_stats, "<= 2x perf --stats", "s")
     t.row("info: peak RssAnon", a_info / 1024, None, "<= 100 MB", "MB")
-    t_sec, a_sec, rc2, _out = measure([*PERFTUI, "sections", "--json", "--no-cache",
-                                       str(big)])
-    t_dso, a_dso, _, _ = measure(["perf", "report", "-f", "--stdio", "--sort", "dso", "-g",
-                                  "none", "-i", str(stripped)])
+    t_sec, a_sec, t_dso, a_dso, rc2 = pair(
+        [*PERFTUI, "sections", "--json", "--no-cache", str(big)],
+        ["perf", "report", "-f", "--stdio", "--sort", "dso", "-g", "none", "-i",
+         str(stripped)], dso_times)
     t.row("sections --json: time", t_sec, t_dso, "<= 0.3x perf --sort dso", "s")
-    t.row("sections --json: peak RssAnon", a_sec / 1024, a_dso / 1024, "<= 100 MB", "MB")
+    t.row("sections --json: peak RssAnon", a_sec / 1024, (a_dso or 0) / 1024, "<= 100 MB",
+          "MB")
     return rc1, rc2
 
 
 def browser_rows(t: Table, big: Path) -> None:
     """The browser on a cold cache (it writes the entry), then reopened from it."""
     clear_cache()
+    warm(big)
     pr, a_browser = probe(big)
     t.row("browser: first screen", pr["first_screen_s"], None, "<= 1 s", "s")
     t.row("browser: all indexed", pr["indexed_s"], None, "", "s")
@@ -129,24 +167,29 @@ def browser_rows(t: Table, big: Path) -> None:
               "<= 50 ms", "ms")
     t.row("browser: page-down after (median)", pr["pagedown_after_ms"], None, "<= 50 ms",
           "ms")
-    again, a_again = probe(big)
-    assert again["origin"] == "cache", again
-    t.row("reopen (cache): timeline + section counts", again["complete_s"], None,
-          "<= 0.5 s", "s")
-    t.row("reopen (cache): every row checked", again["indexed_s"], None, "", "s")
-    t.row("reopen (cache): peak RssAnon", a_again / 1024, None, "<= 150 MB", "MB")
-    if again["pagedown_during_ms"] is not None:
-        t.row("reopen (cache): page-down while checking (median)",
-              again["pagedown_during_ms"], None, "<= 50 ms", "ms")
+    runs = [probe(big) for _ in range(REPEAT)]
+    assert all(r[0]["origin"] == "cache" for r in runs), runs
+    t.row(f"reopen (cache): timeline + section counts (median of {REPEAT})",
+          median([r[0]["complete_s"] for r in runs]), None, "<= 0.5 s", "s")
+    t.row("reopen (cache): every row checked",
+          median([r[0]["indexed_s"] for r in runs]), None, "", "s")
+    t.row("reopen (cache): peak RssAnon", max(r[1] for r in runs) / 1024, None, "<= 150 MB",
+          "MB")
+    during = [r[0]["pagedown_during_ms"] for r in runs if r[0]["pagedown_during_ms"]]
+    if during:
+        t.row("reopen (cache): page-down while checking (median)", median(during), None,
+              "<= 50 ms", "ms")
 
 
 def cached_rows(t: Table, big: Path) -> None:
     """info and sections with the entry the browser left."""
     t_info, _a, _, _ = measure([*PERFTUI, "info", "--json", str(big)])
     t.row("info, cached: time", t_info, None, "", "s")
-    t_sec, _a_sec, _, _ = measure([*PERFTUI, "sections", "--json", str(big)])
+    t_sec, _a_sec, _t, _b, _rc = pair([*PERFTUI, "sections", "--json", str(big)], None,
+                                      REPEAT)
     t.row("sections --json, cached: time", t_sec, None, "", "s")
-    t_cpu, a_cpu, _, _ = measure([*PERFTUI, "sections", "--json", "--cpu", "0", str(big)])
+    t_cpu, a_cpu, _t, _b, _rc = pair([*PERFTUI, "sections", "--json", "--cpu", "0", str(big)],
+                                     None, REPEAT)
     t.row("sections --json --cpu 0, cached: time", t_cpu, None, "", "s")
     t.row("sections --json --cpu 0, cached: peak RssAnon", a_cpu / 1024, None, "<= 100 MB",
           "MB")
@@ -180,10 +223,10 @@ def main() -> int:
     t = Table()
     from perftui.demo import demo_path
 
-    floor, _a = probe(Path(demo_path()))
-    t.row("start-up floor: first screen of the 21 K-record demo", floor["first_screen_s"],
-          None, "", "s")
-    rc1, rc2 = one_pass_rows(t, big, stripped, n)
+    floor = [probe(Path(demo_path()))[0]["first_screen_s"] for _ in range(REPEAT)]
+    t.row(f"start-up floor: first screen of the 21 K-record demo (median of {REPEAT})",
+          median(floor), None, "", "s")
+    rc1, rc2 = one_pass_rows(t, big, stripped, REPEAT)
     _t2, a_sec2, _, _ = measure([*PERFTUI, "sections", "--json", "--no-cache", str(double)])
     _t1, a_sec1, _, _ = measure([*PERFTUI, "sections", "--json", "--no-cache", str(big)])
     t.row("sections: RssAnon growth per record (2x file)",
@@ -207,7 +250,7 @@ def main() -> int:
         bf = make_big(base, records)
         nb = records_of(bf["big"])
         tb = Table()
-        rc1, rc2 = one_pass_rows(tb, bf["big"], bf["stripped"], nb)
+        rc1, rc2 = one_pass_rows(tb, bf["big"], bf["stripped"], 1)
         browser_rows(tb, bf["big"])
         cached_rows(tb, bf["big"])
         print(f"\nrecording: {bf['big']} ({bf['big'].stat().st_size / 1e9:.2f} GB, {nb:,} "
