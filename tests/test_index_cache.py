@@ -477,10 +477,16 @@ def test_directory_recording(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     saved(d, cache)
     assert cached(d, cache).index_origin == "cache"
-    shutil.copyfile(DATA / "perf61" / "perf-pipe.data", d / "data.1")
+    shutil.copyfile(DATA / "perf61" / "perf-zstd.data", d / "data.1")
     rec = cached(d, cache)
     assert rec.index_origin == "walk"
-    same_index(walked(d), rec)
+    ref = walked(d)
+    same_index(ref, rec)
+    assert rec.save_index()
+    again = cached(d, cache)
+    assert again.index_origin == "cache" and len(again.stream_starts) == 2
+    same_index(ref, again)
+    assert np.array_equal(again.merged_order(), ref.merged_order())
 
 
 # -- the command line ------------------------------------------------------------------------
