@@ -64,7 +64,8 @@ class SectionCounts:
 
     def by_event(self, entry: int) -> np.ndarray:
         """Samples of one entry per attr (event) index."""
-        return self.per_event[entry]
+        out: np.ndarray = self.per_event[entry]
+        return out
 
     def rows_of(self, entry: int) -> np.ndarray:
         """Index rows of the samples in ``entry`` that pass the filter (needs the index)."""

@@ -49,7 +49,8 @@ def columns_of(time: np.ndarray, t0: int, span: int, width: int) -> np.ndarray:
         col = (d * np.uint64(width)) // np.uint64(span)
         return col.astype(np.int64)
     col = (d.astype(np.float64) * width / span).astype(np.int64)
-    return np.clip(col, 0, width - 1)
+    out: np.ndarray = np.clip(col, 0, width - 1)
+    return out
 
 
 def kind_of(types: np.ndarray) -> np.ndarray:

@@ -41,7 +41,8 @@ def gather(u8: np.ndarray, at: np.ndarray, dt: np.dtype, aligned: bool | None = 
     if aligned is None:
         aligned = bool(len(at)) and not np.any(at & (width - 1))
     if aligned and len(at):
-        return u8[: len(u8) // width * width].view(dt)[at >> _SHIFT[width]]
+        out: np.ndarray = u8[: len(u8) // width * width].view(dt)[at >> _SHIFT[width]]
+        return out
     return u8[at[:, None] + _AR[width]].view(dt).ravel()
 
 

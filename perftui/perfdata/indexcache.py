@@ -140,11 +140,13 @@ class CachedIndex:
 
     @property
     def state(self) -> dict[str, Any]:
-        return self.manifest["state"]
+        state: dict[str, Any] = self.manifest["state"]
+        return state
 
     @property
     def meta(self) -> dict[str, Any]:
-        return self.manifest["meta"]
+        meta: dict[str, Any] = self.manifest["meta"]
+        return meta
 
     def has(self, name: str) -> bool:
         return name in self.arrays

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
+import numpy as np
 import zstandard
 
 from .constants import RecordType, type_name
@@ -361,7 +362,7 @@ class Walker:
             offs = array("q")
             rel_pos = pos - base
             if len(buf) - rel_pos >= SPECULATE_MIN:  # the numpy walk, as for a file
-                rel_pos = self._speculate(view, rel_pos, len(buf), offs, BATCH)
+                rel_pos = speculate(view, rel_pos, len(buf), offs, self.order, BATCH)
             if len(offs) < BATCH:
                 rel_pos, status = self._scan(view, rel_pos, len(buf), offs, BATCH)
             else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..perfdata import Feature, Recording, RecordType
 from .kofile import ModuleFile, ModuleFileError, load_module
@@ -10,7 +11,7 @@ from .modlocate import find_module_file
 from .modnames import is_module_path, module_name
 
 
-def recording_build_ids(rec: Recording, records: list[dict] | None = None
+def recording_build_ids(rec: Recording, records: list[dict[str, Any]] | None = None
                         ) -> dict[str, str]:
     """Module name -> build id, from the BUILD_ID feature and HEADER_BUILD_ID records (of
     the index, or ``records`` decoded while walking)."""
@@ -45,7 +46,7 @@ class ModuleFiles:
 
     @classmethod
     def of(cls, rec: Recording, modules_dirs: list[str] | None = None,
-           build_id_records: list[dict] | None = None) -> ModuleFiles:
+           build_id_records: list[dict[str, Any]] | None = None) -> ModuleFiles:
         """The module files of an indexed recording (build ids and os release from it; the
         HEADER_BUILD_ID records from ``build_id_records`` when given)."""
         return cls(list(modules_dirs or []), rec.feature(Feature.OSRELEASE),

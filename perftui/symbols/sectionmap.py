@@ -105,13 +105,15 @@ class SectionMap:
 def _kernel_map_rows(rec: Recording) -> np.ndarray:
     rows = rec.rows_of_type(RecordType.MMAP, RecordType.MMAP2, KMOD_SEC_MAP)
     c = rec.columns
-    return rows[is_map_record(c["type"][rows], c["cpumode"][rows])]
+    out: np.ndarray = rows[is_map_record(c["type"][rows], c["cpumode"][rows])]
+    return out
 
 
 def is_map_record(types: np.ndarray, cpumode: np.ndarray) -> np.ndarray:
     """Which records the section map is built from: kernel MMAP/MMAP2 and KMOD_SEC_MAP."""
     is_map = (types == RecordType.MMAP) | (types == RecordType.MMAP2)
-    return (is_map & (cpumode == Misc.KERNEL)) | (types == KMOD_SEC_MAP)
+    out: np.ndarray = (is_map & (cpumode == Misc.KERNEL)) | (types == KMOD_SEC_MAP)
+    return out
 
 
 MapRecord = tuple[int, int, "dict[str, Any] | ValueError"]  # (row, file offset, fields)
