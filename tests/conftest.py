@@ -76,27 +76,19 @@ def corpus_path(rel: str) -> Path:
 
 
 def corpus_files() -> list[str]:
-    """Every recording of tests/data and of the shared corpus (not the v1 file, not notes)."""
-    out = []
-    for root in (DATA, SHARED_CORPUS):
-        if not root.is_dir():
-            continue
-        for p in sorted(root.rglob("*")):
-            rel = p.relative_to(root).as_posix()
-            if p.is_file() and not p.name.endswith((".md", ".txt")) and \
-                    not rel.startswith("hotspot/") and rel not in out:
-                out.append(rel)
-    return out
+    """The corpus recordings (:data:`RECORDINGS`, not the v1 file) and the fuzz regressions
+    of tests/data/fuzz, as folder/file."""
+    fuzz = sorted(f"fuzz/{p.name}" for p in (DATA / "fuzz").glob("*.data"))
+    return [r for r in RECORDINGS if not r.startswith("hotspot/")] + fuzz
 
 
 def path_of(rel: str) -> Path:
-    """Where a recording of :func:`corpus_files` is (skips when it is gone)."""
-    for root in (DATA, SHARED_CORPUS):
-        if (root / rel).is_file():
-            return root / rel
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{rel} is not available")
-    pytest.skip(f"{rel} is not available")
+    """Where a recording of :func:`corpus_files` is (skipped when it is gone; failed with
+    CI=true)."""
+    p = corpus_path(rel)
+    if not p.is_file():
+        skip_or_fail(f"{rel} is not available (GPL recordings are read from {SHARED_CORPUS})")
+    return p
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import DATA, SHARED_CORPUS, corpus_files, path_of
+from conftest import DATA, corpus_files, path_of
 from perftui.demo import demo_path
 from perftui.perfdata import Recording, open_recording
 from perftui.perfdata import colstore as colstore_mod
@@ -74,15 +74,6 @@ def cached(path: Path, cache_dir: Path, **kw: object) -> Recording:
 
 
 # -- the mapped index and the cache give the walk's index -----------------------------------
-def test_the_shared_corpus_is_there() -> None:
-    """The GPL recordings of the shared corpus are part of the cases below."""
-    if not (SHARED_CORPUS / "perfparser").is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"the shared corpus is missing ({SHARED_CORPUS})")
-        pytest.skip(f"the shared corpus is missing ({SHARED_CORPUS})")
-    assert any(r.startswith("perfparser/") for r in corpus_files())
-
-
 @pytest.mark.parametrize("rel", ["demo", *corpus_files()])
 def test_mapped_and_cached_index_equal_the_walk(rel: str, tmp_path: Path) -> None:
     path = demo_path() if rel == "demo" else path_of(rel)
