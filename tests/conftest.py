@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -141,3 +141,21 @@ def _no_animations(monkeypatch: pytest.MonkeyPatch) -> None:
     constants = sys.modules.get("textual.constants")
     if constants is not None:
         monkeypatch.setattr(constants, "TEXTUAL_ANIMATIONS", "none")
+
+
+# The programs of tests/programs, built and recorded once per session (tests/perfprograms.py).
+# Defined here, and only here, so every test module shares one instance of each.
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from perfprograms import build_programs
+
+    return build_programs(tmp_path_factory.mktemp("programs"))
+
+
+@pytest.fixture(scope="session")
+def recorded(built: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``recorded(name, program, *args, callgraph=True, system_wide=False,
+    events="cpu-clock") -> perf.data``, made once per session."""
+    from perfprograms import recorder
+
+    return recorder(tmp_path_factory.mktemp("recordings"))

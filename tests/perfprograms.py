@@ -1,8 +1,7 @@
 """Test programs (``tests/programs/``) built and recorded with perf, once per session.
 
-Import the fixtures into a test module::
-
-    from perfprograms import built, recorded, perf_script_samples  # noqa: F401
+The fixtures ``built`` and ``recorded`` are provided by tests/conftest.py (one instance
+per session); test modules import only the helpers (``perf_script_samples``, ...).
 
 - ``built``: a :class:`Built` with the compiled programs in a session temp dir (``hotprog``
   PIE, its ``libhotlib.so``, the same program as ET_EXEC (``hotprog_exec``), with a
@@ -101,9 +100,9 @@ def _build(d: Path) -> Built:
     return b
 
 
-@pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return _build(tmp_path_factory.mktemp("programs"))
+def build_programs(directory: Path) -> Built:
+    """Compile tests/programs into ``directory`` (the ``built`` fixture of conftest)."""
+    return _build(directory)
 
 
 def perf_env(debug_dir: Path) -> dict[str, str]:
@@ -111,18 +110,18 @@ def perf_env(debug_dir: Path) -> dict[str, str]:
     return dict(os.environ, PERF_BUILDID_DIR=str(debug_dir))
 
 
-@pytest.fixture(scope="session")
-def recorded(built: Built, tmp_path_factory: pytest.TempPathFactory
-             ) -> Callable[..., Path]:
-    """``recorded(name, program, *args, callgraph=True, system_wide=False,
-    events="cpu-clock") -> perf.data``."""
-    out_dir = tmp_path_factory.mktemp("recordings")
+def recorder(out_dir: Path) -> Callable[..., Path]:
+    """``record(name, program, *args, callgraph=True, system_wide=False,
+    events="cpu-clock") -> perf.data``, each asked once (the ``recorded`` fixture)."""
     cache: dict[str, Path] = {}
 
     def record(name: str, program: Path, *args: str, callgraph: bool = True,
                system_wide: bool = False, events: str = "cpu-clock") -> Path:
-        if name in cache:
-            return cache[name]
+        key = "\0".join([name, str(program), *args, str(callgraph), str(system_wide), events])
+        if key in cache:
+            return cache[key]
+        if any(k.split("\0", 1)[0] == name for k in cache):
+            name = f"{name}-{len(cache)}"  # the same name asked with other arguments
         perf = require("perf")
         data = out_dir / f"{name}.data"
         cmd = [perf, "record", "-q", "-N", "-e", events, "-F", "4000", "-o", str(data)]
@@ -135,7 +134,7 @@ def recorded(built: Built, tmp_path_factory: pytest.TempPathFactory
                            env=perf_env(out_dir / "debug"), cwd=out_dir)
         if p.returncode != 0 or not data.exists():
             pytest.fail(f"perf record {name} failed ({p.returncode}): {p.stderr[-500:]}")
-        cache[name] = data
+        cache[key] = data
         return data
 
     return record

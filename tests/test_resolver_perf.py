@@ -13,14 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from perfprograms import (  # noqa: F401
-    Built,
-    built,
-    perf_env,
-    perf_script_samples,
-    recorded,
-    require,
-)
+from perfprograms import Built, perf_env, perf_script_samples, require
 
 from perftui.perfdata import RecordType, open_recording
 from perftui.symbols.resolved import ResolvedSamples
@@ -95,7 +88,7 @@ def compare(data: Path, callchain: bool) -> tuple[int, int, int, int, list[str]]
 
 
 @pytest.mark.parametrize("which", ["hotprog", "hotcxx"])
-def test_program_samples_and_frames(built: Built, recorded, which: str) -> None:  # noqa: F811
+def test_program_samples_and_frames(built: Built, recorded, which: str) -> None:
     prog = getattr(built, which)
     data = recorded(which, prog, "3")
     lt, ls, _, _, diffs = compare(data, callchain=False)
@@ -106,7 +99,7 @@ def test_program_samples_and_frames(built: Built, recorded, which: str) -> None:
     assert ft > lt and fs == ft and not diffs, diffs[:10]
 
 
-def test_without_callchains(built: Built, recorded) -> None:  # noqa: F811
+def test_without_callchains(built: Built, recorded) -> None:
     data = recorded("hotprog_nog", built.hotprog, "3", callgraph=False)
     lt, ls, _, _, diffs = compare(data, callchain=False)
     print(f"hotprog without -g: sample ips {ls}/{lt}")
@@ -119,7 +112,7 @@ WORKLOAD = ("find /usr/share/doc -maxdepth 2 2>/dev/null | xargs -n 40 cat 2>/de
 
 
 @pytest.fixture(scope="module")
-def system_wide(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+def system_wide(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     perf = require("perf")
     out = tmp_path_factory.mktemp("system") / "sys.data"
     cmd = [perf, "record", "-q", "-N", "-a", "-g", "-e", "cpu-clock", "-F", "2000", "-o",

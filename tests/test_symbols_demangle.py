@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import subprocess
 
-from perfprograms import Built, built, require  # noqa: F401  (fixture)
+from perfprograms import Built, require
 
 from perftui.symbols.demangle import demangle, strip_cxx_params
 
@@ -48,7 +48,7 @@ def test_libstdcxx_names_match_cplus_demangle() -> None:
     assert not bad, bad[:5]
 
 
-def test_program_names_match_cplus_demangle(built: Built) -> None:  # noqa: F811
+def test_program_names_match_cplus_demangle(built: Built) -> None:
     require("nm")
     paths = [str(built.hotcxx)] + [str(p) for p in (built.hotrust_v0, built.hotrust_legacy) if p]
     names = mangled_names(*paths)

@@ -10,7 +10,7 @@ import struct
 from pathlib import Path
 
 import pytest
-from perfprograms import Built, built  # noqa: F401  (fixture)
+from perfprograms import Built
 
 from perftui.symbols.cache import SymbolCache
 from perftui.symbols.dsofiles import find_dso_files, find_vmlinux, load_dso_symbols
@@ -36,7 +36,7 @@ def test_fifo_and_devices_are_refused(tmp_path: Path) -> None:
     assert "cannot stat" in one_line_error(str(tmp_path / "missing"))
 
 
-def test_truncated_and_absurd_elfs(built: Built, tmp_path: Path) -> None:  # noqa: F811
+def test_truncated_and_absurd_elfs(built: Built, tmp_path: Path) -> None:
     data = built.hotprog.read_bytes()
     for n in (3, 20, 64, 200, len(data) // 2):
         p = tmp_path / f"trunc{n}"
@@ -56,7 +56,7 @@ def test_truncated_and_absurd_elfs(built: Built, tmp_path: Path) -> None:  # noq
     assert "not an ELF" in one_line_error(str(tmp_path / "text"))
 
 
-def test_symtab_pointing_outside_the_file(built: Built, tmp_path: Path) -> None:  # noqa: F811
+def test_symtab_pointing_outside_the_file(built: Built, tmp_path: Path) -> None:
     data = bytearray(built.hotprog.read_bytes())
     with open_elf(str(built.hotprog)) as img:
         sec = img.section(".symtab")
@@ -67,7 +67,7 @@ def test_symtab_pointing_outside_the_file(built: Built, tmp_path: Path) -> None:
     assert "past the end" in one_line_error(str(tmp_path / "x"))
 
 
-def test_symfs_and_recorded_path(built: Built, tmp_path: Path) -> None:  # noqa: F811
+def test_symfs_and_recorded_path(built: Built, tmp_path: Path) -> None:
     symfs = tmp_path / "symfs"
     target = symfs / "opt" / "app" / "hotprog"
     target.parent.mkdir(parents=True)
@@ -80,7 +80,7 @@ def test_symfs_and_recorded_path(built: Built, tmp_path: Path) -> None:  # noqa:
     assert not missing.found and "looked in:" in missing.message()
 
 
-def test_build_id_cache_and_debug_file(built: Built, tmp_path: Path) -> None:  # noqa: F811
+def test_build_id_cache_and_debug_file(built: Built, tmp_path: Path) -> None:
     with open_elf(str(built.hotprog)) as img:
         bid = img.build_id
     assert bid
@@ -108,7 +108,7 @@ def test_build_id_cache_and_debug_file(built: Built, tmp_path: Path) -> None:  #
     assert "lib_tiny@plt" in syms.table.names  # PLT from the runtime file
 
 
-def test_build_id_mismatch_is_refused(built: Built, tmp_path: Path) -> None:  # noqa: F811
+def test_build_id_mismatch_is_refused(built: Built, tmp_path: Path) -> None:
     files = find_dso_files(str(built.hotprog), build_id="ab" * 20,
                            debug_dir=str(tmp_path))
     assert not files.found
@@ -126,7 +126,7 @@ def test_vmlinux_places() -> None:
     assert all("../" not in p for p in find_vmlinux(None, "../../x").looked_in)
 
 
-def test_cache_reads_once(built: Built, tmp_path: Path) -> None:  # noqa: F811
+def test_cache_reads_once(built: Built, tmp_path: Path) -> None:
     cache = SymbolCache()
     a = cache.elf(str(built.hotprog))
     b = cache.elf(str(built.hotprog))

@@ -10,13 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from perfprograms import (  # noqa: F401  (fixtures)
-    Built,
-    built,
-    perf_script_samples,
-    recorded,
-    require,
-)
+from perfprograms import Built, perf_script_samples
 
 from perftui.perfdata import Feature, RecordType, open_recording
 from perftui.symbols.kallsyms import (
@@ -90,7 +84,7 @@ def test_parse_proc_kallsyms() -> None:
     assert k.address_of("_stext") is not None or k.address_of("_text") is not None
 
 
-def test_kernel_samples_match_perf(built: Built, recorded) -> None:  # noqa: F811
+def test_kernel_samples_match_perf(built: Built, recorded) -> None:
     data = recorded("system", built.hotprog, "2", system_wide=True)
     rec = open_recording(data)
     rec.build_index()
@@ -142,7 +136,7 @@ def test_perf_map_rules() -> None:
     assert perf_map_path(42, "/x") == "/x/perf-42.map"
 
 
-def test_jit_samples_match_perf(built: Built, recorded) -> None:  # noqa: F811
+def test_jit_samples_match_perf(built: Built, recorded) -> None:
     data = recorded("jit", built.jitprog, "1")
     rec = open_recording(data)
     rec.build_index()

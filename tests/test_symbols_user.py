@@ -13,14 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from perfprograms import (  # noqa: F401  (fixtures)
-    Built,
-    built,
-    perf_env,
-    perf_script_samples,
-    recorded,
-    require,
-)
+from perfprograms import Built, perf_env, perf_script_samples, require
 
 from perftui.perfdata import open_recording
 from perftui.symbols.cache import SymbolCache
@@ -77,7 +70,7 @@ def check_against_readelf(syms: ElfSymbols, path: Path | str, dynamic: bool) -> 
 
 
 @pytest.mark.parametrize("which", ["hotprog", "libhotlib", "hotprog_exec", "hotprog_based"])
-def test_symtab_matches_readelf(built: Built, which: str) -> None:  # noqa: F811
+def test_symtab_matches_readelf(built: Built, which: str) -> None:
     path = getattr(built, which)
     syms = load_elf_symbols(str(path))
     assert syms.sources[0] == "symtab"
@@ -90,21 +83,21 @@ def test_libc_dynsym_matches_readelf() -> None:
     assert check_against_readelf(syms, LIBC, dynamic=True) > 1000
 
 
-def test_stripped_library_has_dynsym_only(built: Built) -> None:  # noqa: F811
+def test_stripped_library_has_dynsym_only(built: Built) -> None:
     syms = load_elf_symbols(str(built.libhotlib_stripped))
     assert syms.sources[0] == "dynsym"
     check_against_readelf(syms, built.libhotlib_stripped, dynamic=True)
     assert {"lib_spin", "lib_tiny"} <= set(syms.table.names)
 
 
-def test_stripped_executable_has_no_symbols(built: Built) -> None:  # noqa: F811
+def test_stripped_executable_has_no_symbols(built: Built) -> None:
     """A stripped PIE's .dynsym defines nothing, so perf loads no symbols and, with none
     loaded, synthesizes no PLT names either (``dso__load``: only when ``ret > 0``)."""
     syms = load_elf_symbols(str(built.hotprog_stripped))
     assert syms.sources == [] and len(syms.table) == 0
 
 
-def test_exec_symbols_are_file_offsets(built: Built) -> None:  # noqa: F811
+def test_exec_symbols_are_file_offsets(built: Built) -> None:
     """ET_EXEC and a shifted PIE: perf keeps symbols as file offsets (PT_LOAD rule)."""
     for path in (built.hotprog_exec, built.hotprog_based):
         syms = load_elf_symbols(str(path))
@@ -124,7 +117,7 @@ def objdump_plt_labels(path: Path, section: str) -> dict[int, str]:
             for m in re.finditer(r"^([0-9a-f]+) <(.+@plt)>:", out, re.M)}
 
 
-def test_plt_names_match_objdump(built: Built) -> None:  # noqa: F811
+def test_plt_names_match_objdump(built: Built) -> None:
     for path in (built.hotprog, built.hotprog_exec):
         syms = load_elf_symbols(str(path))
         labels = objdump_plt_labels(path, ".plt")
@@ -135,7 +128,7 @@ def test_plt_names_match_objdump(built: Built) -> None:  # noqa: F811
         assert ours == labels
 
 
-def test_ibt_plt_follows_perf_61(built: Built) -> None:  # noqa: F811
+def test_ibt_plt_follows_perf_61(built: Built) -> None:
     """With -fcf-protection the calls go through .plt.sec; perf 6.1 still names the
     .plt stubs (entry i at .plt + 16 * (i + 1)), so the names are not objdump's."""
     syms = load_elf_symbols(str(built.hotprog_ibt))
@@ -171,8 +164,12 @@ def user_resolutions(data: Path, cache: SymbolCache, files: set[str]
                 return (None, None) if r is None else r
         return None
 
-    for i in range(len(rec)):
-        d = rec.decode(i)
+    # in time order, as perf processes them: under load perf writes a process's first
+    # samples before its MMAP2 records (per-CPU buffers drained in rounds)
+    decoded = [rec.decode(i) for i in range(len(rec))]
+    def when(d: dict) -> int:
+        return int(d["time"] if d["type"] == "SAMPLE" else d.get("sample_id", {}).get("time", 0))
+    for d in sorted(decoded, key=when):
         if d["type"] == "MMAP2":
             maps[d["pid"]].append((d["addr"], d["addr"] + d["len"], d["pgoff"], d["filename"]))
         elif d["type"] == "SAMPLE" and d["cpumode"] == 2:
@@ -214,7 +211,7 @@ def compare_with_perf(data: Path, files: set[str]) -> tuple[int, int, list[str]]
 
 
 @pytest.mark.parametrize("which", ["hotprog", "hotprog_exec", "hotprog_based", "hotprog_ibt"])
-def test_c_program_samples_match_perf(built: Built, recorded, which: str) -> None:  # noqa: F811
+def test_c_program_samples_match_perf(built: Built, recorded, which: str) -> None:
     prog = getattr(built, which)
     data = recorded(which, prog, "3")
     files = {str(prog), str(built.libhotlib)}
@@ -224,13 +221,13 @@ def test_c_program_samples_match_perf(built: Built, recorded, which: str) -> Non
     assert same == total, diffs[:10]
 
 
-def test_c_program_without_callgraph(built: Built, recorded) -> None:  # noqa: F811
+def test_c_program_without_callgraph(built: Built, recorded) -> None:
     data = recorded("hotprog-nog", built.hotprog, "2", callgraph=False)
     total, same, diffs = compare_with_perf(data, {str(built.hotprog), str(built.libhotlib)})
     assert total > 300 and same == total, diffs[:10]
 
 
-def test_c_program_shares(built: Built, recorded) -> None:  # noqa: F811
+def test_c_program_shares(built: Built, recorded) -> None:
     """hot_alpha does 3 units of work, hot_beta 2, hot_gamma (via spin) 1."""
     data = recorded("hotprog", built.hotprog, "3")
     ours, _ = user_resolutions(data, SymbolCache(), {str(built.hotprog), str(built.libhotlib)})
@@ -243,7 +240,7 @@ def test_c_program_shares(built: Built, recorded) -> None:  # noqa: F811
                counts["lib_spin"]) > 0
 
 
-def test_callchain_entries_match_perf(built: Built, recorded) -> None:  # noqa: F811
+def test_callchain_entries_match_perf(built: Built, recorded) -> None:
     data = recorded("hotprog", built.hotprog, "3")
     files = {str(built.hotprog), str(built.libhotlib)}
     _, chains = user_resolutions(data, SymbolCache(), files)
@@ -268,7 +265,7 @@ def test_callchain_entries_match_perf(built: Built, recorded) -> None:  # noqa: 
     assert same == total, diffs[:10]
 
 
-def test_cxx_program_samples_match_perf(built: Built, recorded) -> None:  # noqa: F811
+def test_cxx_program_samples_match_perf(built: Built, recorded) -> None:
     data = recorded("hotcxx", built.hotcxx, "3")
     total, same, diffs = compare_with_perf(data, {str(built.hotcxx)})
     print(f"hotcxx: {same}/{total} sample ips named as perf does")
@@ -288,7 +285,7 @@ def perf_report_syms(data: Path, dso: str) -> set[str]:
     return names
 
 
-def test_cxx_demangled_names_match_perf_report(built: Built, recorded) -> None:  # noqa: F811
+def test_cxx_demangled_names_match_perf_report(built: Built, recorded) -> None:
     data = recorded("hotcxx", built.hotcxx, "3")
     want = perf_report_syms(data, built.hotcxx.name)
     assert {"hot::Worker<int>::run", "hot::Worker<double>::run", "hot::spin",
@@ -298,7 +295,7 @@ def test_cxx_demangled_names_match_perf_report(built: Built, recorded) -> None: 
 
 
 @pytest.mark.parametrize("which", ["hotrust_v0", "hotrust_legacy"])
-def test_rust_demangled_names_match_perf(built: Built, recorded, which: str) -> None:  # noqa: F811
+def test_rust_demangled_names_match_perf(built: Built, recorded, which: str) -> None:
     prog = getattr(built, which)
     if prog is None:
         require("rustc")

@@ -1,0 +1,78 @@
+"""The names of samples for ``dump`` (JSON and text): comm, dso, symbol, offset, module
+section and the callchain frames, as ``perf script`` prints them.
+
+Samples are resolved in blocks as the dump reaches them (:class:`SampleNamer`), so a
+dump of a big recording never holds more than one block of names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..perfdata import Recording, RecordType
+from ..symbols.resolved import ResolvedSamples
+from ..symbols.resolver import Resolver
+
+BLOCK = 1 << 14
+
+
+def _frame(res: Resolver, loc: int, ip: int, off: int) -> dict[str, Any]:
+    locs = res.locs
+    name = locs.name[loc]
+    return {"ip": ip, "dso": locs.dsos[locs.dso[loc]].name, "sym": name,
+            "symoff": off if name is not None else None}
+
+
+class SampleNamer:
+    """Names of SAMPLE index rows, resolved a block at a time in row order."""
+
+    def __init__(self, rec: Recording, res: Resolver, rows: np.ndarray | None = None) -> None:
+        self.rec = rec
+        self.res = res
+        if rows is None:
+            rows = np.nonzero(rec.columns["type"] == RecordType.SAMPLE)[0]
+        self.rows = np.asarray(rows, dtype=np.int64)
+        self.sorted = np.sort(self.rows)
+        self._block: ResolvedSamples | None = None
+        self._pos: dict[int, int] = {}
+
+    def _load(self, row: int) -> None:
+        at = int(np.searchsorted(self.sorted, row))
+        rows = self.sorted[at:at + BLOCK]
+        self._block = self.res.samples(rows)
+        self._pos = {int(r): k for k, r in enumerate(rows.tolist())}
+
+    def names(self, row: int) -> dict[str, Any]:
+        """``comm``, ``dso``, ``sym``, ``symoff``, ``section`` and (with a callchain)
+        ``frames`` (leaf first, context markers left out) of SAMPLE row ``row``."""
+        if row not in self._pos:
+            self._load(row)
+        s = self._block
+        assert s is not None
+        k = self._pos[row]
+        res = self.res
+        loc = int(s.leaf[k])
+        name = res.locs.name[loc]
+        out: dict[str, Any] = {
+            "comm": res.comm_names[int(s.comm[k])],
+            "dso": res.locs.dsos[res.locs.dso[loc]].name,
+            "sym": name,
+            "symoff": int(s.leaf_off[k]) if name is not None else None,
+        }
+        section = res.locs.section[loc]
+        if res.locs.dsos[res.locs.dso[loc]].module is not None:
+            out["section"] = section
+        a, b = int(s.chain_starts[k]), int(s.chain_starts[k + 1])
+        if b > a:
+            out["frames"] = [_frame(res, int(s.chain_locs[j]), int(s.chain_ips[j]),
+                                    int(s.chain_offs[j])) for j in range(a, b)]
+        return out
+
+
+def where(names: dict[str, Any]) -> str:
+    """``sym+0xoff (dso)`` as perf script prints a location (``[unknown]`` without one)."""
+    sym = names.get("sym")
+    head = f"{sym}+{names['symoff']:#x}" if sym is not None else "[unknown]"
+    return f"{head} ({names.get('dso')})"
