@@ -98,6 +98,10 @@ def compare(data: Path, keys: str, children: bool) -> None:
     klist = keys.split(",")
     for d in docs:
         (want,) = theirs[d["event"]]
+        if "pid" in klist:  # perf prints tid:comm
+            want = {tuple(w.split(":", 1)[0].strip() if k == "pid" else w
+                          for k, w in zip(klist, key, strict=True)): v
+                    for key, v in want.items()}
         # perf cuts a comm longer than its column ("perf-exec" under "Command" -> "perf-ex"
         # when the width was set before that name appeared): cut ours the same way
         width = {i: max(len(k[i]) for k in want) for i, name in enumerate(klist)
