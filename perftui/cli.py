@@ -7,11 +7,14 @@ the file offset), 2 bad usage.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import stat
 import sys
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
-from .perfdata import NotPerfData, PerfDataError, Recording, open_recording, type_code
+from .perfdata import PerfDataError, Recording, open_recording, type_code
 from .perfdata.indexcache import IndexCache
 from .present.info import print_info
 from .present.records import jsonable, summary
@@ -21,9 +24,18 @@ if TYPE_CHECKING:
     from .symbols.resolver import SymbolOptions
 
 SUBCOMMANDS = ("info", "dump", "sections", "inject", "report", "cache")
+DEFAULT_INPUT = "perf.data"
 
 
-def _fail(err: PerfDataError, out: TextIO = sys.stderr) -> None:
+class UsageError(Exception):
+    """Bad usage found after parsing (exit 2)."""
+
+
+class InputError(Exception):
+    """An input that cannot be opened (exit 1): the message names it, nothing else."""
+
+
+def _fail(err: PerfDataError | str, out: TextIO = sys.stderr) -> None:
     print(safe(f"perftui: {err}"), file=out)
 
 
@@ -32,6 +44,38 @@ def _report_errors(rec: Recording) -> int:
     for e in rec.errors:
         _fail(e)
     return 1 if rec.errors else 0
+
+
+def input_path(args: argparse.Namespace) -> str:
+    """The recording a command reads: ``--demo``, ``-i FILE``, ``FILE`` or ./perf.data
+    (``--demo`` also adds the demo's module files to ``--modules-dir``)."""
+    if getattr(args, "demo", False):
+        from .demo import demo_path
+
+        if hasattr(args, "modules_dir"):
+            args.modules_dir = [*args.modules_dir, demo_modules_dir()]
+        return str(demo_path())
+    if args.input and args.file and args.input != args.file:
+        raise UsageError(f"two inputs given: {args.file} and -i {args.input}")
+    return args.input or args.file or DEFAULT_INPUT
+
+
+def open_input(path: str, spill: bool, cache: IndexCache | None = None,
+               mapped: bool = False) -> Recording:
+    """Open ``path`` ("-": standard input) with plain one-line errors for what is not
+    there or not a file (a FIFO or a device is never opened: it could block or never end)."""
+    if path == "-":
+        return open_recording(path, spill=spill, mapped=mapped)
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise InputError(f"{path}: {os.strerror(e.errno or errno.ENOENT)}") from None
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise InputError(f"{path}: not a regular file (a FIFO or device is not read; "
+                         "use - with a pipe)")
+    if not os.access(path, os.R_OK):
+        raise InputError(f"{path}: {os.strerror(errno.EACCES)}")
+    return open_recording(path, spill=spill, cache=cache, mapped=mapped)
 
 
 # -- the index cache ---------------------------------------------------------------------
@@ -90,7 +134,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     from .analysis.summary import info_dict
 
-    rec = open_recording(args.file, spill=False, cache=_cache(args))
+    rec = open_input(input_path(args), spill=False, cache=_cache(args))
     rec.scan()  # counts while walking, keeping no index (or the cache's)
     d = info_dict(rec)
     if args.json:
@@ -104,14 +148,16 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_dump(args: argparse.Namespace) -> int:
     wanted: set[str] | None = None
     if args.type:
-        try:
-            from .perfdata import type_name
+        from .perfdata import type_name
 
-            wanted = {type_name(type_code(t)) for t in args.type}
+        names = [t.strip() for arg in args.type for t in arg.split(",") if t.strip()]
+        try:
+            wanted = {type_name(type_code(t)) for t in names}
         except KeyError as e:
-            print(f"perftui dump: unknown record type {e}", file=sys.stderr)
-            return 2
-    rec = open_recording(args.file, spill=False, mapped=True)  # an index in mapped files
+            raise UsageError(f"dump: unknown record type {e}") from None
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("dump: --limit must be 0 or more")
+    rec = open_input(input_path(args), spill=False, mapped=True)  # an index in mapped files
     out = sys.stdout
     n = 0
     for r in rec.records():
@@ -126,10 +172,26 @@ def cmd_dump(args: argparse.Namespace) -> int:
             sfx = "z" if r.get("compressed") else " "
             where = f"{r['file']}:" if "file" in r else ""
             text = f"{where}{r['offset']:#010x}{sfx} {r['type']:<16} misc {r['misc']:#06x} " \
-                   f"size {r['size']:>5}  {r.get('error') or _summary(r)}"
+                   f"size {r['size']:>5}  {_when_who(r)}{r.get('error') or _summary(r)}"
             out.write(safe(text) + "\n")
     out.flush()
+    for w in rec.warnings:
+        print(safe(f"perftui: warning: {w}"), file=sys.stderr)
     return _report_errors(rec)
+
+
+def _when_who(r: dict[str, Any]) -> str:
+    """``cpu N time S.NNNNNNNNN pid/tid P/T: `` as ``perf report -D`` heads a record: from a
+    SAMPLE's fields or another record's sample_id trailer ("" when it has none)."""
+    f = r if r.get("type") == "SAMPLE" else r.get("sample_id") or {}
+    parts = []
+    if "cpu" in f:
+        parts.append(f"cpu {f['cpu']}")
+    if "time" in f:
+        parts.append(f"time {f['time'] // 1_000_000_000}.{f['time'] % 1_000_000_000:09d}")
+    if "pid" in f and "tid" in f and r.get("type") == "SAMPLE":
+        parts.append(f"pid/tid {f['pid']}/{f['tid']}")
+    return " ".join(parts) + ": " if parts else ""
 
 
 def _summary(r: dict[str, Any]) -> str:
@@ -140,25 +202,6 @@ def _summary(r: dict[str, Any]) -> str:
 
 
 # -- sections ---------------------------------------------------------------------------
-def _input_path(args: argparse.Namespace) -> None:
-    """``args.file``: FILE, -i FILE, the demo (--demo, with its modules) or ./perf.data."""
-    if getattr(args, "demo", False):
-        from .demo import demo_path
-
-        args.file = str(demo_path())
-        args.modules_dir = [*args.modules_dir, str(demo_modules_dir())]
-    args.file = getattr(args, "input", None) or args.file or "perf.data"
-
-
-def _open_for_sections(args: argparse.Namespace) -> Recording:
-    """The recording of ``report``, indexed (into mapped files; from the cache if it has
-    the file)."""
-    _input_path(args)
-    rec = open_recording(args.file, spill=True, cache=_cache(args), mapped=True)
-    rec.build_index()
-    return rec
-
-
 def demo_modules_dir() -> str:
     from .demo import MODULES_DIR
 
@@ -181,25 +224,25 @@ def cmd_sections(args: argparse.Namespace) -> int:
         section_report,
         streamed_section_report,
     )
-    from .analysis.summary import time_span
+    from .analysis.summary import sample_bounds, time_span
     from .present.sections import print_sections, sections_json
 
-    _input_path(args)
     # no spill: the walk counts as it goes, and a cache entry has its own decompressed data
-    rec = open_recording(args.file, spill=False, cache=_cache(args))
+    rec = open_input(input_path(args), spill=False, cache=_cache(args))
     cached = rec.open_cached()
     if args.time and not cached:
-        rec.scan()  # the first sample's time, which --time counts from: a pass of its own
+        rec.scan()  # the first and last sample's times, which --time needs: a pass of its own
     try:
+        first, last = sample_bounds(rec)
         flt = Filter(
-            time=parse_time_range(args.time, time_span(rec)[0]) if args.time else None,
+            time=parse_time_range(args.time, first, last, origin=time_span(rec)[0])
+            if args.time else None,
             cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
             pids=parse_int_list(args.pid, "pid list") if args.pid else None,
             attr=_event_index(rec, args.event) if args.event else None,
         )
     except FilterError as e:
-        print(safe(f"perftui sections: {e}"), file=sys.stderr)
-        return 2
+        raise UsageError(f"sections: {e}") from None
     rep = None
     if cached and flt.empty and not args.symbols:
         rep = kept_section_report(rec, args.modules_dir)  # no pass over the rows at all
@@ -219,7 +262,7 @@ def cmd_sections(args: argparse.Namespace) -> int:
 def cmd_inject(args: argparse.Namespace) -> int:
     from .symbols.inject import PERF_NOTE, InjectError, inject, strip
 
-    rec = open_recording(args.file, spill=False, mapped=True)  # an index in mapped files
+    rec = open_input(input_path(args), spill=False, mapped=True)  # an index in mapped files
     rec.build_index()
     if rec.errors:
         return _report_errors(rec)
@@ -257,22 +300,25 @@ def symbol_options(args: argparse.Namespace) -> SymbolOptions:
 def cmd_report(args: argparse.Namespace) -> int:
     from .analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
     from .analysis.profile import SortKeyError, parse_sort
-    from .analysis.summary import time_span
+    from .analysis.summary import sample_bounds, time_span
     from .present.reportrun import ReportRequest, run_report
 
-    rec = _open_for_sections(args)
+    # indexed into mapped files; from the cache if it has the file
+    rec = open_input(input_path(args), spill=True, cache=_cache(args), mapped=True)
+    rec.build_index()
     try:
         keys = parse_sort(args.sort)
+        first, last = sample_bounds(rec)
         flt = Filter(
-            time=parse_time_range(args.time, time_span(rec)[0]) if args.time else None,
+            time=parse_time_range(args.time, first, last, origin=time_span(rec)[0])
+            if args.time else None,
             cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
             pids=parse_int_list(args.pid, "pid list") if args.pid else None,
             tids=parse_int_list(args.tid, "tid list") if args.tid else None,
             attr=_event_index(rec, args.event) if args.event else None,
         )
     except (FilterError, SortKeyError) as e:
-        print(safe(f"perftui report: {e}"), file=sys.stderr)
-        return 2
+        raise UsageError(f"report: {e}") from None
     req = ReportRequest(keys=keys, children=args.children, json=args.json,
                         folded=args.folded, speedscope=args.speedscope, flt=flt,
                         dsos=_names(args.dso), comms=_names(args.comm),
@@ -288,61 +334,88 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 # -- entry point -------------------------------------------------------------------------
+COMMAND_HELP = {
+    "info": "header, features, events and record counts (perf report --header-only, --stats)",
+    "dump": "every record in file order, decoded, one per line (perf report -D)",
+    "sections": "kernel-module sections with their sample counts (and per symbol)",
+    "inject": "add KMOD_SEC_MAP records to a recording (or --strip them)",
+    "report": "the hotspot table, as perf report --stdio (also --json, --folded, --speedscope)",
+    "cache": "list or clear the index cache",
+}
+
+
+def _add_input(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", nargs="?", metavar="FILE",
+                   help=f"the recording (default ./{DEFAULT_INPUT}; - reads a pipe-mode "
+                        "stream from standard input)")
+    p.add_argument("-i", "--input", metavar="FILE", help="the recording, as perf takes it")
+    p.add_argument("--demo", action="store_true", help="use the bundled demo recording")
+
+
+def _add_modules_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--modules-dir", action="append", default=[], metavar="DIR",
+                   help="also look for module files (.ko, .ko.xz, ...) here (repeatable)")
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """(the browser's parser, the subcommands' parser)."""
+    from .analysis.timespec import TIME_HELP
+
+    commands = "\n".join(f"  {name:<10} {text}" for name, text in COMMAND_HELP.items())
     main = argparse.ArgumentParser(
-        prog="perftui", description="Terminal browser for Linux perf.data recordings.",
-        epilog="subcommands: info, dump, sections, inject, cache "
-        "(perftui SUBCOMMAND --help)")
-    main.add_argument("file", nargs="?", help="recording (default ./perf.data; - for stdin)")
-    main.add_argument("-i", "--input", dest="input", help="recording, as in perf")
-    main.add_argument("--demo", action="store_true", help="open the bundled demo recording")
-    main.add_argument("--modules-dir", action="append", default=[], metavar="DIR")
+        prog="perftui", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Terminal browser for Linux perf.data recordings.\n\n"
+                    "perftui [FILE] opens the browser (a text report when standard output "
+                    "is not a terminal).",
+        epilog=f"subcommands (perftui SUBCOMMAND --help for their options):\n{commands}\n\n"
+               "exit status: 0 success, 1 unreadable or corrupt input, 2 bad usage, "
+               "3 internal error")
+    _add_input(main)
+    _add_modules_dir(main)
     _add_cache_options(main)
-    main.add_argument("--version", action="version", version=_version())
+    main.add_argument("--version", action="version", version=_version(),
+                      help="print the version and exit")
 
     sub = argparse.ArgumentParser(prog="perftui")
-    sp = sub.add_subparsers(dest="cmd", required=True)
-    p = sp.add_parser("info", help="header, features, events, record counts")
-    p.add_argument("file")
-    p.add_argument("--json", action="store_true")
+    sp = sub.add_subparsers(dest="cmd", required=True, metavar="SUBCOMMAND")
+    p = sp.add_parser("info", help=COMMAND_HELP["info"], description=COMMAND_HELP["info"])
+    _add_input(p)
+    p.add_argument("--json", action="store_true", help="one stable JSON object")
     _add_cache_options(p)
     p.set_defaults(func=cmd_info)
-    p = sp.add_parser("dump", help="every record decoded, one per line")
-    p.add_argument("file")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--type", action="append", metavar="NAME",
-                   help="only records of this type (repeatable), e.g. SAMPLE, KMOD_SEC_MAP")
-    p.add_argument("--limit", type=int, metavar="N")
+    p = sp.add_parser("dump", help=COMMAND_HELP["dump"], description=COMMAND_HELP["dump"])
+    _add_input(p)
+    p.add_argument("--json", action="store_true", help="one JSON object per record")
+    p.add_argument("--type", action="append", metavar="NAME[,NAME...]",
+                   help="only records of these types (repeatable), e.g. SAMPLE,COMM")
+    p.add_argument("--limit", type=int, metavar="N", help="stop after N records")
     p.set_defaults(func=cmd_dump)
-    p = sp.add_parser("sections", help="kernel-module sections with sample counts")
-    p.add_argument("file", nargs="?")
-    p.add_argument("--demo", action="store_true", help="the bundled demo recording")
-    p.add_argument("--json", action="store_true")
+    p = sp.add_parser("sections", help=COMMAND_HELP["sections"],
+                      description=COMMAND_HELP["sections"])
+    _add_input(p)
+    p.add_argument("--json", action="store_true", help="one stable JSON object")
     p.add_argument("--symbols", action="store_true", help="per-symbol counts too")
     p.add_argument("--all", action="store_true", help="list sections without samples too")
-    p.add_argument("--modules-dir", action="append", default=[], metavar="DIR",
-                   help="where to look for module files (repeatable)")
-    p.add_argument("--time", metavar="START,END",
-                   help="seconds relative to the first sample (either may be empty)")
-    p.add_argument("--cpu", metavar="LIST", help="CPUs, e.g. 0-3,7")
-    p.add_argument("--pid", metavar="LIST", help="process ids")
+    _add_modules_dir(p)
+    p.add_argument("--time", metavar="START,END", help=TIME_HELP)
+    p.add_argument("--cpu", metavar="LIST", help="only samples on these CPUs, e.g. 0-3,7")
+    p.add_argument("--pid", metavar="LIST", help="only samples of these process ids")
     p.add_argument("--event", metavar="NAME", help="only the samples of this event")
     _add_cache_options(p)
     p.set_defaults(func=cmd_sections)
-    p = sp.add_parser("inject", help="add (or --strip) KMOD_SEC_MAP records")
-    p.add_argument("file")
-    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p = sp.add_parser("inject", help=COMMAND_HELP["inject"], description=COMMAND_HELP["inject"])
+    _add_input(p)
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the new recording (never FILE itself; written atomically)")
     p.add_argument("--sysfs", default="/sys", metavar="ROOT",
                    help="root of the sysfs tree with module/*/sections (default /sys)")
-    p.add_argument("--modules-dir", action="append", default=[], metavar="DIR")
+    _add_modules_dir(p)
     p.add_argument("--include-init", action="store_true", help="also .init* sections")
     p.add_argument("--strip", action="store_true", help="remove KMOD_SEC_MAP records instead")
     p.add_argument("--force", action="store_true", help="replace an existing OUT")
     p.set_defaults(func=cmd_inject)
-    p = sp.add_parser("report", help="the hotspot table, as perf report --stdio")
-    p.add_argument("file", nargs="?", help="recording (default ./perf.data)")
-    p.add_argument("-i", "--input", dest="input", help="recording, as in perf")
-    p.add_argument("--demo", action="store_true", help="the bundled demo recording")
+    p = sp.add_parser("report", help=COMMAND_HELP["report"], description=COMMAND_HELP["report"])
+    _add_input(p)
     p.add_argument("-s", "--sort", default="comm,dso,sym", metavar="KEYS",
                    help="sort keys: comm, pid, tid, dso, sym, cpu, module, section "
                         "(default comm,dso,sym)")
@@ -354,8 +427,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p.add_argument("--folded", action="store_true",
                    help="folded stacks (comm;outermost;...;leaf COUNT), for flame graphs")
     p.add_argument("--speedscope", metavar="OUT", help="write a speedscope file to OUT")
-    p.add_argument("--time", metavar="START,END",
-                   help="seconds relative to the first sample (either may be empty)")
+    p.add_argument("--time", metavar="START,END", help=TIME_HELP)
     p.add_argument("--cpu", metavar="LIST", help="CPUs, e.g. 0-3,7")
     p.add_argument("--pid", metavar="LIST", help="process ids")
     p.add_argument("--tid", metavar="LIST", help="thread ids")
@@ -365,7 +437,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     _symbol_args(p)
     _add_cache_options(p)
     p.set_defaults(func=cmd_report)
-    p = sp.add_parser("cache", help="list or clear the index cache",
+    p = sp.add_parser("cache", help=COMMAND_HELP["cache"],
                       description="The index cache: " + CACHE_HELP + ".  A recording read "
                       "from standard input has no identity and is never cached.")
     g = p.add_mutually_exclusive_group()
@@ -382,8 +454,7 @@ def _symbol_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kallsyms", metavar="FILE", help="kernel symbols from this kallsyms file")
     p.add_argument("--vmlinux", metavar="FILE", help="kernel symbols from this vmlinux")
     p.add_argument("--symfs", metavar="DIR", help="look for files under DIR (as perf)")
-    p.add_argument("--modules-dir", action="append", default=[], metavar="DIR",
-                   help="where to look for kernel module files (repeatable)")
+    _add_modules_dir(p)
 
 
 def _version() -> str:
@@ -419,61 +490,100 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args))
         args = main_p.parse_args(argv)
         return run_browser(args)
-    except NotPerfData as e:
-        _fail(e)
+    except UsageError as e:
+        print(safe(f"perftui: {e}"), file=sys.stderr)
+        return 2
+    except InputError as e:
+        _fail(str(e))
         return 1
-    except PerfDataError as e:
+    except PerfDataError as e:  # NotPerfData too
         _fail(e)
         return 1
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
     except KeyboardInterrupt:
         return 130
+    except Exception as e:  # a bug: one line, the traceback in a file
+        from .crash import EXIT_INTERNAL, crash_line, write_traceback
+
+        print(crash_line(e, write_traceback(e)), file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (``| head``): no second error when Python flushes at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def run_browser(args: argparse.Namespace) -> int:
-    """Open the browser on FILE, ``-`` (a pipe-mode stream on stdin) or the demo."""
+    """Open the browser on FILE, ``-`` (a pipe-mode stream on stdin) or the demo; print a
+    text report instead when standard output is not a terminal (as perf report does)."""
     modules_dirs = list(args.modules_dir)
+    path = input_path(args)
     if args.demo:
-        from .demo import demo_path
-
-        path = str(demo_path())
         modules_dirs.append(demo_modules_dir())
-    else:
-        path = args.input or args.file or "perf.data"
+    if not sys.stdout.isatty():
+        return text_report(path, modules_dirs, _cache(args))
+    stream = None
     if path == "-":
-        rec = _open_stdin_keep_tty()  # no identity: never cached; columns in temp files
+        rec, stream = _open_stdin_keep_tty()  # no identity: never cached
     else:
-        rec = open_recording(path, spill=True, cache=_cache(args), mapped=True)
+        rec = open_input(path, spill=True, cache=_cache(args), mapped=True)
     from .ui.app import PerftuiApp
 
-    app = PerftuiApp(rec, modules_dirs)
+    app = PerftuiApp(rec, modules_dirs, stream=stream)
     code = app.run()
     errors = rec.errors
     rec.close()
     _cache_notes(rec)
+    if app.crash_report is not None:
+        from .crash import EXIT_INTERNAL
+
+        print(app.crash_report, file=sys.stderr)
+        return EXIT_INTERNAL
+    if app.return_code:
+        return int(app.return_code)
     if errors:
         _fail(errors[0])
         return 1
     return int(code or 0)
 
 
-def _open_stdin_keep_tty() -> Recording:
-    """Read the recording from the pipe on fd 0, and give the terminal back to fd 0."""
-    import os
+def text_report(path: str, modules_dirs: list[str], cache: IndexCache | None) -> int:
+    """``perftui FILE > out``: what the browser's panes show, as text (info, sections)."""
+    from .analysis.sectionreport import section_report
+    from .analysis.summary import info_dict
+    from .present.sections import print_sections, sections_json
 
+    rec = open_input(path, spill=True, cache=cache, mapped=True)
+    rec.build_index()
+    out = sys.stdout
+    print_info(info_dict(rec), rec, out)
+    out.write("\nmodule sections:\n")
+    print_sections(sections_json(section_report(rec, modules_dirs)), out, False)
+    out.flush()
+    return _report_errors(rec)
+
+
+def _open_stdin_keep_tty() -> tuple[Recording, BinaryIO]:
+    """Read the recording from the pipe on fd 0, and give the terminal back to fd 0."""
     if sys.stdin.isatty():
-        raise NotPerfData(0, "standard input is a terminal: pipe a recording in "
-                          "(perf record -o - ... | perftui -)", "-")
+        raise InputError("-: standard input is a terminal: pipe a recording in "
+                         "(perf record -o - ... | perftui -)")
     pipe = os.fdopen(os.dup(0), "rb", buffering=0)
     try:
         tty = os.open("/dev/tty", os.O_RDONLY)
     except OSError:
-        raise NotPerfData(0, "no terminal to read keys from (/dev/tty)", "-") from None
+        raise InputError("-: no terminal to read keys from (/dev/tty)") from None
     os.dup2(tty, 0)
     os.close(tty)
     sys.stdin = open(0, closefd=False)  # noqa: SIM115 - fd 0 is the terminal now
-    return Recording(None, stream=pipe, spill=True, mapped=True)
+    return Recording(None, stream=pipe, spill=True, mapped=True), pipe
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -151,7 +151,7 @@ def test_callchain_count_of_2_60_is_a_decode_error(tmp_path: Path) -> None:
         w.close()
     rec = open_recording(p, spill=False)
     out = list(rec.records())
-    assert out[0]["type"] == "?" and "callchain" in out[0]["error"]
+    assert out[0]["type"] == "SAMPLE" and "callchain" in out[0]["error"]
     assert rec.errors and rec.errors[0].offset == 104 + 8 + 128 + 16
 
 
@@ -199,7 +199,7 @@ def test_not_perf_data(tmp_path: Path, content: bytes) -> None:
 
 def test_missing_file_and_usage(tmp_path: Path) -> None:
     r = run_cli("info", str(tmp_path / "nope.data"))
-    assert r.returncode == 1 and "no such file" in r.stderr
+    assert r.returncode == 1 and "No such file or directory" in r.stderr
     r = run_cli("dump", "--limit", "x", "f")
     assert r.returncode == 2
     r = run_cli("dump", "--type", "NOSUCH", str(tmp_path / "nope.data"))

@@ -256,7 +256,7 @@ def test_sections_cli_json_and_filters(tmp_path: Path) -> None:
     plant(p, [(at[".text"] + 1, Misc.KERNEL)] * 10)
     r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--json",
                         "--symbols", "--modules-dir", str(MODS), "--cpu", "1", "--time",
-                        "0,0.000000004"], capture_output=True, text=True, timeout=60)
+                        "0s,0.000000004s"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["source"] == "KMOD_SEC_MAP"

@@ -25,8 +25,8 @@ from perftui.perfdata import RecordType, open_recording, walk
 from perftui.perfdata.constants import Misc
 from perftui.textsafe import safe
 from perftui.ui.app import PerftuiApp
+from perftui.ui.keys import help_text
 from perftui.ui.screens import (
-    HELP_TEXT,
     HelpScreen,
     InfoScreen,
     PromptScreen,
@@ -193,7 +193,7 @@ async def test_filter_matches_numpy(demo: Path) -> None:
         assert any(f"{len(want):,} records match" in n.message for n in app._notifications)
         # a second filter replaces the first; time and comm filters too
         await pilot.press("slash")
-        await type_prompt(pilot, "comm=iperf3 time=1,2")
+        await type_prompt(pilot, "comm=iperf3 time=1s,2s")
         first = int(c["time"][c["type"] == SAMPLE].min())
         tids = [tid for tid, (_t, names) in app.model.comms.by_tid.items()
                 if any("iperf3" in nm for nm in names)]
@@ -369,7 +369,7 @@ async def test_section_drill_down_and_back(demo: Path, plan: DemoPlan) -> None:
                       key=lambda x: (-x[1], x[0]))
         assert want[0][0] == "__demo_svm_vcpu_run"
         table = scr.query_one("#symbols", DataTable)
-        got = [(str(table.get_row_at(r)[0]), int(str(table.get_row_at(r)[1]).replace(",", "")))
+        got = [(str(table.get_row_at(r)[2]), int(str(table.get_row_at(r)[0]).replace(",", "")))
                for r in range(table.row_count)]
         assert got == want
         assert sum(n for _, n in got) == plan.in_sections["demo-kvm", ".noinstr.text"]
@@ -422,19 +422,38 @@ async def test_section_drill_down_and_back(demo: Path, plan: DemoPlan) -> None:
 
 
 @sync
-async def test_jump_clears_a_filter_that_hides_the_sample(demo: Path) -> None:
+async def test_filter_applies_to_the_drill_down_and_the_jump_keeps_it(demo: Path) -> None:
+    """/cpu=1: the section pane, the section's tables and its samples count CPU 1 only;
+    Enter on a sample lands on it in the (still filtered) record list."""
     async with browse(demo) as (app, pilot):
+        m = app.model
+        c = m.rec.columns
         await pilot.press("slash")
-        await type_prompt(pilot, "type=MMAP2")
+        await type_prompt(pilot, "cpu=1")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        kern = np.nonzero((c["type"] == SAMPLE) & (c["cpu"] == 1)
+                          & (c["cpumode"] == Misc.KERNEL))[0]
+        assert m.report.counts.kernel_samples == len(kern) < 20386
+        pane = app.query_one(SectionsPane)
+        assert f"{len(kern):,} kernel" in str(pane.border_subtitle)
         await pilot.press("m", "down", "enter")
         await settle(pilot)
+        scr = app.screen
+        assert isinstance(scr, SectionScreen)
+        by_cpu = scr.query_one("#by-cpu", DataTable)
+        assert [str(by_cpu.get_row_at(r)[0]) for r in range(by_cpu.row_count)] == ["1"]
+        assert "cpu=1" in screen_text(app)  # the title says what is active
         await pilot.press("enter")
         await settle(pilot)
-        target = int(app.screen.rows[0])
+        sam = app.screen
+        assert isinstance(sam, SamplesScreen) and len(sam.rows)
+        assert np.all(c["cpu"][sam.rows] == 1)
+        target = int(sam.rows[0])
         await pilot.press("enter")
         await settle(pilot)
         assert app.query_one(RecordList).current_row() == target
-        assert app.model.flt.empty
+        assert m.flt.cpus == frozenset({1})  # nothing had to be cleared
 
 
 @sync
@@ -453,7 +472,7 @@ async def test_info_help_and_q(demo: Path) -> None:
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        for key in ("record list", "timeline", "module sections", "ctrl+p", "shift+left/right"):
+        for key in ("record list", "timeline", "module sections", "ctrl+p", "shift+←/shift+→"):
             assert key in text
         await pilot.press("escape")
         await settle(pilot)
@@ -474,7 +493,7 @@ async def test_help_fits_80_columns(demo: Path) -> None:
         await settle(pilot)
         text = screen_text(app)
         # no help line is wrapped or cut: the visible ones are all there, whole
-        for line in HELP_TEXT.splitlines()[:18]:
+        for line in help_text(76).splitlines()[:18]:
             assert line.rstrip() in text
 
 
@@ -526,12 +545,14 @@ async def test_z_zooms_the_focused_pane(demo: Path) -> None:
 
 # -- cancelling ----------------------------------------------------------------------------
 @sync
-async def test_escape_cancels_indexing(demo: Path) -> None:
-    """Esc before the worker walks a record: nothing indexed, the header says cancelled."""
+async def test_x_cancels_indexing(demo: Path) -> None:
+    """x before the worker walks a record: nothing indexed, the header says cancelled."""
     async with browse(demo, index=False, notifications=True) as (app, pilot):
-        await pilot.press("escape")
+        await pilot.press("escape")  # Esc is "back": it does not cancel
+        assert not app.cancel_requested and not app.model.rec.cancelled
+        await pilot.press("x")
         assert app.cancel_requested and app.model.rec.cancelled
-        assert any("cancelling" in n.message for n in app._notifications)
+        assert any("stopping indexing" in n.message for n in app._notifications)
         app.index()
         await wait_indexed(pilot)
         assert "indexing cancelled" in header_text(app)
@@ -541,9 +562,9 @@ async def test_escape_cancels_indexing(demo: Path) -> None:
 
 
 @sync
-async def test_escape_during_indexing(demo: Path, plan: DemoPlan,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """A real Esc while the worker is between two batches stops it there."""
+async def test_x_during_indexing(demo: Path, plan: DemoPlan,
+                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real x while the worker is between two batches stops it there."""
     monkeypatch.setattr(walk, "BATCH", 1024)  # many batches, so there is a "between"
     rec = open_recording(demo)
     build = rec.build_index
@@ -567,13 +588,13 @@ async def test_escape_during_indexing(demo: Path, plan: DemoPlan,
                     break
                 await pilot.pause(0.01)
             assert first_batch.is_set() and not app.model.done
-            await pilot.press("escape")
+            await pilot.press("x")
             assert app.cancel_requested and rec.cancelled
             resume.set()
             await wait_indexed(pilot)
             assert not rec.indexed and 0 < app.model.n < plan.total
             assert "indexing cancelled" in header_text(app)
-            assert any("cancelling" in n.message for n in app._notifications)
+            assert any("stopping indexing" in n.message for n in app._notifications)
             # what was indexed is browsable
             await pilot.press("end")
             assert app.query_one(Detail).shown_row == app.model.n - 1
@@ -608,7 +629,8 @@ async def test_corpus_recordings_open(corpus: Callable[[str], Path], rel: str,
         # walk every record: each one decodes into the detail pane
         await pilot.press("end")
         assert app.query_one(Detail).shown_row == n - 1
-        await pilot.press("t", "home", "m", "down", "enter")
+        # sections without samples are hidden; a shows them
+        await pilot.press("t", "home", "m", "a", "down", "enter")
         await settle(pilot)
         if source == "MMAP":
             assert isinstance(app.screen, SectionScreen)
@@ -657,7 +679,7 @@ async def test_hostile_strings_are_shown_literally(tmp_path: Path) -> None:
         assert "[evil].text\\x1b]0;title\\x07" in sec
         assert "module file not found" in sec
         assert "[bold red]x\\x1b" in sec  # by process
-        assert "[link=http://x]" in str(app.screen.query_one("#symbols").border_subtitle)
+        assert "[link=http://x]" in str(app.screen.query_one("#note").content)
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, SamplesScreen)

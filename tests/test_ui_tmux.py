@@ -42,7 +42,10 @@ class Term:
         args = ["new-session", "-d", "-s", self.name, "-x", "100", "-y", "30"]
         for k, v in env.items():
             args += ["-e", f"{k}={v}"]
-        self.tmux("-f", str(conf), *args, command)
+        # the shell writes the exit status down: tmux 3.3 leaves #{pane_dead_status} empty
+        # after a program that used the alternate screen exits
+        self.status_file = tmp / f"status-{self.sock}"
+        self.tmux("-f", str(conf), *args, f"{command}; echo $? > {self.status_file}")
 
     def tmux(self, *args: str) -> str:
         assert TMUX is not None
@@ -52,8 +55,10 @@ class Term:
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", self.name, *keys)
 
-    def screen(self, escapes: bool = False) -> str:
-        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []), "-t", self.name)
+    def screen(self, escapes: bool = False, joined: bool = False) -> str:
+        """The pane's text (``joined``: wrapped lines joined, as the program wrote them)."""
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []),
+                         *(["-J", "-S", "-100"] if joined else []), "-t", self.name)
 
     def pane(self, fmt: str) -> str:
         return self.tmux("display-message", "-p", "-t", self.name, fmt).strip()
@@ -78,7 +83,12 @@ class Term:
             if time.monotonic() > deadline:
                 pytest.fail(f"the app did not exit; the screen was:\n{self.screen()}")
             time.sleep(0.1)
-        return int(self.pane("#{pane_dead_status}") or 0)
+        for _ in range(100):
+            text = self.status_file.read_text() if self.status_file.exists() else ""
+            if text.strip():
+                return int(text)
+            time.sleep(0.05)
+        pytest.fail(f"no exit status; the screen was:\n{self.screen(joined=True)}")
 
     def close(self) -> None:
         for args in (("kill-session", "-t", self.name), ("kill-server",)):
@@ -187,5 +197,53 @@ def test_pipe_from_perf_record(term: Callable[[str], Term], tmp_path: Path) -> N
     t.wait_for("recording information", "pipe")
     t.keys("q")
     t.wait_for("records", "timeline")
+    t.keys("q")
+    assert t.wait_exit() == 0
+
+
+def test_a_crash_exits_non_zero_with_one_line(term: Callable[[str], Term],
+                                              tmp_path: Path) -> None:
+    """Issue 9 §1: an unhandled exception: status 3, one line naming the traceback file."""
+    crash = ("import sys; import perftui.ui.widgets.records as r; "
+             "r.RecordList.action_jump = lambda self, where: 1 / 0; "
+             "from perftui.cli import main; sys.exit(main(['--demo']))")
+    t = term(f"{shlex.quote(sys.executable)} -c {shlex.quote(crash)}")
+    t.wait_for("21,469 records", "[demo_kvm]")
+    t.keys("End")
+    status = t.wait_exit(timeout=20)
+    assert status == 3, t.screen(joined=True)
+    lines = [ln for ln in t.screen(joined=True).splitlines() if ln.strip()]
+    said = [ln for ln in lines if ln.startswith("perftui: internal error")]
+    assert len(said) == 1, lines
+    m = re.search(r"the full traceback is in (\S+)", said[0])
+    assert m and "ZeroDivisionError" in said[0]
+    assert not any("Traceback" in ln for ln in lines)
+    text = Path(m.group(1)).read_text()
+    assert "ZeroDivisionError: division by zero" in text and "in <lambda>" in text
+
+
+def test_ctrl_c_quits(term: Callable[[str], Term]) -> None:
+    t = term(f"{PERFTUI} --demo")
+    t.wait_for("21,469 records", "[demo_kvm]")
+    t.keys("C-c")
+    assert t.wait_exit() == 0
+
+
+@pytest.mark.perf
+def test_stop_indexing_never_blocks_perf_record(term: Callable[[str], Term],
+                                                tmp_path: Path) -> None:
+    """Issue 9 §6: x while perf record still writes: perf record finishes, perftui lives."""
+    done = tmp_path / "perf-done"
+    t = term(f"sh -c '(perf record -q -o - -a -e cpu-clock -F 4000 -- sleep 4 2>/dev/null; "
+             f"echo $? > {done}) | {PERFTUI} -'")
+    t.wait_for("indexing", timeout=20)
+    t.keys("x")
+    t.wait_for("indexing cancelled", timeout=20)
+    deadline = time.monotonic() + 30
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert done.exists(), f"perf record did not finish; the screen was:\n{t.screen()}"
+    assert done.read_text().strip() == "0"
+    t.wait_for("read to its end", timeout=20)
     t.keys("q")
     assert t.wait_exit() == 0

@@ -8,6 +8,7 @@ options of the commands all become one :class:`Filter`, applied to index rows wi
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -15,22 +16,28 @@ import numpy as np
 
 from ..perfdata import Recording, RecordType, type_code
 from ..symbols.sectionmap import SectionMap
-from .tasks import CommTable
+from .tasks import CommModel, comm_mask
+from .timespec import Ranges, TimeSpecError, parse_time_spec
 
 
 class FilterError(ValueError):
     """A filter that cannot be parsed or applied."""
 
 
-FILTER_HELP = ("type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash time=1.5,2.0 "
-               "section=.noinstr.text")
+FILTER_HELP = ('type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash comm="CPU 0/KVM" '
+               "time=1.5s,2s section=.noinstr.text")
+FILTER_RULES = ("words are ANDed; a key given twice matches either value; quote values with "
+                "spaces; time= takes perf's --time syntax (757.81,758.2 10%/2) or seconds "
+                "from the first sample with an s suffix")
+
+_LIST_KEYS = {"type": "types", "cpu": "cpus", "pid": "pids", "tid": "tids"}
 
 
 @dataclass(frozen=True)
 class FilterContext:
     """What filters on names need besides the index: thread names and the section map."""
 
-    comms: CommTable | None = None
+    comms: CommModel | None = None
     smap: SectionMap | None = None
 
 
@@ -38,20 +45,31 @@ class FilterContext:
 class Filter:
     """Which records (or samples) to keep; every part optional, parts combined with AND.
 
-    ``time`` is an absolute [start, end] in ns, inclusive.  ``comm`` and ``section`` are
-    case-insensitive substrings (of a thread's names; of ``[module]section`` labels).
-    ``attr`` is an event (attr index).  ``text`` is what the user typed, if anything.
+    ``time`` is a tuple of absolute [start, end] ns ranges, inclusive (a record passes if it
+    is in any); a single ``(start, end)`` pair is taken as one range.  ``comm`` and
+    ``section`` are alternatives, each a case-insensitive substring (of the thread's name
+    at the record's time; of ``[module]section`` labels).  ``attr`` is an event (attr
+    index).  ``text`` is what the user typed, if anything.
     """
 
     types: frozenset[int] | None = None
     cpus: frozenset[int] | None = None
     pids: frozenset[int] | None = None
     tids: frozenset[int] | None = None
-    comm: str | None = None
-    time: tuple[int, int] | None = None
-    section: str | None = None
+    comm: tuple[str, ...] | None = None
+    time: Ranges | None = None
+    section: tuple[str, ...] | None = None
     attr: int | None = None
     text: str = ""
+
+    def __post_init__(self) -> None:
+        t = self.time
+        if t is not None and len(t) == 2 and all(isinstance(x, int) for x in t):
+            object.__setattr__(self, "time", (t,))
+        for name in ("comm", "section"):
+            v = getattr(self, name)
+            if isinstance(v, str):
+                object.__setattr__(self, name, (v,))
 
     @property
     def empty(self) -> bool:
@@ -63,53 +81,64 @@ class Filter:
         """This filter also limited to ``time_range`` (the timeline selection)."""
         if time_range is None:
             return self
-        t = time_range if self.time is None else (max(time_range[0], self.time[0]),
-                                                  min(time_range[1], self.time[1]))
-        return replace(self, time=t)
+        if self.time is None:
+            return replace(self, time=(time_range,))
+        lo, hi = time_range
+        cut = tuple((max(a, lo), min(b, hi)) for a, b in self.time)
+        cut = tuple(r for r in cut if r[0] <= r[1]) or ((1, 0),)  # (1, 0): nothing
+        return replace(self, time=cut)
 
     def mask(self, rec: Recording, rows: np.ndarray, ctx: FilterContext | None = None,
              cols: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
         """Boolean mask over index ``rows``: True where the record passes.
 
         ``cols``: other columns than the index's (a walk's chunk, read without an index;
-        ``section`` then matches nothing).
+        ``comm`` and ``section`` then match nothing: names and sections need the index).
         """
         c = rec.columns if cols is None else cols
         m = np.ones(len(rows), dtype=bool)
         if self.time is not None:
             t = c["time"][rows]
-            lo, hi = np.uint64(max(self.time[0], 0)), np.uint64(max(self.time[1], 0))
-            m &= (t >= lo) & (t <= hi)
+            inside = np.zeros(len(rows), dtype=bool)
+            for lo, hi in self.time:
+                lo_u, hi_u = np.uint64(max(lo, 0)), np.uint64(min(max(hi, 0), 2**64 - 1))
+                inside |= (t >= lo_u) & (t <= hi_u)
+            m &= inside
         for name, values in (("cpu", self.cpus), ("pid", self.pids), ("tid", self.tids),
                              ("type", self.types)):
             if values is not None:
                 m &= np.isin(c[name][rows], list(values))
         if self.attr is not None:
             m &= c["attr"][rows] == self.attr
-        if self.comm is not None:
-            m &= self._comm_mask(c["tid"][rows], ctx)
-        if self.section is not None and cols is not None:
+        if cols is not None and (self.comm is not None or self.section is not None):
             m[:] = False
-        elif self.section is not None:
+        elif self.comm is not None:
+            m &= self._comm_mask(rec, rows, ctx)
+        if self.section is not None and cols is None:
             m &= self._section_mask(rec, rows, m, ctx)
         return m
 
-    def _comm_mask(self, tids_of_rows: np.ndarray, ctx: FilterContext | None) -> np.ndarray:
+    def _comm_mask(self, rec: Recording, rows: np.ndarray,
+                   ctx: FilterContext | None) -> np.ndarray:
         if ctx is None or ctx.comms is None:  # names not known yet: nothing matches
-            return np.zeros(len(tids_of_rows), dtype=bool)
-        want = (self.comm or "").lower()
-        tids = [tid for tid, (_t, names) in ctx.comms.by_tid.items()
-                if any(want in nm.lower() for nm in names)]
-        return np.isin(tids_of_rows, tids)
+            return np.zeros(len(rows), dtype=bool)
+        wants = [w.lower() for w in self.comm or ()]
+
+        def match(name: str) -> bool:
+            low = name.lower()
+            return any(w in low for w in wants)
+
+        out: np.ndarray = comm_mask(ctx.comms, rows, match)
+        return out
 
     def _section_mask(self, rec: Recording, rows: np.ndarray, m: np.ndarray,
                       ctx: FilterContext | None) -> np.ndarray:
         if ctx is None or ctx.smap is None:  # map not built yet: nothing matches
             return np.zeros(len(rows), dtype=bool)
         smap = ctx.smap
-        want = (self.section or "").lower()
+        wants = [w.lower() for w in self.section or ()]
         ents = [k for k, e in enumerate(smap.entries)
-                if want in f"{e.label} {e.module}".lower()]
+                if any(w in f"{e.label} {e.module}".lower() for w in wants)]
         sel = np.nonzero(m & (rec.columns["type"][rows] == RecordType.SAMPLE))[0]
         owner = smap.lookup(rec.sample_values(rows[sel], "ip"))
         keep = np.zeros(len(rows), dtype=bool)
@@ -117,27 +146,53 @@ class Filter:
         return keep
 
 
-def parse_filter(text: str, first_time: int) -> Filter:
-    """Parse ``key=value`` words (see FILTER_HELP); raises FilterError."""
-    parts: dict[str, object] = {}
-    for word in text.split():
+def split_words(text: str) -> list[str]:
+    """The words of a filter, with shell quoting (``comm="CPU 0/KVM"``)."""
+    try:
+        return shlex.split(text)
+    except ValueError as e:
+        raise FilterError(f"{text!r}: {e} (quote values with spaces: comm=\"CPU 0/KVM\")"
+                          ) from None
+
+
+def parse_filter(text: str, first_time: int, last_time: int | None = None) -> Filter:
+    """Parse ``key=value`` words (see FILTER_HELP); raises FilterError.
+
+    A key given twice means either value (``cpu=0 cpu=1`` is ``cpu=0,1``); ``time``
+    ranges given twice are both kept (in order, not overlapping, as perf wants them).
+    ``first_time``/``last_time`` are the first and last sample times (relative seconds
+    count from the first; perf's percentages are of the span).
+    """
+    sets: dict[str, set[int]] = {}
+    strings: dict[str, list[str]] = {}
+    times: list[str] = []
+    for word in split_words(text):
         if "=" not in word:
             raise FilterError(f"{word!r}: expected key=value ({FILTER_HELP})")
         key, val = word.split("=", 1)
         key = key.lower()
         if key == "type":
             try:
-                parts["types"] = frozenset(type_code(v) for v in val.split(",") if v)
+                codes = {type_code(v.strip()) for v in val.split(",") if v.strip()}
             except KeyError as e:
                 raise FilterError(f"unknown record type {e}") from None
+            sets.setdefault("types", set()).update(codes)
         elif key in ("cpu", "pid", "tid"):
-            parts[key + "s"] = parse_int_list(val, f"{key} list")
+            sets.setdefault(_LIST_KEYS[key], set()).update(parse_int_list(val, f"{key} list"))
         elif key in ("comm", "section"):
-            parts[key] = val
+            if not val:
+                raise FilterError(f"{key}= needs a value")
+            strings.setdefault(key, []).append(val)
         elif key == "time":
-            parts["time"] = parse_time_range(val, first_time)
+            times.append(val)
         else:
             raise FilterError(f"unknown filter key {key!r} ({FILTER_HELP})")
+    parts: dict[str, object] = {k: frozenset(v) for k, v in sets.items()}
+    parts.update({k: tuple(v) for k, v in strings.items()})
+    if times:
+        sep = "," if any("%" in t for t in times) else " "  # perf's separators
+        parts["time"] = parse_time_range(sep.join(times), first_time,
+                                         first_time if last_time is None else last_time)
     return Filter(text=text, **parts)  # type: ignore[arg-type]
 
 
@@ -162,19 +217,11 @@ def parse_int_list(text: str, what: str = "list") -> frozenset[int]:
     return frozenset(out)
 
 
-def parse_time_range(text: str, first_time: int) -> tuple[int, int]:
-    """``"START,END"`` in seconds relative to the first sample -> absolute ns, inclusive.
-
-    Either side may be empty (``"1.5,"`` is from 1.5 s to the end).
-    """
-    if "," not in text:
-        raise FilterError(f"bad time range {text!r}: expected START,END in seconds")
-    a, b = text.split(",", 1)
+def parse_time_range(text: str, first_time: int, last_time: int | None = None,
+                     origin: int | None = None) -> Ranges:
+    """``--time``/``time=`` text -> absolute inclusive ns ranges (see analysis.timespec)."""
+    last = first_time if last_time is None else last_time
     try:
-        start = first_time + round(float(a) * 1e9) if a.strip() else 0
-        end = first_time + round(float(b) * 1e9) if b.strip() else 2**63 - 1
-    except ValueError:
-        raise FilterError(f"bad time range {text!r}: expected START,END in seconds") from None
-    if end < start:
-        raise FilterError(f"bad time range {text!r}: END is before START")
-    return start, end
+        return parse_time_spec(text, first_time, last, origin)
+    except TimeSpecError as e:
+        raise FilterError(str(e)) from None

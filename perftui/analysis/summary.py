@@ -79,3 +79,12 @@ def info_dict(rec: Recording) -> dict[str, Any]:
         out["data_files"] = list(rec.extra_files)
     return out
 
+
+
+def sample_bounds(rec: Recording) -> tuple[int, int]:
+    """(first, last) sample time as perf takes them for ``--time`` percentages: the
+    SAMPLE_TIME feature when the recording has it, else the samples' own span."""
+    st = rec.feature(Feature.SAMPLE_TIME)
+    if isinstance(st, dict) and st.get("first") and st.get("last", 0) >= st["first"]:
+        return int(st["first"]), int(st["last"])
+    return time_span(rec)

@@ -1,4 +1,4 @@
-"""The record index: one row per record, stored as numpy columns (34 bytes a record).
+"""The record index: one row per record, stored as numpy columns (35 bytes a record).
 
 Rows are filled chunk by chunk from the walk with vectorised gathers (no Python object
 per record).  Columns: source, position, type code, cpumode (``misc & 7``), size, time,
@@ -22,7 +22,7 @@ from .walk import Chunk
 
 # A change here makes every cache entry another key (indexcache.key_of): no stale reuse.
 COLUMNS: dict[str, str] = {
-    "src": "u1", "pos": "i8", "type": "u2", "cpumode": "u1", "size": "u2",
+    "src": "u2", "pos": "i8", "type": "u2", "cpumode": "u1", "size": "u2",
     "time": "u8", "cpu": "i2", "pid": "i4", "tid": "i4", "attr": "i2",
 }
 _AR = {k: np.arange(k, dtype=np.int64) for k in (2, 4, 8)}
@@ -341,7 +341,7 @@ class IndexBuilder:
             return {"type": typ, "attr": attr, "time": time,
                     "cpumode": (misc & 7).astype(np.uint8), "size": size}
         return {
-            "src": np.full(n, src, dtype=np.uint8), "pos": offs.copy(), "type": typ,
+            "src": np.full(n, src, dtype=np.uint16), "pos": offs.copy(), "type": typ,
             "cpumode": (misc & 7).astype(np.uint8),
             "size": size.astype(np.uint16),
             "time": time, "cpu": np.clip(cpu, -1, 32767).astype(np.int16),

@@ -27,6 +27,7 @@ from .constants import (
     Feature,
     RecordType,
     feature_name,
+    type_name,
 )
 from .errors import NotPerfData, PerfDataError
 from .features import parse_feature, parse_tracing_data
@@ -38,7 +39,8 @@ from .sources import MmapSource, Source, SpillSource
 from .stats import IndexStats
 from .walk import Chunk, StreamState, Walker
 
-NO_SOURCE = 255  # index rows of records that cannot be read back (no spill)
+NO_SOURCE = 65535  # index rows of records that cannot be read back (no spill)
+MAX_SOURCES = NO_SOURCE  # the src column is u2: data files and spills, at most this many
 SCAN_BLOCK = 1 << 20  # rows per block when a whole column is scanned
 _REPLAY = (RecordType.HEADER_ATTR, RecordType.HEADER_FEATURE, RecordType.HEADER_TRACING_DATA)
 _CACHE_ERRORS = (CacheError, OSError, ValueError, KeyError, TypeError, IndexError)
@@ -141,6 +143,9 @@ class Recording:
         self.mode = "directory"
         names = sorted((n for n in os.listdir(path) if n.startswith("data.")
                         and n[5:].isdigit()), key=lambda n: int(n[5:]))
+        if 2 * (len(names) + 1) >= MAX_SOURCES:  # each may add a decompressed spill
+            raise NotPerfData(0, f"{len(names)} data.N files: more than perftui can index "
+                              f"({MAX_SOURCES // 2 - 1})", path)
         for n in names:
             source = self._map(os.path.join(path, n), n)
             self.sources.append(source)
@@ -222,6 +227,7 @@ class Recording:
         w = Walker(self.order, self.sources, self.errors, self._on_attr, self._on_feature,
                    spill=self.spill)
         w.on_tracing = self._on_tracing
+        w.warnings = self.warnings  # a text tail is a warning, not an error
         return w
 
     def _on_tracing(self, payload: bytes, offset: int) -> None:
@@ -293,7 +299,8 @@ class Recording:
                     fields = self.decoder.decode(raw, int(attrs[i]), int(types[i]))
                 except ValueError as e:
                     self.errors.append(PerfDataError(offset, str(e), self.path))
-                    fields = {"type": "?", "misc": 0, "size": int(sizes[i]), "error": str(e)}
+                    fields = {"type": type_name(int(types[i])), "misc": 0,
+                              "size": int(sizes[i]), "error": str(e)}
                 head.update(fields)
                 yield head
 
@@ -307,8 +314,8 @@ class Recording:
                 head.update(self.decode(i))
             except ValueError as e:
                 self.errors.append(PerfDataError(head["offset"], str(e), self.path))
-                head.update({"type": "?", "misc": 0, "size": int(self.columns["size"][i]),
-                             "error": str(e)})
+                head.update({"type": type_name(int(self.columns["type"][i])), "misc": 0,
+                             "size": int(self.columns["size"][i]), "error": str(e)})
             yield head
 
     def build_index(self, progress: Callable[[int, int], None] | None = None,

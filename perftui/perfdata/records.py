@@ -9,7 +9,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from construct import ConstructError
+from construct import ConstructError, StreamError
 
 from .attr import EventAttr, parse_attr
 from .constants import (
@@ -39,6 +39,24 @@ def decode_kmod_sec_map(raw: bytes, order: str) -> dict[str, Any]:
             "layout": "rfc" if rfc else "picture"}
 
 
+_STRINGS = {"filename", "comm", "name", "path", "msg"}
+
+
+def plain_reason(e: Exception) -> str:
+    """Why a body did not decode, in one plain sentence (never a library's own text)."""
+    if isinstance(e, SampleTruncated):
+        return str(e)
+    if isinstance(e, ConstructError):
+        path = str(getattr(e, "path", "") or "")
+        field = path.rsplit("->", 1)[-1].strip() if "->" in path else ""
+        if isinstance(e, StreamError) or "stream read less" in str(e):
+            if field in _STRINGS and "expected 1," in str(e):  # read byte by byte to a NUL
+                return f"{field} is not NUL-terminated within the record"
+            return f"{field or 'a field'} runs past the end of the record"
+        return f"{field or 'a field'} has a value that cannot be decoded"
+    return "a field runs past the end of the record"
+
+
 class RecordDecoder:
     """Decodes records of one recording: needs its byte order and attrs."""
 
@@ -64,7 +82,7 @@ class RecordDecoder:
                 body[f"body_{k}"] = body.pop(k)
             out.update(body)
         except (ConstructError, struct.error, SampleTruncated, IndexError) as e:
-            raise ValueError(f"{type_name(code)} record cannot be decoded: {e}") from None
+            raise ValueError(f"{type_name(code)} record: {plain_reason(e)}") from None
         return out
 
     def _body(self, t: int, raw: bytes, misc: int, attr_idx: int) -> dict[str, Any]:
@@ -121,6 +139,8 @@ class RecordDecoder:
         R = self.L.records
         body = raw[8:]
         if t == RecordType.HEADER_ATTR:
+            if len(body) < 8:  # the schema peeks at the attr's size: it must be there
+                raise ValueError("HEADER_ATTR record: attr runs past the end of the record")
             c = R.HEADER_ATTR.parse(body)
             d: dict[str, Any] = parse_attr(c.attr, self.order).as_dict()
             d["ids"] = list(c.ids)

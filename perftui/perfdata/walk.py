@@ -40,6 +40,22 @@ FIRST_BATCH = 1 << 12
 STREAM_READ = 4 << 20
 SLOW_RUN = 256  # records the plain loop takes before numpy tries again
 TRACING_KEEP_MAX = 64 << 20  # tracing-data blobs larger than this are skipped unread
+TEXT_TAIL_MAX = 64 << 10  # a text tail longer than this is not perf's messages
+
+
+def text_tail(tail: bytes | memoryview) -> str | None:
+    """The text of a tail that is printable text (perf's own messages appended to a
+    pipe-mode file by ``perf record -o - ... > file 2>&1``), else None."""
+    raw = bytes(tail[:TEXT_TAIL_MAX + 1])
+    if len(raw) < 4 or len(raw) > TEXT_TAIL_MAX:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not all(c.isprintable() or c in "\n\r\t" for c in text):
+        return None
+    return text
 
 
 @dataclass
@@ -109,6 +125,7 @@ class Walker:
         self.on_feature = on_feature
         self.spill = spill
         self.states: list[StreamState] = []
+        self.warnings: list[str] = []
         self.on_tracing: Callable[[bytes, int], None] | None = None
 
     # -- the tight loop ---------------------------------------------------------------
@@ -146,6 +163,19 @@ class Walker:
     def _err(self, offset: int, message: str, name: str | None = None) -> None:
         self.errors.append(PerfDataError(offset, message, name))
 
+    def _text_tail(self, tail: bytes | memoryview, offset: int) -> bool:
+        """A warning instead of an error when the bytes after the last record are text."""
+        text = text_tail(tail)
+        if text is None:
+            return False
+        quoted = " / ".join(ln.strip() for ln in text.splitlines() if ln.strip())[:300]
+        msg = (f"{len(tail)} bytes of text after the last record (offset {offset:#x}): "
+               f"{quoted!r}; probably perf's own messages written into the file "
+               "(perf record -o - ... > file 2>&1): ignored")
+        if msg not in self.warnings:
+            self.warnings.append(msg)
+        return True
+
     # -- file-like buffers (mmap) -----------------------------------------------------
     def walk_buffer(self, src: int, buf: bytes | memoryview, start: int, end: int,
                     state: StreamState) -> Iterator[Chunk]:
@@ -167,6 +197,8 @@ class Walker:
                     offs, override = array("q"), {}
                     batch = BATCH
                 continue
+            if status in (0, -1) and pos < end and self._text_tail(buf[pos:end], pos):
+                break
             if status == 0:
                 if pos < end:
                     left = end - pos
@@ -372,6 +404,21 @@ class Walker:
                 np.frombuffer(offs, dtype=np.int64)[:] += base  # stream offsets
                 yield Chunk(src, buf, base, offs)
             pos = newpos
+            if status == -1 and not eof:  # text at the end (see text_tail)? read it all
+                rest = [bytes(buf[pos - base:])]
+                got = len(rest[0])
+                while got <= TEXT_TAIL_MAX:
+                    more = f.read(STREAM_READ)
+                    if not more:
+                        eof = True
+                        break
+                    if spill is not None:
+                        spill.append(more)
+                    rest.append(more)
+                    got += len(more)
+                buf, base = b"".join(rest), pos
+            if status == -1 and eof and self._text_tail(buf[pos - base:], pos):
+                return
             if status == -1:
                 t, _m, size = self.hdr.unpack_from(buf, pos - base)
                 self._err(pos, f"record of size {size} (type {t}) is smaller than its "
@@ -381,7 +428,7 @@ class Walker:
                 continue
             if status == 0:
                 if eof:
-                    if pos < end:
+                    if pos < end and not self._text_tail(buf[pos - base:], pos):
                         self._err(pos, f"the stream ends inside a record ({end - pos} "
                                   "bytes left): truncated recording")
                     return

@@ -6,14 +6,19 @@ Every string from a recording goes through :func:`~perftui.textsafe.safe`.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from typing import Any, TextIO
 
+from ..analysis.timespec import format_seconds
 from ..perfdata import Recording
 from ..perfdata.constants import feature_name
 from ..textsafe import safe
 
 
-def print_info(d: dict[str, Any], rec: Recording, out: TextIO) -> None:
+def print_info(d: dict[str, Any], rec: Recording, out: TextIO,
+               fmt_time: Callable[[int], str] | None = None, errors: bool = False) -> None:
+    """``d`` (``info_dict``) as text; times through ``fmt_time`` (default: absolute
+    seconds as perf prints them); ``errors`` lists every decode error with its offset."""
     w = out.write
 
     def line(k: str, v: Any) -> None:
@@ -33,7 +38,8 @@ def print_info(d: dict[str, Any], rec: Recording, out: TextIO) -> None:
         line("memory", f"{d['total_mem_kb']} kB")
     line("cmdline", shlex.join(d["cmdline"]))
     if d["last_time"]:
-        line("time", f"{d['first_time'] / 1e9:.6f} .. {d['last_time'] / 1e9:.6f} s "
+        show = fmt_time or (lambda t: f"{format_seconds(t, None)} s")
+        line("time", f"{show(d['first_time'])} .. {show(d['last_time'])} "
              f"({d['duration_ns'] / 1e9:.3f} s)")
     line("features", ", ".join(d["features"]))
     w("\nevents:\n")
@@ -47,5 +53,9 @@ def print_info(d: dict[str, Any], rec: Recording, out: TextIO) -> None:
         w(f"  {name:<22} {n:>10}\n")
     for m in d["warnings"]:
         w(safe(f"warning: {m}") + "\n")
+    if errors and d["errors"]:
+        w(f"\ndecode errors: {len(d['errors'])}\n")
+        for e in d["errors"]:
+            w(safe(f"  offset {e['offset']:#x} ({e['offset']}): {e['message']}") + "\n")
     for bit, msg in rec.feature_errors.items():
         w(safe(f"warning: feature {feature_name(bit)}: {msg}") + "\n")

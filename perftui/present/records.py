@@ -66,19 +66,22 @@ def hexdump(raw: bytes, limit: int = 4096) -> list[str]:
     return lines
 
 
-def field_lines(f: dict[str, Any], describe: Callable[[int], str], indent: str = ""
-                ) -> list[str]:
-    """The decoded fields of a record as ``name: value`` lines (callchains symbolised)."""
+def field_lines(f: dict[str, Any], describe: Callable[[int], str], indent: str = "",
+                fmt_time: Callable[[int], str] | None = None) -> list[str]:
+    """The decoded fields of a record as ``name: value`` lines (callchains symbolised,
+    ``time`` fields through ``fmt_time`` when given)."""
     out: list[str] = []
     for k, v in f.items():
-        if k == "callchain":
+        if k == "time" and fmt_time is not None and isinstance(v, int):
+            out.append(f"{indent}time: {fmt_time(v)}")
+        elif k == "callchain":
             out.append(f"{indent}callchain: {len(v)} entries")
             for ip in v:
                 desc = describe(ip)
                 out.append(f"{indent}  {ip:#018x} {desc}".rstrip())
         elif isinstance(v, dict):
             out.append(f"{indent}{k}:")
-            out.extend(field_lines(v, describe, indent + "  "))
+            out.extend(field_lines(v, describe, indent + "  ", fmt_time))
         elif isinstance(v, list):
             if v and isinstance(v[0], dict):
                 out.append(f"{indent}{k}: {len(v)}")

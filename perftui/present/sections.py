@@ -62,6 +62,9 @@ def print_sections(d: dict[str, Any], out: TextIO, symbols: bool,
     w(f"source: {d['source']}   kernel samples: {d['kernel_samples']}   "
       f"in no module section: {d['unattributed_kernel_samples']}   "
       f"user samples: {d['user_samples']}\n")
+    if d["modules"]:
+        w(f"\n  {'section':<22} {'address range':<37} {'size':>9} {'samples':>9} "
+          f"{'%kernel':>7}  source\n")
     for m in d["modules"]:
         bid = f"  build id {m['build_id']}" if m["build_id"] else ""
         w("\n" + safe(f"[{m['name']}]  {m['samples']} samples  {m['path']}{bid}") + "\n")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
+from typing import BinaryIO
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -13,15 +15,20 @@ from textual.command import Hit, Hits, Provider
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import Footer
+from textual.worker import get_current_worker
 
-from ..analysis.filters import FILTER_HELP, Filter, FilterError, parse_filter
+from ..analysis.filters import FILTER_HELP, FILTER_RULES, Filter, FilterError
+from ..analysis.sectionreport import SectionReport
+from ..crash import crash_line, write_traceback
 from ..perfdata import Recording
 from ..textsafe import safe
 from .model import Model
-from .screens import HelpScreen, InfoScreen, PromptScreen, SectionScreen
+from .screens import HelpScreen, InfoScreen, PromptScreen, SamplesScreen, SectionScreen
 from .widgets.panes import Detail, HeaderLine, SectionsPane
 from .widgets.records import RecordList
 from .widgets.timeline import Timeline
+
+DRAIN_READ = 1 << 20
 
 
 class Progress(Message):
@@ -35,6 +42,33 @@ class Progress(Message):
 
 class CacheNotes(Message):
     """The index cache has something new to say."""
+
+
+class Drained(Message):
+    """Bytes read and dropped from the pipe after a cancel (``done`` at its end)."""
+
+    def __init__(self, nbytes: int, done: bool = False) -> None:
+        super().__init__()
+        self.nbytes = nbytes
+        self.done = done
+
+
+class ReportReady(Message):
+    """The section report of the current filter and range, counted by a worker."""
+
+    def __init__(self, report: SectionReport) -> None:
+        super().__init__()
+        self.report = report
+
+
+@dataclass
+class ReturnPath:
+    """Where Esc goes back to after Enter on a sample jumped to its record."""
+
+    entry: int
+    symbol_row: int
+    symbol: str
+    sample_row: int
 
 
 class PerftuiCommands(Provider):
@@ -57,38 +91,80 @@ class PerftuiCommands(Provider):
 
 
 class PerftuiApp(App[int]):
-    """Browse one recording.  ``recording`` is opened already; indexing starts on mount."""
+    """Browse one recording.  ``recording`` is opened already; indexing starts on mount.
+
+    ``stream`` is the pipe a pipe-mode recording is read from: after a cancel the app
+    keeps reading it (and drops the bytes), so the writer never blocks.
+    """
 
     TITLE = "perftui"
     CSS_PATH = "perftui.tcss"
     COMMANDS = App.COMMANDS | {PerftuiCommands}
     ENABLE_COMMAND_PALETTE = True
+    # the sizes of the panes follow these classes in perftui.tcss
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (20, "-medium"), (28, "-tall")]
     BINDINGS = [
-        Binding("q", "back_or_quit", "Quit", id="app.quit"),
-        Binding("question_mark", "help", "Help", id="app.help", key_display="?"),
-        Binding("i", "info", "Info", id="app.info"),
-        Binding("m", "focus_sections", "Sections", id="app.sections"),
-        Binding("l", "focus_records", "Records", show=False, id="app.records"),
-        Binding("T", "focus_timeline", "Timeline", show=False, id="app.timeline"),
-        Binding("slash", "filter", "Filter", id="app.filter", key_display="/"),
-        Binding("g", "goto", "Go to", id="app.goto"),
-        Binding("t", "toggle_order", "Order", show=False, id="app.order"),
-        Binding("z", "zoom_pane", "Zoom pane", show=False, id="app.zoom"),
-        Binding("escape", "escape", "Cancel", show=False, id="app.escape"),
+        Binding("question_mark", "help", "Help", id="app.help", key_display="?",
+                tooltip="this help, built from the key bindings"),
+        Binding("i", "info", "Info", id="app.info",
+                tooltip="header, features, events, record counts and every decode error"),
+        Binding("q", "back_or_quit", "Quit", id="app.quit",
+                tooltip="back one level, or quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="app.ctrl_c",
+                tooltip="quit"),
+        Binding("escape", "escape", "Back", show=False, id="app.escape",
+                tooltip="un-zoom; after a jump from a sample, back to its samples list"),
+        Binding("m", "focus_sections", "Sections", id="app.sections",
+                tooltip="focus the module sections"),
+        Binding("l", "focus_records", "Records", show=False, id="app.records",
+                tooltip="focus the record list"),
+        Binding("T", "focus_timeline", "Timeline", show=False, id="app.timeline",
+                tooltip="focus the timeline"),
+        Binding("slash", "filter", "Filter", id="app.filter", key_display="/",
+                tooltip="filter every pane: " + FILTER_HELP.replace(' comm="CPU 0/KVM"', "")),
+        Binding("g", "goto", "Go to", id="app.goto",
+                tooltip="go to an offset (0x1f0, 4096: the record holding it) or a time "
+                        "(2.5: seconds in the shown time base; 2.5s: from the first sample)"),
+        Binding("t", "toggle_order", "Order", show=False, id="app.order",
+                tooltip="file order / time order"),
+        Binding("b", "toggle_time_base", "Time base", show=False, id="app.timebase",
+                tooltip="times relative to the first sample (+s) / absolute as perf "
+                        "prints them (s)"),
+        Binding("z", "zoom_pane", "Zoom pane", show=False, id="app.zoom",
+                tooltip="give the focused pane the whole screen (again: back)"),
+        Binding("x", "stop_indexing", "Stop indexing", show=False, id="app.stop",
+                tooltip="stop indexing (a pipe is still read to its end, so perf record "
+                        "never blocks)"),
     ]
 
     def __init__(self, recording: Recording, modules_dirs: list[str] | None = None,
-                 auto_index: bool = True) -> None:
+                 auto_index: bool = True, stream: BinaryIO | None = None) -> None:
         super().__init__()
         self.model = Model(recording, modules_dirs)
         self.auto_index = auto_index
+        self.stream = stream
         self.cancel_requested = False
         self.index_error: str | None = None
+        self.drained = 0
         self.started = time.monotonic()
+        self.return_path: ReturnPath | None = None
         self._timeline_at = 0.0
         self._timeline_cost = 0.0
+        self.crash_report: str | None = None  # the one line after a crash
         self._sections_shown = False
         self._notes_shown = 0
+
+    # -- a crash: the traceback goes to a file, the terminal gets one line ----------------
+    def _handle_exception(self, error: Exception) -> None:
+        if self.crash_report is None:
+            self.crash_report = crash_line(error, write_traceback(error))
+        super()._handle_exception(error)
+
+    def _print_error_renderables(self) -> None:
+        if self.crash_report is None:
+            super()._print_error_renderables()
+            return
+        self._exit_renderables.clear()  # Textual's own (long) traceback: in the file
 
     def compose(self) -> ComposeResult:
         m = self.model
@@ -100,26 +176,23 @@ class PerftuiApp(App[int]):
             yield SectionsPane(m, id="sections")
         yield Footer()
 
-    def on_resize(self) -> None:
-        h = self.size.height
-        # 80x24 over ssh: a shorter timeline and bottom row leave the record list room
-        self.query_one(Timeline).styles.height = 5 if h < 28 else 7
-        self.query_one("#bottom").styles.height = 8 if h < 28 else "40%"
-
     MAIN_ONLY = frozenset({"focus_sections", "focus_records", "focus_timeline", "filter",
-                           "goto", "toggle_order", "zoom_pane"})
+                           "goto", "toggle_order", "zoom_pane", "toggle_time_base"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The main screen's keys do nothing (and are not shown) on the other screens; a
-        prompt shows only its own."""
+        prompt shows only its own; "stop indexing" only while indexing."""
         if isinstance(self.screen, PromptScreen) and action in (
-                "back_or_quit", "help", "info"):
+                "back_or_quit", "help", "info", "stop_indexing"):
             return False
+        if action == "stop_indexing":
+            return not self.model.done and not self.cancel_requested
         return not (action in self.MAIN_ONLY and len(self.screen_stack) > 1)
 
     def on_mount(self) -> None:
         self.query_one(HeaderLine).update_line()
         self.query_one(RecordList).focus()
+        self.update_scope()
         if self.auto_index:
             self.index()
 
@@ -141,9 +214,34 @@ class PerftuiApp(App[int]):
         except Exception as e:
             self.index_error = f"indexing stopped: {e}"
         self.post_message(Progress(len(rec.columns), done=True))
-        if self.index_error is None:
+        if rec.cancelled and self.stream is not None:
+            self._drain(self.stream)
+        elif self.index_error is None:
             self.model.save()  # after the screen is complete: kept for the next open
             self.post_message(CacheNotes())
+
+    def _drain(self, stream: BinaryIO) -> None:
+        """Read the pipe to its end after a cancel: the writer must never block."""
+        last = time.monotonic()
+        try:
+            while True:
+                data = stream.read(DRAIN_READ)
+                if not data:
+                    break
+                self.drained += len(data)
+                now = time.monotonic()
+                if now - last > 0.5:
+                    last = now
+                    self.post_message(Drained(self.drained))
+        except (OSError, ValueError):
+            pass  # closed at exit
+        self.post_message(Drained(self.drained, done=True))
+
+    def on_drained(self, msg: Drained) -> None:
+        state = "read to its end" if msg.done else "still being read"
+        self.query_one(HeaderLine).progress = (f"indexing cancelled; the pipe is {state} "
+                                               f"({msg.nbytes:,} bytes dropped)")
+        self.query_one(HeaderLine).update_line()
 
     def on_progress(self, msg: Progress) -> None:
         header = self.query_one(HeaderLine)
@@ -158,18 +256,24 @@ class PerftuiApp(App[int]):
                 header.progress = self.index_error
             elif rec.errors:
                 e = rec.errors[0]
-                header.progress = f"error at offset {e.offset:#x}: {e.message}"
+                more = f" (+{len(rec.errors) - 1} more: i)" if len(rec.errors) > 1 else ""
+                header.progress = f"error at offset {e.offset:#x}: {e.message}{more}"
             else:
                 header.progress = ""
             m.invalidate()
-            self.query_one(SectionsPane).fill()
+            if self.model.flt.empty and self.model.time_range is None:
+                self.query_one(SectionsPane).fill()
+            else:  # a filter typed while indexing: count under it
+                self.recount()
             records.clear_cache()
             if rec.errors:
                 self.notify(safe(str(rec.errors[0]), 300), severity="error", timeout=10,
                             markup=False)
+            self.refresh_bindings()
         else:
+            stop = "" if self.cancel_requested else " (x stops)"
             what = "checking the cached index" if m.rec.index_origin == "cache" else "indexing"
-            header.progress = f"{what}… {msg.records:,} records"
+            header.progress = f"{what}… {msg.records:,} records{stop}"
             m.invalidate()
             if m.report is not None and not self._sections_shown:  # kept by the cache
                 self._sections_shown = True
@@ -182,6 +286,7 @@ class PerftuiApp(App[int]):
             self._timeline_at = time.monotonic()
             self._timeline_cost = self._timeline_at - now
         header.update_line()
+        self.update_scope()
         detail = self.query_one(Detail)
         row = records.current_row()
         if row is not None and (detail.shown_row is None or msg.done):
@@ -199,28 +304,68 @@ class PerftuiApp(App[int]):
             self.notify(safe(note, 300), severity="warning", timeout=8, markup=False)
         self._notes_shown = len(cache.notes)
 
+    # -- the section report under the filter and range: counted in a worker ----------------
+    def recount(self) -> None:
+        """Count the section report again (filter or range changed)."""
+        if not self.model.done:
+            return
+        self.query_one(SectionsPane).pending()
+        self._recount()
+
+    @work(thread=True, exclusive=True, group="report")
+    def _recount(self) -> None:
+        rep = self.model.compute_report()
+        if rep is not None and not get_current_worker().is_cancelled:
+            self.post_message(ReportReady(rep))
+
+    def on_report_ready(self, msg: ReportReady) -> None:
+        self.model.report = msg.report
+        self.query_one(SectionsPane).fill()
+
     # -- events from widgets ------------------------------------------------------------------
     def on_record_list_highlighted(self, msg: RecordList.Highlighted) -> None:
         self.query_one(Detail).show(msg.row)
 
     def on_timeline_range_changed(self, msg: Timeline.RangeChanged) -> None:
         m = self.model
+        if msg.time_range == m.time_range:
+            return
         m.time_range = msg.time_range
+        self.view_changed()
+
+    def view_changed(self) -> None:
+        """The filter, the range or the order changed: every pane follows."""
+        m = self.model
+        records = self.query_one(RecordList)
+        keep = records.current_row()
         m.invalidate()
-        keep = self.query_one(RecordList).current_row()
-        self.query_one(RecordList).refresh_data(keep_row=keep)
-        if m.done:
-            m.refresh_report()
-            self.query_one(SectionsPane).fill()
+        records.refresh_data(keep_row=keep)
+        self.update_scope()
+        self.recount()
+
+    def update_scope(self) -> None:
+        """The active filter and range with the matching count, on the record list."""
+        m = self.model
+        records = self.query_one(RecordList)
+        scope = m.scope_text()
+        if scope:
+            records.border_title = f"records · {safe(scope, 120)}"
+            records.border_subtitle = f"{m.count():,} of {m.n:,} match"
+        else:
+            order = "time order" if m.time_order else "file order"
+            records.border_title = f"records · {order}"
+            records.border_subtitle = ""
 
     def on_sections_pane_chosen(self, msg: SectionsPane.Chosen) -> None:
         if self.model.report is not None:
+            self.return_path = None
             self.push_screen(SectionScreen(self.model, msg.entry))
 
-    def jump_to_record(self, row: int) -> None:
-        """From a sample in the drill-down back to its record in the list."""
+    def jump_to_record(self, row: int, came_from: ReturnPath | None = None) -> None:
+        """From a sample in the drill-down back to its record in the list (Esc returns)."""
         while len(self.screen_stack) > 1:
             self.pop_screen()
+        self.return_path = came_from
         records = self.query_one(RecordList)
         if not records.jump_to_row(row):
             # hidden by the filter or the range: clear them, then jump
@@ -229,6 +374,8 @@ class PerftuiApp(App[int]):
             self.model.invalidate()
             self.query_one(Timeline).action_reset()
             records.refresh_data()
+            self.update_scope()
+            self.recount()
             records.jump_to_row(row)
         records.focus()
 
@@ -251,10 +398,19 @@ class PerftuiApp(App[int]):
         if self.screen.maximized is not None:
             self.screen.minimize()
             return
+        back = self.return_path
+        if back is not None and len(self.screen_stack) == 1 and self.model.report is not None:
+            self.return_path = None
+            self.push_screen(SectionScreen(self.model, back.entry, cursor=back.symbol_row))
+            self.push_screen(SamplesScreen(self.model, back.entry, back.symbol,
+                                           cursor=back.sample_row))
+
+    def action_stop_indexing(self) -> None:
         if not self.model.done and not self.cancel_requested:
             self.cancel_requested = True
             self.model.rec.cancelled = True
-            self.notify("cancelling indexing…")
+            self.notify("stopping indexing…")
+            self.refresh_bindings()
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
@@ -278,32 +434,43 @@ class PerftuiApp(App[int]):
         m.time_order = not m.time_order
         m.invalidate()
         records.refresh_data(keep_row=keep)
-        self.query_one(RecordList).border_title = None
+        self.update_scope()
         self.notify("time order" if m.time_order else "file order", timeout=2)
 
+    def action_toggle_time_base(self) -> None:
+        m = self.model
+        m.absolute_time = not m.absolute_time
+        records = self.query_one(RecordList)
+        records.clear_cache()
+        records.refresh()
+        detail = self.query_one(Detail)
+        detail.show(detail.shown_row)
+        self.query_one(Timeline).refresh()
+        self.update_scope()
+        self.notify("absolute times (s, as perf script prints them)" if m.absolute_time
+                    else "times relative to the first sample (+s)", timeout=2)
+
     def action_filter(self) -> None:
-        self.push_screen(PromptScreen("filter records", FILTER_HELP, self.model.flt.text),
-                         self._apply_filter)
+        self.push_screen(PromptScreen("filter every pane", f"{FILTER_HELP}\n{FILTER_RULES}",
+                                      self.model.flt.text), self._apply_filter)
 
     def _apply_filter(self, text: str | None) -> None:
         if text is None:
             return
         m = self.model
         try:
-            m.flt = parse_filter(text, m.first_time)
+            m.flt = m.parse_filter(text)
         except FilterError as e:
             self.notify(safe(str(e), 300), severity="error", markup=False)
             return
-        records = self.query_one(RecordList)
-        keep = records.current_row()
-        m.invalidate()
-        records.refresh_data(keep_row=keep)
+        self.view_changed()
         self.notify(f"{m.count():,} records match" if text.strip() else "filter cleared",
                     timeout=3)
 
     def action_goto(self) -> None:
-        self.push_screen(PromptScreen("go to", "an offset (0x1f0, 4096) or a time (2.5s)"),
-                         self._apply_goto)
+        self.push_screen(PromptScreen(
+            "go to", "an offset (0x1f0, 4096) or a time: 2.5 (seconds, in the shown time "
+            "base), 2.5s (from the first sample)"), self._apply_goto)
 
     def _apply_goto(self, text: str | None) -> None:
         if not text:
@@ -323,6 +490,8 @@ class PerftuiApp(App[int]):
              self.action_goto),
             ("Toggle file/time order", "show records in file order or time order",
              self.action_toggle_order),
+            ("Toggle time base", "relative to the first sample or absolute",
+             self.action_toggle_time_base),
             ("Module sections", "focus the module-section pane", self.action_focus_sections),
             ("Timeline by kind/CPU", "one timeline row per record kind or per CPU",
              partial(self.query_one(Timeline).action_toggle_rows)),

@@ -12,12 +12,14 @@ from typing import Any
 
 import numpy as np
 
-from ..analysis.filters import Filter, FilterContext
+from ..analysis import tasks
+from ..analysis.filters import Filter, FilterContext, parse_filter
 from ..analysis.sectionreport import SectionReport, kept_section_report, section_report
 from ..analysis.sections import count_sections, keep_section_map
 from ..analysis.summary import info_dict
-from ..analysis.tasks import CommTable
+from ..analysis.tasks import CommModel, CommTable, comm_of_row
 from ..analysis.timeline import keep_fine_bins
+from ..analysis.timespec import format_seconds
 from ..perfdata import Recording, type_name
 from ..perfdata.constants import CONTEXT_MARKERS
 from ..present.records import summary
@@ -37,7 +39,8 @@ class Model:
         self.lock = threading.Lock()
         self.done = False
         self.bytes_done = 0
-        self.comms = CommTable(rec)
+        # the one place that names threads: every comm shown and comm= go through it
+        self.comms: CommModel = CommTable(rec)
         self.smap: SectionMap | None = None
         self.files: ModuleFiles | None = None
         self.symbolizer: Symbolizer | None = None
@@ -45,6 +48,7 @@ class Model:
         self.time_order = False
         self.flt = Filter()
         self.time_range: tuple[int, int] | None = None  # the timeline selection
+        self.absolute_time = False  # the time base of every pane (b switches)
         self._view: np.ndarray | None = None
         self._view_n = -1
         self._first_time = 0
@@ -74,13 +78,15 @@ class Model:
         """After indexing: section map, module files, symbolizer, comms, report; after a
         walk, what the cache keeps besides the columns (fine timeline bins, the report)."""
         rec = self.rec
-        self.comms = CommTable(rec)
+        self.comms = tasks.comm_model(rec)  # the one place a thread-name model is chosen
         if rec.index_origin != "cache" or self.smap is None or self.files is None:
             self.smap = build_section_map(rec)
             self.files = ModuleFiles.of(rec, self.modules_dirs)
         self.symbolizer = Symbolizer(self.smap, self.files)
         self._first_time = self.span()[0]
-        self.refresh_report()
+        rep = self.compute_report()
+        if rep is not None:
+            self.report = rep
         if self.report is not None:
             self.report.load_files()  # finds and reads .ko files: here, in the worker
         if rec.index_origin == "walk" and rec.indexed:
@@ -98,14 +104,29 @@ class Model:
         """What the filter needs besides the index (names, section map)."""
         return FilterContext(comms=self.comms, smap=self.smap)
 
-    def refresh_report(self) -> None:
-        """Count the section samples again under the current filter and range (slow on a
-        big recording: call it from a worker)."""
+    def compute_report(self) -> SectionReport | None:
+        """Count the section samples under the current filter and range (slow on a big
+        recording: the app calls it from a worker and then sets :attr:`report`)."""
         if self.smap is None:
-            return
+            return None
         flt = self.flt.within(self.time_range)
-        self.report = section_report(self.rec, self.modules_dirs, flt, smap=self.smap,
-                                     files=self.files, ctx=self.context)
+        return section_report(self.rec, self.modules_dirs, flt, smap=self.smap,
+                              files=self.files, ctx=self.context)
+
+    def parse_filter(self, text: str) -> Filter:
+        """The ``/`` prompt's text as a filter (raises FilterError)."""
+        first, last = self.span()
+        return parse_filter(text, first, last)
+
+    def scope_text(self) -> str:
+        """The active filter and range in words ("" when everything is shown)."""
+        parts = []
+        if self.flt.text.strip():
+            parts.append(self.flt.text.strip())
+        if self.time_range is not None:
+            lo, hi = self.time_range
+            parts.append(f"range {self.fmt_time(lo)}–{self.fmt_time(hi)} {self.time_unit}")
+        return " · ".join(parts)
 
     @property
     def first_time(self) -> int:
@@ -190,9 +211,12 @@ class Model:
                     "size": int(c["size"][row]), "error": str(e)}
 
     def comm_of(self, row: int) -> str:
-        c = self.rec.columns
-        tid = int(c["tid"][row])
-        return self.comms.comm(tid, int(c["time"][row])) if tid >= 0 else ""
+        """The name of the thread of index row ``row`` at its time."""
+        return comm_of_row(self.comms, row) if int(self.rec.columns["tid"][row]) >= 0 else ""
+
+    def process_name(self, pid: int, time: int) -> str:
+        """A process's name: its main thread's at ``time``."""
+        return self.comms.comm(pid, time) if pid >= 0 else ""
 
     def describe_ip(self, ip: int) -> str:
         if ip in CONTEXT_MARKERS:
@@ -214,30 +238,53 @@ class Model:
         except (KeyError, TypeError, ValueError):
             return ""
 
-    def rel_time(self, t: int) -> str:
-        if not t:
-            return ""
-        rel = (t - self.first_time) / 1e9
-        return f"{0.0 if abs(rel) < 5e-7 else rel:.6f}"  # never "-0.000000"
+    # -- the time base ---------------------------------------------------------------------
+    def fmt_time(self, t: int) -> str:
+        """A time in the current base: seconds as perf script prints them (absolute) or
+        seconds from the first sample (relative)."""
+        return format_seconds(t, None if self.absolute_time else self.first_time)
+
+    @property
+    def time_unit(self) -> str:
+        """The base in a column heading: ``s`` (absolute, as perf) or ``+s`` (relative)."""
+        return "s" if self.absolute_time else "+s"
 
     def goto(self, text: str) -> int | None:
-        """Index row for ``g``: an offset (``0x1f0``, ``4096``) or a time (``2.5s``)."""
+        """Index row for ``g``: an offset (``0x1f0``, ``4096``: the record that holds it)
+        or a time in seconds (``2.5`` in the list's time base, ``2.5s`` from the first
+        sample)."""
         text = text.strip().lower()
         c = self.rec.columns
         n = self.n
         if not n or not text:
             return None
-        m = re.fullmatch(r"(-?[0-9.]+)\s*s", text)
-        if m:
-            want = self.first_time + round(float(m.group(1)) * 1e9)
+        m = re.fullmatch(r"(-?[0-9]*\.[0-9]*|-?[0-9]+)\s*s", text)
+        if m is None and re.fullmatch(r"-?[0-9]*\.[0-9]+|-?[0-9]+\.", text):
+            secs = float(text)
+            base = 0 if self.absolute_time else self.first_time
+        elif m is not None and m.group(1) not in ("", "-", ".", "-."):
+            secs, base = float(m.group(1)), self.first_time
+        else:
+            secs, base = float("nan"), 0
+        if secs == secs:  # a time
+            want = base + round(secs * 1e9)
             return self._first_at_or_after(
                 n, lambda rows: c["time"][rows].astype(np.int64), max(want, 0))
         try:
             off = int(text, 0)
         except ValueError:
             return None
-        # the first record at or after the offset (offsets of data.N files and of records
-        # inside compressed ones are not monotonic across the index)
+        if off < 0:
+            return None
+        # the record that holds the offset, else the first one after it (offsets of
+        # data.N files and of records inside compressed ones are not monotonic)
+        for lo in range(0, n, BLOCK):
+            rows = np.arange(lo, min(n, lo + BLOCK))
+            outer = self.rec.outer_offsets(rows)
+            size = c["size"][rows].astype(np.int64)
+            inside = np.flatnonzero((outer <= off) & (off < outer + size))
+            if len(inside):
+                return int(rows[inside[0]])
         return self._first_at_or_after(n, self.rec.outer_offsets, off)
 
     def _first_at_or_after(self, n: int, key: Any, want: int) -> int:

@@ -19,24 +19,49 @@ from .widgets.panes import bar
 SAMPLE_LIMIT = 5000
 
 
-class SymbolList(DataTable):
+class NavTable(DataTable):
+    """A drill-down table: Home/End go to the first/last row, as in the record list."""
+
+    BINDINGS = [
+        Binding("home", "first_row", "First", show=False, id="table.home",
+                tooltip="first / last row"),
+        Binding("end", "last_row", "Last", show=False, id="table.end",
+                tooltip="first / last row"),
+    ]
+
+    def action_first_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
+
+
+class SymbolList(NavTable):
     """The symbols of a section; Enter (named in the footer) lists a symbol's samples."""
 
-    BINDINGS = [Binding("enter", "select_cursor", "Samples", id="symbols.samples")]
+    BINDINGS = [Binding("enter", "select_cursor", "Samples", id="symbols.samples",
+                        tooltip="on a symbol: its samples; on a sample: jump to its record "
+                                "(Esc there comes back)")]
 
 
-class SampleTable(DataTable):
+class SampleTable(NavTable):
     """The samples of a symbol; Enter (named in the footer) jumps to the record."""
 
-    BINDINGS = [Binding("enter", "select_cursor", "Jump to record", id="samples.jump")]
+    BINDINGS = [Binding("enter", "select_cursor", "Jump to record", id="samples.jump",
+                        tooltip="on a symbol: its samples; on a sample: jump to its record "
+                                "(Esc there comes back)")]
 
 
 class BackScreen(Screen):
     """A screen that Esc and q close."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Back", id="screen.back"),
-        Binding("q", "app.pop_screen", "Back", show=False, id="screen.back_q"),
+        Binding("escape", "app.pop_screen", "Back", id="screen.back",
+                tooltip="back one level"),
+        Binding("q", "app.pop_screen", "Back", show=False, id="screen.back_q",
+                tooltip="back one level"),
     ]
 
 
@@ -49,15 +74,19 @@ class SectionScreen(BackScreen):
                       text-wrap: nowrap; text-overflow: ellipsis; }
     SectionScreen #symbols { width: 60%; height: 1fr; border: round $accent; }
     SectionScreen #splits { width: 40%; }
+    SectionScreen #note { height: auto; max-height: 4; width: 100%; color: $warning; }
+    SectionScreen #empty { height: 1fr; width: 100%; content-align: center middle;
+                           border: round $accent; }
     SectionScreen .split { height: 1fr; border: round $primary 50%; }
     SectionScreen .split:focus { border: round $accent; }
     SectionScreen DataTable { scrollbar-size-horizontal: 0; }
     """
 
-    def __init__(self, model: Model, entry: int) -> None:
+    def __init__(self, model: Model, entry: int, cursor: int = 0) -> None:
         super().__init__()
         self.model = model
         self.entry = entry
+        self.cursor = cursor
         self.symbol_names: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -67,22 +96,32 @@ class SectionScreen(BackScreen):
         rows = rep.counts.rows_of(self.entry)
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f" {safe(e.label, 60)} ", style="bold reverse")
-        t.append(f"  {e.start:#x}-{e.end:#x}  {e.size:,} bytes  {len(rows):,} samples  "
-                 f"source {e.source}  {safe(e.path, 80)}")
+        t.append(f"  {len(rows):,} samples", style="bold")
+        scope = self.model.scope_text()
+        if scope:
+            t.append(f"  {safe(scope, 80)}", style="bold yellow")
+        t.append(f"  {e.start:#x}-{e.end:#x}  {e.size:,} bytes  source {e.source}  "
+                 f"{safe(e.path, 80)}")
         yield Label(t, id="title")
         note = rep.files.notes.get(e.module)
+        if note:  # where perftui looked: in full, wrapped (a path: not markup)
+            yield Static(Text(f"{safe(e.module, 60)}: {safe(note, 2000)}"), id="note")
+        if not len(rows):
+            where = " under this filter and range" if scope else ""
+            yield Static(Text(f"no samples in {safe(e.label, 60)}{where}", style="dim"),
+                         id="empty")
+            yield Footer()
+            return
         with Horizontal():
             table = SymbolList(id="symbols", cursor_type="row")
             table.border_title = "symbols"
-            if note:
-                table.border_subtitle = Text(safe(note, 120))  # a path: not markup
             yield table
             with Vertical(id="splits"):
-                cpu: DataTable = DataTable(id="by-cpu", classes="split", show_cursor=False)
-                cpu.border_title = "by CPU"
+                cpu: DataTable = NavTable(id="by-cpu", classes="split", cursor_type="row")
+                cpu.border_title = "by CPU · % of section"
                 yield cpu
-                proc: DataTable = DataTable(id="by-proc", classes="split", show_cursor=False)
-                proc.border_title = "by process"
+                proc: DataTable = NavTable(id="by-proc", classes="split", cursor_type="row")
+                proc.border_title = "by process · % of section"
                 yield proc
         yield Footer()
 
@@ -90,26 +129,33 @@ class SectionScreen(BackScreen):
         rep = self.model.report
         assert rep is not None
         rows = rep.counts.rows_of(self.entry)
+        if not len(rows):
+            return
         total = max(1, len(rows))
         table = self.query_one("#symbols", DataTable)
-        table.add_columns("symbol", "samples", "share")
+        # the numbers first, the name last (as perf report): a long name is what gets cut
+        table.add_columns("samples", "% of section", "symbol")
         for name, n in rep.symbol_counts(self.entry):
-            table.add_row(Text(safe(name, 60)), Text(f"{n:,}"),
-                          Text(f"{100 * n / total:5.1f}% {bar(n / total, 10)}", style="green"))
+            table.add_row(Text(f"{n:,}", justify="right"),
+                          Text(f"{100 * n / total:5.1f}% {bar(n / total, 6)}", style="green"),
+                          Text(safe(name, 60)))
             self.symbol_names.append(name)
         cpu = self.query_one("#by-cpu", DataTable)
         cpu.add_columns("cpu", "samples", "share")
         for v, n in split_by(self.model.rec, rows, "cpu"):
-            cpu.add_row(str(v), f"{n:,}", Text(bar(n / total, 10), style="green"))
+            cpu.add_row(str(v), f"{n:,}", Text(f"{100 * n / total:3.0f}% {bar(n / total, 6)}",
+                                               style="green"))
         proc = self.query_one("#by-proc", DataTable)
         proc.add_columns("pid", "process", "samples", "share")
         c = self.model.rec.columns
         for v, n in split_by(self.model.rec, rows, "pid"):
             sel = rows[c["pid"][rows] == v]
             # the process's name: its main thread's comm at its first sample here
-            comm = self.model.comms.comm(v, int(c["time"][sel[0]])) if len(sel) else ""
+            comm = self.model.process_name(v, int(c["time"][sel[0]])) if len(sel) else ""
             proc.add_row(str(v), Text(safe(comm, 16)), f"{n:,}",
-                         Text(bar(n / total, 8), style="green"))
+                         Text(f"{100 * n / total:3.0f}% {bar(n / total, 4)}", style="green"))
+        if self.cursor:
+            table.move_cursor(row=min(self.cursor, max(0, table.row_count - 1)))
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -118,6 +164,7 @@ class SectionScreen(BackScreen):
         event.stop()
         r = event.cursor_row
         if 0 <= r < len(self.symbol_names):
+            self.cursor = r
             self.app.push_screen(SamplesScreen(self.model, self.entry, self.symbol_names[r]))
 
 
@@ -132,11 +179,12 @@ class SamplesScreen(BackScreen):
                               scrollbar-size-horizontal: 0; }
     """
 
-    def __init__(self, model: Model, entry: int, symbol: str) -> None:
+    def __init__(self, model: Model, entry: int, symbol: str, cursor: int = 0) -> None:
         super().__init__()
         self.model = model
         self.entry = entry
         self.symbol = symbol
+        self.cursor = cursor
         self.rows: np.ndarray = np.empty(0, dtype=np.int64)
 
     def compose(self) -> ComposeResult:
@@ -165,23 +213,35 @@ class SamplesScreen(BackScreen):
         title.append(f"  in {safe(e.label, 60)}  {total:,} samples")
         if total > SAMPLE_LIMIT:
             title.append(f" (first {SAMPLE_LIMIT:,} shown)", style="yellow")
+        scope = m.scope_text()
+        if scope:
+            title.append(f"  {safe(scope, 80)}", style="bold yellow")
         self.query_one("#title", Label).update(title)
         table = self.query_one(DataTable)
-        table.add_columns("time", "cpu", "pid/tid", "comm", "ip", "where")
+        table.add_columns(f"time {m.time_unit}", "cpu", "pid/tid", "comm", "ip", "where")
         c = m.rec.columns
         for k, row in zip(sel, self.rows, strict=True):
             row = int(row)
-            table.add_row(m.rel_time(int(c["time"][row])), str(int(c["cpu"][row])),
+            table.add_row(m.fmt_time(int(c["time"][row])), str(int(c["cpu"][row])),
                           f"{int(c['pid'][row])}/{int(c['tid'][row])}",
                           Text(safe(m.comm_of(row), 16)), f"{int(ips[k]):#x}",
                           Text(safe(names[k], 60)))
+        if not len(self.rows):
+            table.add_row("", "", "", "", "", Text("no samples", style="dim"))
+        if self.cursor:
+            table.move_cursor(row=min(self.cursor, max(0, table.row_count - 1)))
         table.focus()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         r = event.cursor_row
         if 0 <= r < len(self.rows):
-            self.app.jump_to_record(int(self.rows[r]))  # type: ignore[attr-defined]
+            from .app import ReturnPath
+
+            below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+            sym_row = below.cursor if isinstance(below, SectionScreen) else 0
+            back = ReturnPath(self.entry, sym_row, self.symbol, r)
+            self.app.jump_to_record(int(self.rows[r]), back)  # type: ignore[attr-defined]
 
 
 class InfoScreen(BackScreen):
@@ -202,7 +262,9 @@ class InfoScreen(BackScreen):
         from ..present.info import print_info
 
         buf = io.StringIO()
-        print_info(self.model.info(), self.model.rec, buf)
+        m = self.model
+        print_info(m.info(), m.rec, buf, fmt_time=lambda t: f"{m.fmt_time(t)} {m.time_unit}",
+                   errors=True)
         scroll = VerticalScroll()
         scroll.border_title = "recording information"
         with scroll:
@@ -214,48 +276,27 @@ class InfoScreen(BackScreen):
 
 
 class HelpScreen(BackScreen):
-    """Every key, by where it applies."""
+    """Every key, by where it applies: built from the bindings (``keys.help_text``)."""
 
     DEFAULT_CSS = "HelpScreen VerticalScroll { border: round $accent; }"
 
     def compose(self) -> ComposeResult:
+        from .keys import help_text
+
         scroll = VerticalScroll()
         scroll.border_title = "keys"
         with scroll:
-            yield Static(Text(HELP_TEXT, no_wrap=True))
+            yield Static(Text(help_text(self.app.size.width - 4), no_wrap=True), id="help")
         yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()
 
+    def on_resize(self) -> None:
+        from .keys import help_text
 
-HELP_TEXT = """\
-everywhere
-  ?          this help                    i          header and feature info
-  q          back one level, or quit      ctrl+p     command palette
-  tab        next pane                    shift+tab  previous pane
-  m          focus the module sections    l          focus the record list
-  T          focus the timeline           z          zoom the focused pane
-  esc        cancel indexing / un-zoom / back one level
-
-record list
-  up/down, pgup/pgdn, home/end  move      t          file order / time order
-  left/right scroll sideways (the summary on a narrow terminal)
-  /          filter: type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash
-                     time=1.5,2.0 section=.noinstr.text   (empty clears)
-  g          go to an offset (0x1f0, 4096) or a time (2.5s)
-
-timeline
-  left/right move the cursor              shift+left/right  select a range
-  + / -      zoom in / out at the cursor  r          reset zoom and range
-  c          one row per kind / per CPU
-  The selected range filters the record list and the section counts.
-
-module sections
-  enter      open the section: its symbols, its samples by CPU and process
-  enter      on a symbol: its samples;  on a sample: jump to its record
-  esc        back one level
-"""
+        self.query_one("#help", Static).update(
+            Text(help_text(self.app.size.width - 4), no_wrap=True))
 
 
 class PromptScreen(ModalScreen[str | None]):
@@ -265,6 +306,7 @@ class PromptScreen(ModalScreen[str | None]):
     PromptScreen { align: center middle; }
     PromptScreen > Vertical { width: 80%; height: auto; border: round $accent;
                               background: $surface; padding: 0 1; }
+    PromptScreen .hint { width: 100%; height: auto; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]
 
@@ -277,8 +319,8 @@ class PromptScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text(self.title_text, style="bold"))
-            yield Input(value=self.value, placeholder=self.hint)
-            yield Label(Text(self.hint, style="dim"))
+            yield Input(value=self.value, placeholder=self.hint.split("\n")[0])
+            yield Static(Text(self.hint, style="dim"), classes="hint")  # wrapped, in full
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)

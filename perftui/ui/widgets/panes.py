@@ -36,34 +36,47 @@ class HeaderLine(Static):
         self.progress = ""
 
     def update_line(self) -> None:
+        """The file name and the counts first; host, perf version and duration only where
+        they fit (80 columns over ssh must keep the first ones readable)."""
         m = self.model
         rec = m.rec
         from ...perfdata import Feature
 
         t0, t1 = m.span()
-        samples = m.samples
-        tail = Text()
-        ver = rec.feature(Feature.VERSION)
-        host = rec.feature(Feature.HOSTNAME)
-        if ver:
-            tail.append(f" perf {safe(str(ver), 20)}")
-        if host:
-            tail.append(f"  {safe(str(host), 30)}")
+        counts = Text(f"  {m.n:,} records  {m.samples:,} samples", style="bold")
+        progress = Text(f"  {self.progress}", style="yellow") if self.progress else Text()
+        extras = []
         if t1 > t0:
-            tail.append(f"  {(t1 - t0) / 1e9:.2f}s")
-        tail.append(f"  {m.n:,} records  {samples:,} samples", style="bold")
-        if self.progress:
-            tail.append(f"  {self.progress}", style="yellow")
-        # the path gives way first (from the left: the file name stays), not the counts
-        room = self.size.width - 11 - tail.cell_len
-        limit = max(12, min(60, room)) if self.size.width else 60
+            extras.append(f"  {(t1 - t0) / 1e9:.2f}s")
+        host = rec.feature(Feature.HOSTNAME)
+        if host:
+            extras.append(f"  {safe(str(host), 30)}")
+        ver = rec.feature(Feature.VERSION)
+        if ver:
+            extras.append(f"  perf {safe(str(ver), 20)}")
+        width = self.size.width or 120
         path = safe(rec.path)
+        name = path.rsplit("/", 1)[-1]
+        fixed = 10 + counts.cell_len + progress.cell_len  # " perftui " and a space
+
+        def room() -> int:
+            return width - fixed - sum(len(x) for x in extras)
+
+        # the path gives way first (from the left, down to the file name), then the
+        # extras from the last one
+        while extras and room() < len(name):
+            extras.pop()
+        limit = max(len(name), min(room(), 60))
         if len(path) > limit:
-            path = "…" + path[len(path) - limit + 1:]
+            path = "…" + path[len(path) - limit + 1:] if limit > len(name) else name
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(" perftui ", style="bold reverse")
-        t.append(" " + path + " ", style="bold")
-        t.append_text(tail)
+        t.append(" " + path, style="bold")
+        t.append_text(counts)
+        for x in extras:
+            if t.cell_len + len(x) + progress.cell_len <= width:
+                t.append(x)
+        t.append_text(progress)
         self.update(t)
 
     def on_resize(self) -> None:
@@ -75,14 +88,19 @@ class Detail(ScrollView, can_focus=True):
     another record changes no layout, so following the cursor stays cheap)."""
 
     BINDINGS = [
-        Binding("up", "scroll_up", "Up", show=False, id="detail.up"),
-        Binding("down", "scroll_down", "Down", show=False, id="detail.down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="detail.pageup"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="detail.pagedown"),
-        Binding("home", "scroll_home", "Top", show=False, id="detail.home"),
-        Binding("left", "scroll_left", "Left", show=False, id="detail.left"),
-        Binding("right", "scroll_right", "Right", show=False, id="detail.right"),
-        Binding("end", "scroll_end", "Bottom", show=False, id="detail.end"),
+        Binding("up", "scroll_up", "Up", show=False, id="detail.up", tooltip="scroll"),
+        Binding("down", "scroll_down", "Down", show=False, id="detail.down", tooltip="scroll"),
+        Binding("pageup", "page_up", "Page up", show=False, id="detail.pageup",
+                tooltip="scroll"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="detail.pagedown",
+                tooltip="scroll"),
+        Binding("left", "scroll_left", "Left", show=False, id="detail.left", tooltip="scroll"),
+        Binding("right", "scroll_right", "Right", show=False, id="detail.right",
+                tooltip="scroll"),
+        Binding("home", "scroll_home", "Top", show=False, id="detail.home",
+                tooltip="top / bottom"),
+        Binding("end", "scroll_end", "Bottom", show=False, id="detail.end",
+                tooltip="top / bottom"),
     ]
     DEFAULT_CSS = """
     Detail { border: round $primary 50%; scrollbar-size-horizontal: 0; }
@@ -119,7 +137,7 @@ class Detail(ScrollView, can_focus=True):
         comm = m.comm_of(row)
         if comm:
             head["comm"] = comm
-        lines = field_lines({**head, **f}, m.describe_ip)
+        lines = field_lines({**head, **f}, m.describe_ip, fmt_time=self._time)
         try:
             raw = m.rec.record_bytes(row)
         except ValueError:
@@ -129,6 +147,10 @@ class Detail(ScrollView, can_focus=True):
         lines.extend(hexdump(raw))
         self._set(lines)
         self.border_title = f"detail: {safe(f['type'])}"
+
+    def _time(self, t: int) -> str:
+        """A ``time`` field: in the panes' time base, then the raw nanoseconds."""
+        return f"{self.model.fmt_time(t)} {self.model.time_unit} ({t} ns)" if t else "0"
 
     def _set(self, lines: list[str]) -> None:
         self.lines = lines
@@ -141,7 +163,12 @@ class Detail(ScrollView, can_focus=True):
 class SectionsPane(DataTable):
     """Modules and their sections: range, size, samples and share of kernel samples."""
 
-    BINDINGS = [Binding("enter", "choose", "Drill in", id="sections.drill")]
+    BINDINGS = [
+        Binding("enter", "choose", "Drill in", id="sections.drill",
+                tooltip="open the section: its symbols, its samples by CPU and process"),
+        Binding("a", "toggle_all", "All sections", id="sections.all",
+                tooltip="show / hide the sections without samples"),
+    ]
     DEFAULT_CSS = """
     SectionsPane { border: round $primary 50%; scrollbar-size-horizontal: 0; }
     SectionsPane:focus { border: round $accent; }
@@ -158,16 +185,30 @@ class SectionsPane(DataTable):
         self.border_title = "module sections"
         self.entry_of_row: list[int] = []
         self.summary = ""
+        self.show_all = False  # sections without samples too (a)
+        self.hidden = 0  # sections without samples not shown
 
-    def on_mount(self) -> None:
+    def _columns(self) -> None:
         self.add_column("section", width=17)
         self.add_column("samples", width=7)
-        self.add_column("share", width=11)
+        self.add_column("% kernel", width=11)  # of the kernel samples (the border's count)
         self.add_column("size", width=8)  # the range: the border shows the highlighted one
+
+    def on_mount(self) -> None:
+        self._columns()
+
+    def pending(self) -> None:
+        """The counts are being made again (filter or range changed)."""
+        self.border_title = "module sections (counting…)"
+
+    def action_toggle_all(self) -> None:
+        self.show_all = not self.show_all
+        self.fill()
 
     def fill(self) -> None:
         m = self.model
-        self.clear()
+        self.clear(columns=True)
+        self._columns()
         self.entry_of_row = []
         rep = m.report
         if rep is None:
@@ -187,10 +228,16 @@ class SectionsPane(DataTable):
             self.add_row(Text("no KMOD_SEC_MAP record and no module MMAP", style="dim"))
             self.entry_of_row += [-1, -1]
             return
-        self.border_subtitle = (f"{d['kernel_samples']:,} kernel · "
+        scope = " · filtered" if m.scope_text() else ""
+        self.border_title = f"module sections · {src}{scope}"
+        self.border_subtitle = (f"% of {d['kernel_samples']:,} kernel samples · "
                                 f"{d['unattributed_kernel_samples']:,} outside modules")
         index = {(e.module, e.section, e.start): k for k, e in enumerate(rep.smap.entries)}
+        self.hidden = 0
         for mod in d["modules"]:
+            if not mod["samples"] and not self.show_all:
+                self.hidden += len(mod["sections"])
+                continue
             self.add_row(Text(safe(f"[{mod['name']}]", 17), style="bold"),
                          Text(f"{mod['samples']:,}", style="bold"),
                          Text(f"{100 * mod['samples'] / ksamples:5.1f}% "
@@ -198,6 +245,9 @@ class SectionsPane(DataTable):
                          "")
             self.entry_of_row.append(-1)
             for s in mod["sections"]:
+                if not s["samples"] and not self.show_all:
+                    self.hidden += 1
+                    continue
                 name = s["name"] or "(whole module)"
                 k = index[(mod["name"], s["name"], s["start"])]
                 share = s["samples"] / ksamples
@@ -206,6 +256,10 @@ class SectionsPane(DataTable):
                              Text(f"{100 * share:5.1f}% {bar(share, 4)}", style="green"),
                              Text(f"{s['end'] - s['start']:,}", style="dim"))
                 self.entry_of_row.append(k)
+        if self.hidden:
+            self.add_row(Text(f"+{self.hidden} empty", style="dim"),
+                         Text("a shows", style="dim"), "", "")
+            self.entry_of_row.append(-1)
         self.summary = self.border_subtitle
         if self.has_focus:
             self._show_range()

@@ -21,22 +21,26 @@ TYPE_STYLES = {
     "COMM": "yellow", "FORK": "yellow", "EXIT": "yellow", "COMPRESSED": "dim",
     "COMPRESSED2": "dim", "FINISHED_ROUND": "dim", "FINISHED_INIT": "dim",
 }
-HEADER = (f"{'offset':>9} {'time':>10} {'cpu':>3} {'pid/tid':>11} {'comm':<14} {'type':<12} "
-          "summary")
 
 
 class RecordList(ScrollView, can_focus=True):
     """Every record (or the filtered view), one line each, with a cursor."""
 
     BINDINGS = [
-        Binding("up", "cursor(-1)", "Up", show=False, id="records.up"),
-        Binding("down", "cursor(1)", "Down", show=False, id="records.down"),
-        Binding("pageup", "page(-1)", "Page up", show=False, id="records.pageup"),
-        Binding("pagedown", "page(1)", "Page down", show=False, id="records.pagedown"),
-        Binding("home", "jump(0)", "First", show=False, id="records.home"),
-        Binding("end", "jump(-1)", "Last", show=False, id="records.end"),
-        Binding("left", "pan(-8)", "Scroll left", show=False, id="records.left"),
-        Binding("right", "pan(8)", "Scroll right", show=False, id="records.right"),
+        Binding("up", "cursor(-1)", "Up", show=False, id="records.up", tooltip="move"),
+        Binding("down", "cursor(1)", "Down", show=False, id="records.down", tooltip="move"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="records.pageup",
+                tooltip="move"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="records.pagedown",
+                tooltip="move"),
+        Binding("home", "jump(0)", "First", show=False, id="records.home",
+                tooltip="first / last record"),
+        Binding("end", "jump(-1)", "Last", show=False, id="records.end",
+                tooltip="first / last record"),
+        Binding("left", "pan(-8)", "Scroll left", show=False, id="records.left",
+                tooltip="scroll sideways (the summary on a narrow terminal)"),
+        Binding("right", "pan(8)", "Scroll right", show=False, id="records.right",
+                tooltip="scroll sideways (the summary on a narrow terminal)"),
     ]
     DEFAULT_CSS = """
     RecordList { height: 1fr; scrollbar-size-horizontal: 0; }
@@ -61,17 +65,20 @@ class RecordList(ScrollView, can_focus=True):
         self._seg_cache: OrderedDict[int, list] = OrderedDict()
         self._width_class = True
         self._count = 0
+        self._row: int | None = None  # the index row under the cursor
 
     # -- data --------------------------------------------------------------------------------
     def refresh_data(self, keep_row: int | None = None) -> None:
         """Re-read the model (after indexing progress, a filter or an order change)."""
         self._count = self.model.count()
         self.virtual_size = Size(max(self.size.width, 160), self._count + 1)
-        if keep_row is not None:
-            pos = self.model.display_of(keep_row)
-            self.cursor = pos if pos is not None else 0
-        elif self.cursor >= self._count:
+        pos = self.model.display_of(keep_row) if keep_row is not None else None
+        if pos is not None:
+            self.cursor = pos
+        elif self.cursor >= self._count:  # fewer rows than the cursor: the last one
             self.cursor = max(0, self._count - 1)
+        else:
+            self.cursor = self.cursor  # re-read the row under it (the view changed)
         self.refresh()
 
     def clear_cache(self) -> None:
@@ -82,10 +89,19 @@ class RecordList(ScrollView, can_focus=True):
         """Widths of pid/tid, comm and type: narrower below 90 columns (80x24 over ssh)."""
         return (11, 14, 12) if self.size.width >= 90 or not self.size.width else (9, 10, 11)
 
+    def time_width(self) -> int:
+        """Width of the time column: relative times fit 10; absolute ones as long as the
+        last time is."""
+        m = self.model
+        if not m.absolute_time:
+            return 10
+        return max(10, len(m.fmt_time(m.span()[1] or 1)))
+
     def header_text(self) -> str:
         who, comm, typ = self.columns()
-        return (f"{'offset':>9} {'time':>10} {'cpu':>3} {'pid/tid':>{who}} {'comm':<{comm}} "
-                f"{'type':<{typ}} summary")
+        head = f"time {self.model.time_unit}"
+        return (f"{'offset':>9} {head:>{self.time_width()}} {'cpu':>3} {'pid/tid':>{who}} "
+                f"{'comm':<{comm}} {'type':<{typ}} summary")
 
     def line_text(self, row: int) -> Text:
         t = self._cache.get(row)
@@ -104,7 +120,7 @@ class RecordList(ScrollView, can_focus=True):
         w_who, w_comm, w_type = self.columns()
         t = Text(no_wrap=True, overflow="ellipsis")
         t.append(f"{off:>#9x}{z}", style="dim")
-        t.append(f"{m.rel_time(time):>10} ")
+        t.append(f"{m.fmt_time(time):>{self.time_width()}} ")
         # synthesized records carry a zeroed trailer: no time, so no CPU either
         known = time > 0 or f_type == "SAMPLE"
         t.append(f"{cpu:>3} " if cpu >= 0 and known else "    ", style="dim")
@@ -138,7 +154,7 @@ class RecordList(ScrollView, can_focus=True):
             segs = list(head.render(self.app.console))
             return Strip(segs).crop(sx, sx + width).extend_cell_length(width, style)
         display = sy + y - 1
-        if display >= self._count:
+        if display >= min(self._count, self.model.count()):
             return Strip.blank(width, self.rich_style)
         row = self.model.row(display)
         strip = Strip(self._segments(row)).crop(sx, sx + width).extend_cell_length(width)
@@ -148,11 +164,13 @@ class RecordList(ScrollView, can_focus=True):
 
     # -- cursor ------------------------------------------------------------------------------
     def watch_cursor(self, old: int, new: int) -> None:
-        if not self._count:
+        if not self._count or new >= self.model.count():
+            self._row = None
             return
+        self._row = self.model.row(new)
         self._scroll_to_cursor()
         self.refresh()
-        self.post_message(self.Highlighted(self.model.row(new)))
+        self.post_message(self.Highlighted(self._row))
 
     def _scroll_to_cursor(self) -> None:
         sy = int(self.scroll_offset.y)
@@ -185,7 +203,9 @@ class RecordList(ScrollView, can_focus=True):
         return True
 
     def current_row(self) -> int | None:
-        return self.model.row(self.cursor) if self._count else None
+        """The index row under the cursor (kept across view changes until the next
+        :meth:`refresh_data` moves the cursor)."""
+        return self._row if self._count else None
 
     async def _on_click(self, event: events.Click) -> None:
         y = event.y

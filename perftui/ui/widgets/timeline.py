@@ -21,18 +21,22 @@ class Timeline(Widget, can_focus=True):
     """One row per kind (or CPU); left/right move the cursor, shift extends a range."""
 
     BINDINGS = [
-        Binding("left", "move(-1)", "Earlier", show=False, id="timeline.left"),
-        Binding("right", "move(1)", "Later", show=False, id="timeline.right"),
+        Binding("left", "move(-1)", "Earlier", show=False, id="timeline.left",
+                tooltip="move the cursor (drops the range)"),
+        Binding("right", "move(1)", "Later", show=False, id="timeline.right",
+                tooltip="move the cursor (drops the range)"),
         Binding("shift+left", "extend(-1)", "Range", id="timeline.extend_left",
-                key_display="⇧←"),
+                key_display="⇧←", tooltip="select a range: it filters every pane"),
         Binding("shift+right", "extend(1)", "Extend range", show=False,
-                id="timeline.extend_right"),
+                id="timeline.extend_right", tooltip="select a range: it filters every pane"),
         Binding("plus,equals_sign", "zoom(1)", "Zoom", id="timeline.zoom_in",
-                key_display="+"),
+                key_display="+", tooltip="zoom in / out at the cursor (the range stays)"),
         Binding("minus", "zoom(-1)", "Zoom out", show=False, id="timeline.zoom_out",
-                key_display="-"),
-        Binding("r", "reset", "Reset", id="timeline.reset"),
-        Binding("c", "toggle_rows", "Kind/CPU", id="timeline.rows"),
+                key_display="-", tooltip="zoom in / out at the cursor (the range stays)"),
+        Binding("r", "reset", "Reset", id="timeline.reset",
+                tooltip="reset the zoom and clear the range"),
+        Binding("c", "toggle_rows", "Kind/CPU", id="timeline.rows",
+                tooltip="one row per record kind / per CPU"),
     ]
     DEFAULT_CSS = """
     Timeline { height: 7; border: round $primary 50%; padding: 0 0; }
@@ -52,7 +56,12 @@ class Timeline(Widget, can_focus=True):
         self.by = "kind"
         self.view: tuple[int, int] | None = None  # zoomed window [t0, t1)
         self.cursor = 0  # column
-        self.range_start: int | None = None  # selection start column
+        self.range_start: int | None = None  # selection start column (None: no range)
+        # the selection in ns [lo, hi], kept across zoom and resize; the anchor is the
+        # time span of the column where shift was first pressed
+        self.selection: tuple[int, int] | None = None
+        self._anchor: tuple[int, int] | None = None
+        self._cursor_time: int | None = None  # where the user put the cursor, in ns
         self.bins: Bins | None = None
         self.border_title = "timeline"
 
@@ -66,7 +75,11 @@ class Timeline(Widget, can_focus=True):
         t0, t1 = self.model.span()
         return t0, max(t1 + 1, t0 + 1)
 
-    def refresh_data(self) -> None:
+    def refresh_data(self, keep_time: int | None = None) -> None:
+        """Bin again (indexing progress, zoom, resize); ``keep_time`` puts the cursor on
+        the column of that time."""
+        if keep_time is None:
+            keep_time = self._cursor_time
         # a recording reopened from the cache has its totals (and kept bins) before rows
         if not self.model.n and not self.model.rec.stats.records:
             self.bins = None
@@ -75,20 +88,30 @@ class Timeline(Widget, can_focus=True):
             rows = max(1, self.content_size.height - 1)
             self.bins = timeline_bins(self.model.rec, t0, t1, self.width_cols(), self.by,
                                       max_rows=rows)
-        self.cursor = min(self.cursor, self.width_cols() - 1)
+        if keep_time is not None and self.bins is not None:
+            self.cursor = self.col_of(keep_time)
+        self.cursor = min(max(self.cursor, 0), self.width_cols() - 1)
         self.refresh()
 
+    def col_of(self, t: int) -> int:
+        """The column whose time span holds ``t`` (clamped to the window)."""
+        b = self.bins
+        if b is None:
+            return 0
+        span = max(1, b.t1 - b.t0)
+        return min(max(0, (t - b.t0) * b.width // span), b.width - 1)
+
     def col_range(self) -> tuple[int, int] | None:
-        if self.range_start is None:
+        if self.selection is None or self.bins is None:
             return None
-        return min(self.range_start, self.cursor), max(self.range_start, self.cursor)
+        lo, hi = self.selection
+        b = self.bins
+        if hi < b.t0 or lo >= b.t1:
+            return None
+        return self.col_of(lo), self.col_of(hi)
 
     def time_range(self) -> tuple[int, int] | None:
-        cr = self.col_range()
-        if cr is None or self.bins is None:
-            return None
-        b = self.bins
-        return b.col_time(cr[0]), b.col_time(cr[1] + 1) - 1
+        return self.selection
 
     # -- drawing -----------------------------------------------------------------------------
     def render(self) -> RenderableType:
@@ -123,31 +146,57 @@ class Timeline(Widget, can_focus=True):
             lines.append("\n")
         t0, t1 = b.t0, b.t1
         first = self.model.first_time
-        left = f"{(t0 - first) / 1e9:.3f}s"
-        mid = f"cursor {(b.col_time(self.cursor) - first) / 1e9:.3f}s"
+        base = 0 if self.model.absolute_time else first
+        unit = self.model.time_unit
+
+        def sec(t: int) -> str:
+            return f"{(t - base) / 1e9:.3f}"
+
+        left = f"{sec(t0)} {unit}"
+        mid = f"cursor {sec(b.col_time(self.cursor))} {unit}"
         tr = self.time_range()
         if tr is not None:
-            mid = f"range {(tr[0] - first) / 1e9:.3f}–{(tr[1] - first) / 1e9:.3f}s"
-        right = f"{(t1 - first) / 1e9:.3f}s"
+            mid = f"range {sec(tr[0])}–{sec(tr[1])} {unit}"
+        right = f"{sec(t1)} {unit}"
         gap = max(1, w - len(left) - len(mid) - len(right))
         axis = f"{'':<{LABEL_W}}{left}{' ' * (gap // 2)}{mid}{' ' * (gap - gap // 2)}{right}"
         lines.append(axis, style="dim")
         return lines
 
     # -- keys --------------------------------------------------------------------------------
+    def _set_cursor(self, col: int) -> None:
+        self.cursor = min(max(0, col), self.width_cols() - 1)
+        if self.bins is not None:
+            self._cursor_time = self.bins.col_time(self.cursor)
+
     def action_move(self, delta: int) -> None:
-        self.cursor = min(max(0, self.cursor + delta), self.width_cols() - 1)
-        if self.range_start is not None:
-            self.range_start = None
+        self._set_cursor(self.cursor + delta)
+        if self.selection is not None:
+            self._clear_selection()
             self.post_message(self.RangeChanged(None))
         self.refresh()
 
+    def _clear_selection(self) -> None:
+        self.range_start = None
+        self.selection = None
+        self._anchor = None
+
+    def _col_span(self, col: int) -> tuple[int, int]:
+        b = self.bins
+        assert b is not None
+        return b.col_time(col), b.col_time(col + 1) - 1
+
     def action_extend(self, delta: int) -> None:
-        if self.range_start is None:
+        if self.bins is None:
+            return
+        if self._anchor is None:
             self.range_start = self.cursor
-        self.cursor = min(max(0, self.cursor + delta), self.width_cols() - 1)
+            self._anchor = self._col_span(self.cursor)
+        self._set_cursor(self.cursor + delta)
+        here = self._col_span(self.cursor)
+        self.selection = (min(self._anchor[0], here[0]), max(self._anchor[1], here[1]))
         self.refresh()
-        self.post_message(self.RangeChanged(self.time_range()))
+        self.post_message(self.RangeChanged(self.selection))
 
     def action_zoom(self, direction: int) -> None:
         t0, t1 = self.window()
@@ -163,15 +212,15 @@ class Timeline(Widget, can_focus=True):
         hi = min(full1 + 1, lo + new)
         lo = max(full0, hi - new)
         self.view = None if (lo <= full0 and hi >= full1) else (lo, hi)
-        self.range_start = None
-        self.refresh_data()
-        self.cursor = self.width_cols() // 2 if self.view else self.cursor
-        self.post_message(self.RangeChanged(None))
+        # the range (in times) and the record list stay as they are
+        self._cursor_time = center
+        self.refresh_data(keep_time=center)
         self.refresh()
 
     def action_reset(self) -> None:
         self.view = None
-        self.range_start = None
+        self._cursor_time = None
+        self._clear_selection()
         self.refresh_data()
         self.post_message(self.RangeChanged(None))
 
@@ -180,7 +229,7 @@ class Timeline(Widget, can_focus=True):
         self.refresh_data()
 
     def on_resize(self) -> None:
-        self.refresh_data()
+        self.refresh_data()  # the cursor keeps its time
 
     def on_focus(self) -> None:
         self.refresh()

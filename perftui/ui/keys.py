@@ -1,0 +1,93 @@
+"""The key help, built from the bindings themselves: one source for ``?``, the footer (the
+bindings' descriptions) and the README's key table (``scripts/keys_table.py``).
+
+Each binding's ``tooltip`` is its help line; bindings of one pane with the same tooltip
+are one line (``↑/↓``).  A binding without a tooltip is not listed (it is named by
+another one's line, or is Textual's own).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+from textual.binding import Binding, BindingType
+
+KEY_NAMES = {
+    "question_mark": "?", "slash": "/", "escape": "Esc", "enter": "Enter", "plus": "+",
+    "minus": "-", "equals_sign": "=", "pageup": "PgUp", "pagedown": "PgDn", "home": "Home",
+    "end": "End", "up": "↑", "down": "↓", "left": "←", "right": "→", "tab": "Tab",
+    "shift+tab": "shift+Tab", "shift+left": "shift+←", "shift+right": "shift+→",
+}
+
+
+def key_name(key: str) -> str:
+    """A key as the help and the README write it (``question_mark`` -> ``?``)."""
+    first = key.split(",")[0].strip()
+    return KEY_NAMES.get(first, first)
+
+
+def binding_lines(bindings: Sequence[BindingType]) -> list[tuple[str, str]]:
+    """(keys, help) lines of one place, in binding order, same-help keys joined."""
+    out: list[tuple[list[str], str]] = []
+    for b in bindings:
+        if not isinstance(b, Binding) or not b.tooltip:
+            continue
+        for keys, text in out:
+            if text == b.tooltip:
+                if key_name(b.key) not in keys:
+                    keys.append(key_name(b.key))
+                break
+        else:
+            out.append(([key_name(b.key)], b.tooltip))
+    return [("/".join(keys), text) for keys, text in out]
+
+
+def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every place's keys: (title, [(keys, help)]), from the widgets' and screens' BINDINGS."""
+    from .app import PerftuiApp
+    from .screens import BackScreen, NavTable, SampleTable, SymbolList
+    from .widgets.panes import Detail, SectionsPane
+    from .widgets.records import RecordList
+    from .widgets.timeline import Timeline
+
+    return [
+        ("everywhere", [*binding_lines(PerftuiApp.BINDINGS),
+                        ("Tab/shift+Tab", "next / previous pane"),
+                        ("ctrl+p", "command palette")]),
+        ("record list", binding_lines(RecordList.BINDINGS)),
+        ("detail", binding_lines(Detail.BINDINGS)),
+        ("timeline", binding_lines(Timeline.BINDINGS)),
+        ("module sections", binding_lines(SectionsPane.BINDINGS)),
+        ("section drill-down", binding_lines([*SymbolList.BINDINGS, *SampleTable.BINDINGS,
+                                              *NavTable.BINDINGS, *BackScreen.BINDINGS])),
+    ]
+
+
+def help_text(width: int = 78) -> str:
+    """The ``?`` screen's text, wrapped to ``width`` with a hanging indent."""
+    lines: list[str] = []
+    sections = help_sections()
+    kw = min(max(len(k) for _, rows in sections for k, _ in rows), 13)  # one key column
+    indent = " " * (kw + 4)
+    for title, rows in sections:
+        lines.append(title)
+        for keys, text in rows:
+            first = f"  {keys:<{kw}}  " if len(keys) <= kw else None
+            if first is None:
+                lines.append(f"  {keys}")
+                first = indent
+            lines.extend(textwrap.wrap(text, width=max(width, kw + 24), initial_indent=first,
+                                       subsequent_indent=indent))
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def markdown_table() -> str:
+    """The README's key table (between its ``<!-- keys -->`` markers)."""
+    rows = ["| where | key | does |", "|---|---|---|"]
+    for title, entries in help_sections():
+        for i, (keys, text) in enumerate(entries):
+            shown = " ".join(f"`{k}`" for k in keys.split("/")) if keys != "/" else "`/`"
+            rows.append(f"| {title if i == 0 else ''} | {shown} | {text} |")
+    return "\n".join(rows) + "\n"

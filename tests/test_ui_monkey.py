@@ -1,0 +1,181 @@
+"""A seeded random walk over every key binding: the browser must never raise.
+
+Each step is a key of a binding (of the app, the record list, the detail, the timeline,
+the section pane and the drill-down screens), a filter typed into ``/`` (valid and
+invalid), a ``g`` target, or a resize between 60x18 and 200x60.  After every step the
+record list's cursor must be on a row of the view.  The walk runs on the demo and on a
+truncated copy of it (indexing ends with an error there).
+
+Short by default and in CI (one walk of 1,000 steps on each recording, some 3,500 key
+presses, under a minute);
+``PERFTUI_MONKEY=long`` walks 20,000 steps per recording and seed, with 4 seeds
+(``PERFTUI_MONKEY_STEPS`` and ``PERFTUI_MONKEY_SEEDS`` override either).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+import unicodedata
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
+from textual.pilot import Pilot
+from uihelpers import settle, sync, wait_indexed
+
+from perftui.demo import MODULES_DIR
+from perftui.demo.generate import generate
+from perftui.perfdata import open_recording
+from perftui.ui.app import PerftuiApp
+from perftui.ui.screens import BackScreen, NavTable, PromptScreen, SampleTable, SymbolList
+from perftui.ui.widgets.panes import Detail, SectionsPane
+from perftui.ui.widgets.records import RecordList
+from perftui.ui.widgets.timeline import Timeline
+
+LONG = os.environ.get("PERFTUI_MONKEY") == "long"
+STEPS = int(os.environ.get("PERFTUI_MONKEY_STEPS") or (20000 if LONG else 1000))
+_SEEDS = os.environ.get("PERFTUI_MONKEY_SEEDS")
+if _SEEDS or LONG:
+    CASES = [(name, int(seed)) for seed in (_SEEDS or "1,2,3,4").split(",")
+             for name in ("demo", "truncated")]
+else:  # CI: one walk on each recording, each with its own seed
+    CASES = [("demo", 1), ("truncated", 2)]
+
+FILTERS = [
+    "type=SAMPLE", "type=COMM,MMAP2", "cpu=1", "cpu=0 cpu=3", "pid=0", "tid=2101",
+    "comm=bash", 'comm="CPU 0/KVM"', "comm=qemu comm=iperf3", "section=.noinstr.text",
+    "section=demo_nic", "time=1s,2s", "time=10%/2", "time=0%-10%,50%-60%", "time=0,",
+    "type=SAMPLE cpu=2 time=3s,", "",
+    # invalid ones: each must give an error message and change nothing
+    "bogus", "type=NOPE", "cpu=x", "time=2s,1s", "time=+1,2", "comm=", 'comm="open',
+    "[bold]x", "time=10%/0", "time=200%-300%", "cpu=5-1", "=", "type=",
+]
+GOTOS = ["0x0", "0x1f0", "0x3a4", "4096", "2.5", "2.5s", "-1", "1e9", "0x", "end", "99999999",
+         "0.0001s", "6s"]
+SIZES = [(60, 18), (80, 24), (100, 30), (120, 40), (200, 60), (61, 19), (90, 27), (150, 50)]
+
+
+def binding_keys() -> list[str]:
+    """Every key of every binding the walk can meet (quit keys apart)."""
+    keys: set[str] = set()
+    for cls in (PerftuiApp, RecordList, Detail, Timeline, SectionsPane, SymbolList,
+                SampleTable, NavTable, BackScreen):
+        for b in cls.BINDINGS:
+            for k in b.key.split(","):  # type: ignore[union-attr]
+                keys.add(k.strip())
+    keys -= {"ctrl+c", "q", "slash", "g"}  # quitting ends the walk; prompts are below
+    return sorted(keys | {"tab", "shift+tab", "enter", "escape", "up", "down"})
+
+
+KEYS = binding_keys()
+PROFILE: dict[str, list[float]] = {}
+PROFILING = bool(os.environ.get("PERFTUI_MONKEY_PROFILE"))
+
+
+async def press(pilot: Pilot, *keys: str) -> int:
+    """Keys as Pilot.press sends them, without its wait for an idle CPU after each (ten
+    times faster); every message the keys cause is still handled before this returns."""
+    app = pilot.app
+    for key in keys:
+        if len(key) == 1 and not key.isalnum():
+            key = _character_to_key(key)
+        original = REPLACED_KEYS.get(key, key)
+        try:
+            char: str | None = unicodedata.lookup(_get_unicode_name_from_key(original))
+        except KeyError:
+            char = key if len(key) == 1 else None
+        ev = events.Key(key, char)
+        ev.set_sender(app)
+        app._driver.send_message(ev)  # type: ignore[union-attr]
+        await asyncio.sleep(0)
+        await pilot._wait_for_screen()
+    return len(keys)
+
+
+def check(app: PerftuiApp) -> None:
+    """The invariants after each step."""
+    if app._exception is not None:
+        raise app._exception
+    main = app.screen_stack[0]
+    rl = main.query_one(RecordList)
+    count = app.model.count()
+    assert rl._count == count or not app.model.done or isinstance(app.screen, PromptScreen)
+    assert 0 <= rl.cursor < max(1, count)
+    row = rl.current_row()
+    assert row is None or 0 <= row < app.model.n
+
+
+async def walk(path: Path, seed: int, steps: int, wait: bool) -> dict[str, int]:
+    rng = random.Random(seed)
+    rec = open_recording(path)
+    app = PerftuiApp(rec, [str(MODULES_DIR)])
+    tally = {"steps": 0, "keys": 0, "filters": 0, "gotos": 0, "resizes": 0}
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            if wait:
+                await wait_indexed(pilot)
+            for step in range(steps):
+                r = rng.random()
+                n = 0
+                t_step = time.monotonic()
+                if isinstance(app.screen, PromptScreen):
+                    n = await press(pilot, "escape")
+                elif r < 0.05 and len(app.screen_stack) == 1:
+                    n = await press(pilot, "slash")
+                    await settle(pilot)
+                    n += await press(pilot, *rng.choice(FILTERS), "enter")
+                    tally["filters"] += 1
+                elif r < 0.08 and len(app.screen_stack) == 1:
+                    n = await press(pilot, "g")
+                    await settle(pilot)
+                    n += await press(pilot, *rng.choice(GOTOS), "enter")
+                    tally["gotos"] += 1
+                elif r < 0.10:
+                    await pilot.resize_terminal(*rng.choice(SIZES))
+                    tally["resizes"] += 1
+                elif r < 0.25 and len(app.screen_stack) > 1:
+                    n = await press(pilot, rng.choice(["q", "escape"]))
+                else:
+                    n = await press(pilot, rng.choice(KEYS))
+                tally["keys"] += n
+                tally["steps"] += 1
+                if step % 8 == 0:
+                    await pilot.pause()  # a full frame: every render path runs too
+                check(app)
+                if PROFILING:
+                    kind = ("prompt" if r < 0.08 and len(app.screen_stack) == 1
+                            else "resize" if 0.08 <= r < 0.10 else "key")
+                    PROFILE.setdefault(kind, []).append(time.monotonic() - t_step)
+            await app.workers.wait_for_complete()
+            await settle(pilot)
+            check(app)
+    finally:
+        rec.close()
+    return tally
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("monkey")
+    demo = generate(d / "demo.data")
+    raw = demo.read_bytes()
+    cut = d / "truncated.data"
+    cut.write_bytes(raw[: len(raw) * 3 // 5 + 5])  # ends inside a record
+    return {"demo": demo, "truncated": cut}
+
+
+@pytest.mark.parametrize("name, seed", CASES)
+@sync
+async def test_monkey(recordings: dict[str, Path], name: str, seed: int) -> None:
+    t0 = time.monotonic()
+    # the truncated recording is walked from the first frame: keys land while it indexes
+    tally = await walk(recordings[name], seed, STEPS, wait=name == "demo")
+    took = time.monotonic() - t0
+    print(f"monkey {name} seed {seed}: {tally} in {took:.1f} s")
+    for kind, ts in PROFILE.items():
+        print(kind, len(ts), sum(ts))
+    assert tally["steps"] == STEPS and tally["keys"] >= STEPS * 0.8
