@@ -573,17 +573,17 @@ def test_browser_says_once_that_the_cache_is_off(tmp_path: Path) -> None:
 
 def test_another_column_layout_is_another_entry(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """src widened to u2 (as for > 255 data.N files): the old entry is not read as one."""
+    """src widened (u2 -> u4): an entry of the old layout is not read as one."""
     from perftui.perfdata import index, recording
 
     f = copy_demo(tmp_path)
     cache = tmp_path / "cache"
     saved(f, cache)
-    wider = {**COLUMNS, "src": "u2"}
+    wider = {**COLUMNS, "src": "u4"}
     monkeypatch.setattr(index, "COLUMNS", wider)
     monkeypatch.setattr(recording, "COLUMNS", wider)
     rec = cached(f, cache)
-    assert rec.index_origin == "walk" and rec.columns["src"].dtype == np.uint16
+    assert rec.index_origin == "walk" and rec.columns["src"].dtype == np.uint32
 
 
 def test_cli_sections_with_a_corrupt_entry(tmp_path: Path) -> None:

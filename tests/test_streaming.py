@@ -52,7 +52,7 @@ def test_streamed_sections_with_filters(flt: Filter, tmp_path: Path) -> None:
     rec = open_recording(demo_path())
     rec.build_index()
     first = rec.stats.span()[0]
-    if flt.time == (0, 0):  # the first half second
+    if flt.time == ((0, 0),):  # the first half second
         flt = Filter(cpus=flt.cpus, time=(first, first + 500_000_000))
     want = sections_json(section_report(rec, dirs, flt), symbols=True)
     got = sections_json(streamed_section_report(open_recording(demo_path()), dirs, flt),
