@@ -155,7 +155,7 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term], plan: DemoPlan)
     back = t.wait_for("detail: SAMPLE", f"ip: {ip}", records)
     row = line_with(back, f" {when} ")
     # the line names the symbol first (the ip follows, past the edge at 100 columns)
-    assert "SAMPLE" in row and "[demo_kvm].noinstr.text __demo" in row, back
+    assert "SAMPLE" in row and "[k] __demo" in row, back
     assert "CPU 0/KVM" in back
     # q quits, with status 0
     t.keys("q")

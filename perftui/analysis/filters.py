@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..perfdata import Recording, RecordType, type_code
+from ..symbols.locations import Locations
 from ..symbols.sectionmap import SectionMap
 from .tasks import CommModel, comm_mask
 from .timespec import Ranges, TimeSpecError, parse_time_spec
@@ -25,7 +26,7 @@ class FilterError(ValueError):
 
 
 FILTER_HELP = ('type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash comm="CPU 0/KVM" '
-               "time=1.5s,2s section=.noinstr.text")
+               "time=1.5s,2s section=.noinstr.text sym=schedule dso=libc")
 FILTER_RULES = ("words are ANDed; a key given twice matches either value; quote values with "
                 "spaces; time= takes perf's --time syntax (757.81,758.2 10%/2) or seconds "
                 "from the first sample with an s suffix")
@@ -34,11 +35,24 @@ _LIST_KEYS = {"type": "types", "cpu": "cpus", "pid": "pids", "tid": "tids"}
 
 
 @dataclass(frozen=True)
+class SampleNames:
+    """Every sample's own location: SAMPLE index ``rows`` (ascending) and the location id
+    of each (``leaf``) in ``locs`` (the resolver's :class:`~perftui.symbols.locations.
+    Locations`)."""
+
+    rows: np.ndarray
+    leaf: np.ndarray
+    locs: Locations
+
+
+@dataclass(frozen=True)
 class FilterContext:
-    """What filters on names need besides the index: thread names and the section map."""
+    """What filters on names need besides the index: thread names, the section map, and
+    the samples' symbols."""
 
     comms: CommModel | None = None
     smap: SectionMap | None = None
+    names: SampleNames | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,8 @@ class Filter:
     comm: tuple[str, ...] | None = None
     time: Ranges | None = None
     section: tuple[str, ...] | None = None
+    sym: tuple[str, ...] | None = None
+    dso: tuple[str, ...] | None = None
     attr: int | None = None
     text: str = ""
 
@@ -66,7 +82,7 @@ class Filter:
         t = self.time
         if t is not None and len(t) == 2 and all(isinstance(x, int) for x in t):
             object.__setattr__(self, "time", (t,))
-        for name in ("comm", "section"):
+        for name in ("comm", "section", "sym", "dso"):
             v = getattr(self, name)
             if isinstance(v, str):
                 object.__setattr__(self, name, (v,))
@@ -75,7 +91,8 @@ class Filter:
     def empty(self) -> bool:
         """True when the filter keeps everything."""
         return all(v is None for v in (self.types, self.cpus, self.pids, self.tids,
-                                       self.comm, self.time, self.section, self.attr))
+                                       self.comm, self.time, self.section, self.sym,
+                                       self.dso, self.attr))
 
     def within(self, time_range: tuple[int, int] | None) -> Filter:
         """This filter also limited to ``time_range`` (the timeline selection)."""
@@ -116,7 +133,35 @@ class Filter:
             m &= self._comm_mask(rec, rows, ctx)
         if self.section is not None and cols is None:
             m &= self._section_mask(rec, rows, m, ctx)
+        if self.sym is not None or self.dso is not None:
+            m &= self._symbol_mask(rows, ctx) if cols is None else False
         return m
+
+    def _symbol_mask(self, rows: np.ndarray, ctx: FilterContext | None) -> np.ndarray:
+        """Samples whose own symbol (``sym=``) and dso (``dso=``) contain the words."""
+        names = ctx.names if ctx is not None else None
+        if names is None:  # symbols not known yet: nothing matches
+            return np.zeros(len(rows), dtype=bool)
+        locs = names.locs
+        n = len(locs)
+        ok = np.ones(n, dtype=bool)
+        if self.sym is not None:
+            wants = [w.lower() for w in self.sym]
+            ok &= np.array([any(w in locs.label(i).lower() for w in wants)
+                            for i in range(n)], dtype=bool)
+        if self.dso is not None:
+            wants = [w.lower() for w in self.dso]
+            by_dso = np.array([any(w in d.name.lower() or w in d.short_name.lower()
+                                   for w in wants) for d in locs.dsos], dtype=bool)
+            ok &= by_dso[locs.dso_of()] if n else ok
+        k = np.searchsorted(names.rows, rows)
+        k_in = np.minimum(k, max(len(names.rows) - 1, 0))
+        hit = (k < len(names.rows)) & (names.rows[k_in] == rows) if len(names.rows) else \
+            np.zeros(len(rows), dtype=bool)
+        out = np.zeros(len(rows), dtype=bool)
+        leaf = np.asarray(names.leaf)[k_in[hit]]
+        out[hit] = ok[np.minimum(leaf, n - 1)] & (leaf < n) if n else False
+        return out
 
     def _comm_mask(self, rec: Recording, rows: np.ndarray,
                    ctx: FilterContext | None) -> np.ndarray:
@@ -179,7 +224,7 @@ def parse_filter(text: str, first_time: int, last_time: int | None = None) -> Fi
             sets.setdefault("types", set()).update(codes)
         elif key in ("cpu", "pid", "tid"):
             sets.setdefault(_LIST_KEYS[key], set()).update(parse_int_list(val, f"{key} list"))
-        elif key in ("comm", "section"):
+        elif key in ("comm", "section", "sym", "dso"):
             if not val:
                 raise FilterError(f"{key}= needs a value")
             strings.setdefault(key, []).append(val)

@@ -67,17 +67,19 @@ def hexdump(raw: bytes, limit: int = 4096) -> list[str]:
 
 
 def field_lines(f: dict[str, Any], describe: Callable[[int], str], indent: str = "",
-                fmt_time: Callable[[int], str] | None = None) -> list[str]:
-    """The decoded fields of a record as ``name: value`` lines (callchains symbolised,
-    ``time`` fields through ``fmt_time`` when given)."""
+                fmt_time: Callable[[int], str] | None = None,
+                chain: list[str] | None = None) -> list[str]:
+    """The decoded fields of a record as ``name: value`` lines (callchains symbolised:
+    ``chain`` names each entry when given, else ``describe(ip)``; ``time`` fields through
+    ``fmt_time`` when given)."""
     out: list[str] = []
     for k, v in f.items():
         if k == "time" and fmt_time is not None and isinstance(v, int):
             out.append(f"{indent}time: {fmt_time(v)}")
         elif k == "callchain":
             out.append(f"{indent}callchain: {len(v)} entries")
-            for ip in v:
-                desc = describe(ip)
+            for k_ip, ip in enumerate(v):
+                desc = chain[k_ip] if chain is not None and k_ip < len(chain) else describe(ip)
                 out.append(f"{indent}  {ip:#018x} {desc}".rstrip())
         elif isinstance(v, dict):
             out.append(f"{indent}{k}:")

@@ -25,6 +25,8 @@ class Dso:
     name: str
     kernel: bool = False  # kernel or module: perf's ``[k]``
     module: str | None = None  # the kernel module name, for modules
+    #: a module resolved without a section map: its ``.text`` assumed at the MMAP start
+    assumed_text: bool = False
 
     @property
     def short_name(self) -> str:

@@ -135,6 +135,7 @@ class Resolver:
         self._kmod_entries = np.array([k for k, e in enumerate(self.smap.entries)
                                        if e.source == SOURCE_KMOD], dtype=np.int64)
         self.kernel_dso = self.locs.dso_id(KERNEL_DSO, kernel=True)
+        self._kmod_modules = {e.module for e in self.smap.entries if e.source == SOURCE_KMOD}
 
     # -- names of threads ---------------------------------------------------------------
     @property
@@ -224,6 +225,11 @@ class Resolver:
             table, section = self._module_text(module, d.path)
         name = d.name
         dso = self.locs.dso_id(name, kernel=kernel, module=module)
+        if kind == MapKind.MODULE and section == ".text" and module not in self._kmod_modules:
+            # no section map for this module: its .text at the MMAP start (perf's rule);
+            # with KMOD_SEC_MAP records the module MMAP is the RFC's own .text map
+            self.locs.dsos[dso].assumed_text = True
+            self.notes.append(f"[{module}]: {ASSUMED_TEXT}")
         n = len(table.names) if table is not None else 0
         got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, section)
         return got

@@ -53,6 +53,14 @@ class Drained(Message):
         self.done = done
 
 
+class NamesReady(Message):
+    """Every sample has its symbol now (or ``error`` says why not)."""
+
+    def __init__(self, error: str | None = None) -> None:
+        super().__init__()
+        self.error = error
+
+
 class ReportReady(Message):
     """The section report of the current filter and range, counted by a worker."""
 
@@ -219,6 +227,13 @@ class PerftuiApp(App[int]):
         elif self.index_error is None:
             self.model.save()  # after the screen is complete: kept for the next open
             self.post_message(CacheNotes())
+        if self.index_error is None and not rec.cancelled and self.model.done:
+            try:
+                self.model.build_names()
+            except Exception as e:  # a symbol source that breaks must not stop the app
+                self.post_message(NamesReady(f"symbols: {e}"))
+            else:
+                self.post_message(NamesReady())
 
     def _drain(self, stream: BinaryIO) -> None:
         """Read the pipe to its end after a cancel: the writer must never block."""
@@ -317,6 +332,17 @@ class PerftuiApp(App[int]):
         rep = self.model.compute_report()
         if rep is not None and not get_current_worker().is_cancelled:
             self.post_message(ReportReady(rep))
+
+    def on_names_ready(self, msg: NamesReady) -> None:
+        """Symbols and perf's thread names arrived: draw the list and detail again."""
+        if msg.error:
+            self.notify(safe(msg.error, 300), severity="warning", markup=False)
+        records = self.query_one(RecordList)
+        records.clear_cache()
+        records.refresh()
+        detail = self.query_one(Detail)
+        if detail.shown_row is not None:
+            detail.show(detail.shown_row)
 
     def on_report_ready(self, msg: ReportReady) -> None:
         self.model.report = msg.report

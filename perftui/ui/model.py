@@ -13,21 +13,38 @@ from typing import Any
 import numpy as np
 
 from ..analysis import tasks
-from ..analysis.filters import Filter, FilterContext, parse_filter
+from ..analysis.filters import Filter, FilterContext, SampleNames, parse_filter
 from ..analysis.sectionreport import SectionReport, kept_section_report, section_report
 from ..analysis.sections import count_sections, keep_section_map
 from ..analysis.summary import info_dict
 from ..analysis.tasks import CommModel, CommTable, comm_of_row
 from ..analysis.timeline import keep_fine_bins
 from ..analysis.timespec import format_seconds
-from ..perfdata import Recording, type_name
+from ..perfdata import Recording, RecordType, type_name
+from ..perfdata.colstore import ColumnStore
 from ..perfdata.constants import CONTEXT_MARKERS
 from ..present.records import summary
 from ..symbols.modfiles import ModuleFiles
+from ..symbols.resolver import Resolver, SymbolOptions
 from ..symbols.sectionmap import SectionMap, build_section_map
 from ..symbols.symbolize import Symbolizer
 
 BLOCK = 1 << 20  # rows per pass of a whole-index scan
+
+
+def location_text(res: Resolver, loc: int, off: int) -> str:
+    """``[k] sym+0xoff (dso)`` (``[k]``/``[.]`` as perf report marks kernel and user
+    code; a module's section from KMOD_SEC_MAP follows its name: ``([mod].section)``); an
+    address no symbol covers: ``[.] 0x1234 (dso)``."""
+    locs = res.locs
+    d = locs.dsos[locs.dso[loc]]
+    level = "[k]" if d.kernel else "[.]"
+    name = locs.name[loc]
+    sym = f"{name}+{off:#x}" if name is not None else locs.label(loc)
+    where = d.short_name
+    if d.module is not None and locs.section[loc] and not d.assumed_text:
+        where += locs.section[loc] or ""  # [demo_kvm].noinstr.text, from KMOD_SEC_MAP
+    return f"{level} {sym} ({where})"
 
 
 class Model:
@@ -44,6 +61,13 @@ class Model:
         self.smap: SectionMap | None = None
         self.files: ModuleFiles | None = None
         self.symbolizer: Symbolizer | None = None
+        # names of every address (perf's rules), built in the worker after indexing
+        self.resolver: Resolver | None = None
+        self.symbol_options = SymbolOptions(modules_dirs=self.modules_dirs)
+        self.sample_rows: np.ndarray | None = None  # SAMPLE index rows, ascending
+        self.leaf_loc: np.ndarray | None = None  # location id of each sample's ip
+        self.leaf_off: np.ndarray | None = None  # its offset into the symbol
+        self._names_store: ColumnStore | None = None
         self.report: SectionReport | None = None
         self.time_order = False
         self.flt = Filter()
@@ -95,6 +119,68 @@ class Model:
             keep_section_map(rec, self.smap, self.files.build_ids)
         self.done = True
 
+    def build_names(self, block: int = 1 << 16) -> None:
+        """The one resolver, perf's thread names, and every sample's own location (slow
+        on a big recording: from the worker, after the first screen).  The per-sample
+        arrays live in mapped files when the index does (not anonymous memory)."""
+        if self.smap is None or self.files is None:
+            return
+        res = Resolver(self.rec, self.symbol_options, smap=self.smap, modfiles=self.files)
+        rows = self.rec.rows_of_type(RecordType.SAMPLE)
+        rows = np.sort(rows)
+        loc, off = self._name_arrays(len(rows))
+        for lo in range(0, len(rows), block):
+            s = res.samples(rows[lo:lo + block], callchains=False)
+            loc[lo:lo + len(s)] = s.leaf
+            off[lo:lo + len(s)] = np.minimum(s.leaf_off, np.uint64(2**32 - 1))
+        with self.lock:
+            self.sample_rows, self.leaf_loc, self.leaf_off = rows, loc, off
+            self.resolver = res
+            self.comms = res.model  # perf's names: fork inherits, exec renames, swapper
+        self.invalidate()
+
+    def _name_arrays(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Two per-sample arrays in a temporary mapped store (file pages, which the
+        kernel can drop, not anonymous memory), or in memory when that fails."""
+        try:
+            store = ColumnStore.temporary()
+            self._names_store = store
+            return store.array("leaf", "i4", n), store.array("off", "u4", n)
+        except OSError:
+            return np.zeros(n, np.int32), np.zeros(n, np.uint32)
+
+    def where(self, row: int) -> str:
+        """``[k] sym+0xoff (dso)`` of a SAMPLE row, as perf script and report name it
+        ("" until the names are built, or for another record)."""
+        res, rows = self.resolver, self.sample_rows
+        if res is None or rows is None or self.leaf_loc is None or self.leaf_off is None:
+            return ""
+        k = int(np.searchsorted(rows, row))
+        if k >= len(rows) or int(rows[k]) != row:
+            return ""
+        return location_text(res, int(self.leaf_loc[k]), int(self.leaf_off[k]))
+
+    def chain_names(self, row: int, chain: list[int]) -> list[str] | None:
+        """A name for each entry of a SAMPLE's callchain (context markers by name), or
+        None before the names are built."""
+        res = self.resolver
+        if res is None:
+            return None
+        try:
+            s = res.samples(np.array([row], dtype=np.int64))
+        except (ValueError, IndexError):
+            return None
+        frames = [location_text(res, int(s.chain_locs[j]), int(s.chain_offs[j]))
+                  for j in range(int(s.chain_starts[0]), int(s.chain_starts[1]))]
+        out: list[str] = []
+        it = iter(frames)
+        for ip in chain:
+            if ip in CONTEXT_MARKERS:
+                out.append(CONTEXT_MARKERS[ip])
+            else:
+                out.append(next(it, ""))
+        return out
+
     def save(self) -> bool:
         """Keep a walked index in the cache (slow on a big recording: from the worker)."""
         return self.rec.save_index()
@@ -102,7 +188,11 @@ class Model:
     @property
     def context(self) -> FilterContext:
         """What the filter needs besides the index (names, section map)."""
-        return FilterContext(comms=self.comms, smap=self.smap)
+        names = None
+        if self.resolver is not None and self.sample_rows is not None and \
+                self.leaf_loc is not None:
+            names = SampleNames(self.sample_rows, self.leaf_loc, self.resolver.locs)
+        return FilterContext(comms=self.comms, smap=self.smap, names=names)
 
     def compute_report(self) -> SectionReport | None:
         """Count the section samples under the current filter and range (slow on a big
@@ -230,8 +320,8 @@ class Model:
         if "error" in f:
             return f"! {f['error']}"
         if f["type"] == "SAMPLE" and "ip" in f:
-            where = self.describe_ip(f["ip"])  # the symbol first: it is what a narrow
-            s = f"{f['ip']:#x}"  # terminal should still show
+            where = self.where(row) or self.describe_ip(f["ip"])  # the symbol first: a narrow
+            s = f"{f['ip']:#x}"  # terminal should still show it
             return f"{where}  {s}" if where else s
         try:
             return summary(f)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.text import Text
+from textual import work
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -113,6 +114,21 @@ class Detail(ScrollView, can_focus=True):
         self.lines: list[str] = []
         self.border_title = "detail"
         self.shown_row: int | None = None
+        self._chains: dict[int, list[str]] = {}  # callchain names by row, as computed
+
+    @work(thread=True, exclusive=True, group="detail-chain")
+    def _name_chain(self, row: int, chain: list[int]) -> None:
+        """Name a sample's callchain off the UI thread (it may read a symbol table)."""
+        names = self.model.chain_names(row, chain)
+        if names is not None:
+            self.app.call_from_thread(self._chain_named, row, names)
+
+    def _chain_named(self, row: int, names: list[str]) -> None:
+        if len(self._chains) > 256:
+            self._chains.clear()
+        self._chains[row] = names
+        if self.shown_row == row:
+            self.show(row)
 
     def render_line(self, y: int) -> Strip:
         sx, sy = self.scroll_offset
@@ -137,7 +153,13 @@ class Detail(ScrollView, can_focus=True):
         comm = m.comm_of(row)
         if comm:
             head["comm"] = comm
-        lines = field_lines({**head, **f}, m.describe_ip, fmt_time=self._time)
+        where = m.where(row) if f.get("type") == "SAMPLE" else ""
+        if where:
+            head["symbol"] = where
+        chain = self._chains.get(row)
+        lines = field_lines({**head, **f}, m.describe_ip, fmt_time=self._time, chain=chain)
+        if chain is None and f.get("callchain") and m.resolver is not None:
+            self._name_chain(row, list(f["callchain"]))
         try:
             raw = m.rec.record_bytes(row)
         except ValueError:
