@@ -157,15 +157,28 @@ def cmd_dump(args: argparse.Namespace) -> int:
             raise UsageError(f"dump: unknown record type {e}") from None
     if args.limit is not None and args.limit < 0:
         raise UsageError("dump: --limit must be 0 or more")
-    rec = open_input(input_path(args), spill=False, mapped=True)  # an index in mapped files
+    if args.no_symbols:  # a plain walk: nothing indexed, constant memory
+        rec = open_input(input_path(args), spill=False, mapped=True)
+        records: Any = ((None, r) for r in rec.records())
+        namer = None
+    else:  # names need the whole recording (perf's processing order): index it first
+        from .present.samplenames import SampleNamer
+        from .symbols.resolver import Resolver
+
+        rec = open_input(input_path(args), spill=True, mapped=True)
+        rec.build_index()
+        namer = SampleNamer(rec, Resolver(rec, symbol_options(args)))
+        records = rec.indexed_records()
     out = sys.stdout
     n = 0
-    for r in rec.records():
+    for row, r in records:
         if wanted is not None and r["type"] not in wanted:
             continue
         if args.limit is not None and n >= args.limit:
             break
         n += 1
+        if namer is not None and row is not None and r["type"] == "SAMPLE" and "error" not in r:
+            r.update(namer.names(row))
         if args.json:
             out.write(json.dumps(jsonable(r)) + "\n")
         else:
@@ -173,6 +186,10 @@ def cmd_dump(args: argparse.Namespace) -> int:
             where = f"{r['file']}:" if "file" in r else ""
             text = f"{where}{r['offset']:#010x}{sfx} {r['type']:<16} misc {r['misc']:#06x} " \
                    f"size {r['size']:>5}  {_when_who(r)}{r.get('error') or _summary(r)}"
+            if "dso" in r and "error" not in r:
+                from .present.samplenames import where as sample_where
+
+                text += f"  {sample_where(r)}"
             out.write(safe(text) + "\n")
     out.flush()
     for w in rec.warnings:
@@ -389,6 +406,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p.add_argument("--type", action="append", metavar="NAME[,NAME...]",
                    help="only records of these types (repeatable), e.g. SAMPLE,COMM")
     p.add_argument("--limit", type=int, metavar="N", help="stop after N records")
+    p.add_argument("--no-symbols", action="store_true",
+                   help="no names for samples (a plain walk: faster, constant memory)")
+    _symbol_args(p)
     p.set_defaults(func=cmd_dump)
     p = sp.add_parser("sections", help=COMMAND_HELP["sections"],
                       description=COMMAND_HELP["sections"])

@@ -132,3 +132,34 @@ def test_system_wide(system_wide: Path) -> None:
         print("  ", d)
     assert ft > 1000
     assert fs == ft and not diffs
+
+
+def test_dump_json_names_equal_perf_script(built: Built, recorded) -> None:
+    """``perftui dump --json``: every SAMPLE's comm, dso, sym, symoff and frames (leaf first,
+    markers left out) as perf script prints them."""
+    import contextlib
+    import io
+    import json
+
+    from perftui.cli import main as perftui_main
+
+    data = recorded("hotprog", built.hotprog, "3")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(["dump", str(data), "--json", "--type", "SAMPLE"]) == 0
+    mine = {}
+    for line in buf.getvalue().splitlines():
+        d = json.loads(line)
+        mine.setdefault((d["tid"], d["time"]), []).append(d)
+    theirs = perf_script_samples(data, callchain=True)
+    assert len(theirs) == sum(map(len, mine.values())) > 300
+    seen: dict[tuple[int, int], int] = {}
+    for p in theirs:
+        k = seen.get((p.tid, p.time_ns), 0)
+        seen[(p.tid, p.time_ns)] = k + 1
+        d = mine[(p.tid, p.time_ns)][k]
+        assert [(f["sym"], f["symoff"], f["dso"]) for f in d["frames"]] == \
+            [(sym, off, dso) for _ip, sym, off, dso in p.frames]
+        assert (d["sym"], d["symoff"], d["dso"]) == \
+            (d["frames"][0]["sym"], d["frames"][0]["symoff"], d["frames"][0]["dso"])
+        assert d["comm"] == "hotprog"

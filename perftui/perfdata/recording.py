@@ -307,16 +307,28 @@ class Recording:
     def _directory_records(self) -> Iterator[dict[str, Any]]:
         self.spill = True
         self.build_index()
+        for _i, head in self.indexed_records():
+            yield head
+
+    def indexed_records(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """(index row, record) of an indexed recording, as :meth:`records` gives them (a
+        directory's ``data.N`` merged by time), each record read back by its row."""
+        directory = self.mode == "directory"
         for i in self.merged_order():
             i = int(i)
-            head: dict[str, Any] = {"offset": self.outer_offset(i), "file": self.source_name(i)}
+            head: dict[str, Any] = {"offset": self.outer_offset(i)}
+            src = int(self.columns["src"][i])
+            if src != NO_SOURCE and len(self._outer_map(src)):
+                head["compressed"] = True
+            if directory:
+                head["file"] = self.source_name(i)
             try:
                 head.update(self.decode(i))
             except ValueError as e:
                 self.errors.append(PerfDataError(head["offset"], str(e), self.path))
                 head.update({"type": type_name(int(self.columns["type"][i])), "misc": 0,
                              "size": int(self.columns["size"][i]), "error": str(e)})
-            yield head
+            yield i, head
 
     def build_index(self, progress: Callable[[int, int], None] | None = None,
                     budget: float = 0.25) -> None:
