@@ -23,7 +23,7 @@ from .textsafe import safe
 if TYPE_CHECKING:
     from .symbols.resolver import SymbolOptions
 
-SUBCOMMANDS = ("info", "dump", "sections", "inject", "report", "cache")
+SUBCOMMANDS = ("info", "dump", "sections", "inject", "report", "annotate", "cache")
 DEFAULT_INPUT = "perf.data"
 
 
@@ -350,6 +350,69 @@ def cmd_report(args: argparse.Namespace) -> int:
     return _report_errors(rec)
 
 
+# -- annotate ---------------------------------------------------------------------------
+def cmd_annotate(args: argparse.Namespace) -> int:
+    """Exit status: 0, 1 (unreadable recording or code file), 2 (usage, unknown function:
+    see perftui/present/annotaterun.py)."""
+    from .analysis.filters import FilterError
+    from .present.annotaterun import AnnotateRequest, run_annotate
+
+    given = [x for x in (args.file, args.symbol) if x is not None]
+    symbol = args.symbol_opt or (given.pop() if given else None)
+    args.file = given.pop() if given else None
+    if not symbol or given:
+        raise UsageError("annotate: give one recording (FILE or -i FILE) and one SYMBOL")
+    rec = open_input(input_path(args), spill=True, cache=_cache(args), mapped=True)
+    rec.build_index()
+    try:
+        attr = _event_index(rec, args.event) if args.event else None
+    except FilterError as e:
+        raise UsageError(f"annotate: {e}") from None
+    req = AnnotateRequest(symbol=symbol, dso=args.dso, attr=attr, json=args.json,
+                          source=args.source, percent_type=args.percent_type,
+                          show_nr_samples=args.show_nr_samples,
+                          symbols=symbol_options(args))
+    try:
+        code = run_annotate(rec, req, sys.stdout, sys.stderr)
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        print(safe(f"perftui annotate: {e}"), file=sys.stderr)
+        return 1
+    return _report_errors(rec) or code
+
+
+def _annotate_parser(sp: Any) -> None:
+    p = sp.add_parser("annotate", help=COMMAND_HELP["annotate"],
+                      usage="perftui annotate [-i FILE | FILE] SYMBOL [options]",
+                      description="One function disassembled (capstone), with its samples "
+                      "per instruction, as perf annotate --stdio prints it.  Exit status: "
+                      "0 done; 1 unreadable recording or code file (kallsyms-only kernel "
+                      "symbols have no code bytes: give --vmlinux); 2 bad usage or no "
+                      "function of that name.")
+    _add_input(p)
+    p.add_argument("symbol", nargs="?", metavar="SYMBOL",
+                   help="the function (perf's symbol name)")
+    p.add_argument("-s", "--symbol", dest="symbol_opt", metavar="SYMBOL",
+                   help="the function, as perf annotate -s")
+    p.add_argument("-d", "--dso", metavar="DSO",
+                   help="only the function of this dso (short or long name, or module)")
+    p.add_argument("--event", metavar="NAME", help="only this event's samples")
+    p.add_argument("--json", action="store_true", help="one stable JSON object")
+    p.add_argument("--stdio", action="store_true", help="text as perf annotate --stdio "
+                   "(the default)")
+    p.add_argument("--no-source", dest="source", action="store_false",
+                   help="no source lines between the instructions")
+    p.add_argument("-n", "--show-nr-samples", action="store_true",
+                   help="sample counts instead of percentages")
+    p.add_argument("--percent-type", default="local-period",
+                   choices=("local-period", "local-hits"),
+                   help="share of the function's period (perf's default) or samples")
+    _symbol_args(p)
+    _add_cache_options(p)
+    p.set_defaults(func=cmd_annotate)
+
+
 # -- entry point -------------------------------------------------------------------------
 COMMAND_HELP = {
     "info": "header, features, events and record counts (perf report --header-only, --stats)",
@@ -357,6 +420,8 @@ COMMAND_HELP = {
     "sections": "kernel-module sections with their sample counts (and per symbol)",
     "inject": "add KMOD_SEC_MAP records to a recording (or --strip them)",
     "report": "the hotspot table, as perf report --stdio (also --json, --folded, --speedscope)",
+    "annotate": "one function disassembled with its samples per instruction, as perf "
+                "annotate --stdio (also --json)",
     "cache": "list or clear the index cache",
 }
 
@@ -466,6 +531,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     g.add_argument("--clear", action="store_true", help="remove every cached index")
     p.add_argument("--cache-dir", metavar="DIR", help="the cache directory")
     p.set_defaults(func=cmd_cache)
+    _annotate_parser(sp)
     return main, sub
 
 

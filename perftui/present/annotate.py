@@ -21,8 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 from perftui.analysis.annotate import Annotation
+from perftui.analysis.annotatefunction import FunctionAnnotation
 
-__all__ = ["annotation_dict"]
+__all__ = ["annotation_dict", "function_dict"]
 
 
 def _hex(v: int) -> str:
@@ -66,3 +67,23 @@ def annotation_dict(ann: Annotation, dso: str) -> dict[str, Any]:
         "warnings": list(d.warnings),
         "instructions": rows,
     }
+
+
+def function_dict(fa: FunctionAnnotation, dso: str, event: str,
+                  others: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """:func:`annotation_dict` of an annotated function of a recording, with the event,
+    the dso's path and the other functions of that name; for a function whose code
+    cannot be read, the same keys with no instructions, ``is_code`` null and ``note``
+    saying why."""
+    if fa.annotation is not None:
+        d = annotation_dict(fa.annotation, dso)
+        d["warnings"] = list(dict.fromkeys([*fa.warnings, *d["warnings"]]))
+    else:
+        ref = fa.code.ref
+        d = {"dso": dso, "sym": ref.name, "section": ref.section, "start": _hex(ref.start),
+             "size": fa.code.size, "samples": fa.samples, "percent_type": None, "is_code": None,
+             "note": fa.problem, "warnings": list(fa.warnings), "instructions": []}
+    d["dso_path"] = fa.code.dso
+    d["event"] = event
+    d["others"] = others or []
+    return d

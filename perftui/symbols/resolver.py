@@ -128,6 +128,8 @@ class Resolver:
         self.locs = Locations()
         self.notes: list[str] = []
         self.kernel_source: str | None = None
+        #: ("vmlinux" or "kallsyms", path) of the kernel symbols, once loaded
+        self.kernel_file: tuple[str, str] | None = None
         self._kallsyms: Kallsyms | None = None
         self._kernel_loaded = False
         self._tables: dict[tuple[Any, ...], _DsoTable] = {}
@@ -179,10 +181,17 @@ class Resolver:
                 self.notes.append(f"kernel: {e}")
                 continue
             self._kallsyms, self.kernel_source = ks, f"{kind} {path}"
+            self.kernel_file = (kind, path)
             return ks
         if not tries:
             self.notes.append("kernel: no symbols (give --kallsyms FILE or --vmlinux FILE)")
         return None
+
+    def kernel_table(self) -> Table | None:
+        """The kernel's symbol table (absolute addresses; loaded on first use), None
+        without kernel symbols."""
+        ks = self._kernel()
+        return ks.kernel if ks else None
 
     def _load_kernel(self, kind: str, path: str) -> Kallsyms:
         if kind == "kallsyms":
@@ -234,24 +243,20 @@ class Resolver:
         got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, section)
         return got
 
-    def _user_table(self, path: str, build_id: str) -> Table | None:
+    def user_files(self, path: str, build_id: str, vdso: bool = False
+                   ) -> tuple[str, str | None] | None:
+        """``(symbol file, runtime file)`` of a user DSO (``vdso``: of the vDSO), found as
+        perf finds them (the same files the resolver reads); None, with a note, when
+        there is none.  The vDSO comes from the build-id cache, else this kernel's own
+        (perf's way) when its build id (or, without one, the os release) says it is the
+        recorded one."""
         o = self.opts
         files = find_dso_files(path, build_id or None, o.symfs, o.debug_dir)
-        if not files.found:
-            self.notes.append(files.message())
-            return None
-        try:
-            syms = self.cache.elf(files.syms or path, files.runtime, build_id or None)
-        except SymbolFileError as e:
-            self.notes.append(str(e))
-            return None
-        return syms.table
-
-    def _vdso_table(self, path: str, build_id: str) -> Table | None:
-        """The vDSO from the build-id cache, else this kernel's own (perf's way), when its
-        build id (or, without one, the os release) says it is the recorded one."""
-        o = self.opts
-        files = find_dso_files(path, build_id or None, o.symfs, o.debug_dir)
+        if not vdso:
+            if not files.found:
+                self.notes.append(files.message())
+                return None
+            return files.syms or path, files.runtime
         own = running_vdso_file()
         cand = files.syms if files.found else None
         if cand is None and own is not None:
@@ -262,8 +267,26 @@ class Resolver:
         if cand is None:
             self.notes.append(files.message())
             return None
+        return cand, None
+
+    def _user_table(self, path: str, build_id: str) -> Table | None:
+        files = self.user_files(path, build_id)
+        if files is None:
+            return None
         try:
-            return self.cache.elf(cand, None, build_id or None).table
+            syms = self.cache.elf(files[0], files[1], build_id or None)
+        except SymbolFileError as e:
+            self.notes.append(str(e))
+            return None
+        return syms.table
+
+    def _vdso_table(self, path: str, build_id: str) -> Table | None:
+        """The vDSO's table (see :meth:`user_files`)."""
+        files = self.user_files(path, build_id, vdso=True)
+        if files is None:
+            return None
+        try:
+            return self.cache.elf(files[0], None, build_id or None).table
         except SymbolFileError as e:
             self.notes.append(f"[vdso]: {e}")
             return None

@@ -1,0 +1,120 @@
+"""``perftui annotate``: one function of an indexed recording, disassembled with its
+samples per instruction, as text in perf annotate --stdio's shape or as JSON.
+
+Exit status (:func:`run_annotate`'s return value): 0 the function is annotated (a data
+symbol too: it says it is not code); 1 its code cannot be read (no file, an unreadable or
+hostile file, kernel symbols from kallsyms only: the one-line reason on standard error,
+and the JSON, with no instructions, still written); 2 no function of that name (perf 6.1
+prints "The perf.data data has no samples!" and exits 0 there; perftui treats an unknown
+name as a usage error, as ``report --event`` does an unknown event).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import numpy as np
+
+from ..analysis.annotatefunction import (
+    FunctionChoice,
+    SampleLeaves,
+    annotate_function,
+    choose_function,
+)
+from ..analysis.filters import Filter
+from ..analysis.report import sample_rows
+from ..perfdata import Recording
+from ..symbols.codeloc import CodeImages, FunctionRef
+from ..symbols.resolver import Resolver, SymbolOptions
+from ..textsafe import safe
+from .annotate import function_dict
+from .annotatetext import print_annotation
+from .records import jsonable
+
+__all__ = ["AnnotateRequest", "run_annotate"]
+
+
+@dataclass
+class AnnotateRequest:
+    """What ``perftui annotate`` was asked for."""
+
+    symbol: str
+    dso: str | None = None
+    attr: int | None = None  # --event: only this event's samples
+    json: bool = False
+    source: bool = True
+    percent_type: str = "local-period"
+    show_nr_samples: bool = False
+    symbols: SymbolOptions = field(default_factory=SymbolOptions)
+
+
+def _where(res: Resolver, ref: FunctionRef) -> str:
+    d = res.locs.dsos[ref.dso]
+    return d.short_name + (f" {ref.section}" if ref.section else "")
+
+
+def run_annotate(rec: Recording, req: AnnotateRequest, out: TextIO, err: TextIO) -> int:
+    """Annotate ``req.symbol``; return the exit status (see the module docstring)."""
+    res = Resolver(rec, req.symbols)
+    rows = sample_rows(rec, Filter(attr=req.attr) if req.attr is not None else None)
+    leaves = SampleLeaves.of(res, rows)
+    choice = choose_function(res, leaves, req.symbol, req.dso)
+    if choice is None:
+        where = f" in {req.dso}" if req.dso else " in the dsos that have samples"
+        hint = "" if req.dso else " (--dso DSO looks in any dso of the recording)"
+        err.write(safe(f"perftui annotate: no function {req.symbol!r}{where}{hint}") + "\n")
+        _notes(res, err)
+        return 2
+    leaves, event = _one_event(rec, leaves, choice, req.attr, err)
+    for ref, n in choice.others:
+        err.write(safe(f"perftui annotate: {req.symbol} is also in {_where(res, ref)} "
+                       f"({n} samples); --dso picks one") + "\n")
+    fa = annotate_function(res, leaves, choice.ref, CodeImages(),
+                           percent_type=req.percent_type, source=req.source)
+    dso = res.locs.dsos[choice.ref.dso].short_name
+    if req.json:
+        others = [{"dso": res.locs.dsos[r.dso].short_name, "sym": r.name,
+                   "section": r.section, "samples": n} for r, n in choice.others]
+        doc: dict[str, Any] = function_dict(fa, dso, event, others)
+        out.write(json.dumps(jsonable(doc)) + "\n")
+    elif fa.annotation is not None:
+        print_annotation(fa.annotation, dso, event, out,
+                         show_nr_samples=req.show_nr_samples, source=req.source)
+    for w in fa.warnings:
+        err.write(safe(f"perftui annotate: {w}") + "\n")
+    _notes(res, err)
+    if fa.problem is not None:
+        err.write(safe(f"perftui annotate: cannot annotate {choice.ref.name}: {fa.problem}")
+                  + "\n")
+        return 1
+    return 0
+
+
+def _one_event(rec: Recording, leaves: SampleLeaves, choice: FunctionChoice,
+               attr: int | None, err: TextIO) -> tuple[SampleLeaves, str]:
+    """The samples of one event: ``attr``, else the event with the most samples of the
+    chosen function (the others are named on ``err``), as perf annotates each event
+    apart."""
+    names = [a.display_name for a in rec.attrs] or ["?"]
+    if attr is not None:
+        return leaves, names[attr]
+    attrs = rec.columns["attr"][leaves.rows].astype(np.int64)
+    if len(names) <= 1:
+        return leaves, names[0]
+    mine = leaves.leaf == choice.loc
+    per = np.bincount(attrs[mine], minlength=len(names))
+    # a function without samples: the event with the most samples overall
+    best = int(np.argmax(per if per.any() else np.bincount(attrs, minlength=len(names))))
+    for a in np.flatnonzero(per).tolist():
+        if a != best:
+            err.write(safe(f"perftui annotate: also {int(per[a])} samples of event "
+                           f"{names[a]} (--event {names[a]})") + "\n")
+    keep = attrs == best
+    return SampleLeaves(leaves.rows[keep], leaves.leaf[keep]), names[best]
+
+
+def _notes(res: Resolver, err: TextIO) -> None:
+    for n in dict.fromkeys(res.notes):
+        err.write(safe(f"perftui annotate: {n}") + "\n")

@@ -1,0 +1,327 @@
+"""``perftui annotate`` end to end.
+
+* A fresh ``perf record`` of tests/programs/hotprog: per-instruction sample counts of its
+  hot functions and of libhotlib.so's ``lib_spin`` equal ``perf annotate --stdio -n``
+  (same addresses, objdump's), perf's percentages (``local-period``, its default, and
+  ``--percent-type local-hits``) within 0.01, and the text's instruction lines carry
+  perf's columns.
+* Recordings written here with the project's writer, placing the demo ``.ko`` fixtures'
+  sections at load addresses (``.text`` as the module MMAP, as an RFC perf writes it, or
+  as a KMOD_SEC_MAP record too) with samples planted on the first, middle and last byte of
+  every function of ``.text``, ``.text.unlikely`` and ``.noinstr.text``: the JSON's
+  addresses and per-instruction counts equal what an independent ``objdump -d
+  --adjust-vma=LOAD -j SECTION`` gives, and calls patched by relocations are named as
+  ``objdump -dr`` names them.
+* Exit codes: 0, 1 (unreadable recording, kernel without code bytes), 2 (usage, unknown
+  function).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from perfprograms import Built, built, perf_env, recorded, require  # noqa: F401
+
+from objdump_oracle import parse, run_objdump
+from perftui.cli import main as perftui_main
+from perftui.perfdata import EventAttr, Feature, Sample
+from perftui.perfdata.constants import Misc
+from perftui.perfdata.writer import Writer
+from perftui.symbols.elfcode import open_elf
+
+MODULES = Path(__file__).parents[1] / "perftui" / "demo" / "modules"
+SECTIONS = (".text", ".text.unlikely", ".noinstr.text")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        code = perftui_main(["annotate", *args])
+    except SystemExit as e:  # argparse's usage errors
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ------------------------------------------------------------------ perf annotate (user code)
+
+_PERF_LINE = re.compile(r"^\s*([0-9.]+)\s+:\s+([0-9a-f]+):\s+(\S.*)$")
+_PERF_TOTAL = re.compile(r"\((\d+) samples, percent: ([a-z ]+)\)")
+
+
+def perf_annotate(data: Path, sym: str, dso: str, *args: str
+                  ) -> tuple[dict[int, float], int, str]:
+    """perf annotate --stdio's per-instruction column by address, its sample total, and
+    the whole text."""
+    p = subprocess.run(
+        [require("perf"), "annotate", "-i", str(data), "--stdio", "-s", sym, "-d", dso, *args],
+        capture_output=True, text=True, timeout=300, cwd=data.parent,
+        env={**perf_env(data.parent / "debug"), "LC_ALL": "C"})
+    assert p.returncode == 0, p.stderr[-500:]
+    total = _PERF_TOTAL.search(p.stdout)
+    assert total, p.stdout[:500]
+    col = {int(m.group(2), 16): float(m.group(1)) for ln in p.stdout.splitlines()
+           if (m := _PERF_LINE.match(ln))}
+    return col, int(total.group(1)), p.stdout
+
+
+@pytest.fixture(scope="module")
+def hotprog_data(built: Built, recorded) -> Path:  # noqa: F811
+    return recorded("hotprog", built.hotprog, "3")
+
+
+@pytest.mark.perf
+@pytest.mark.slow
+@pytest.mark.parametrize("sym,dso", [("hot_alpha", "hotprog"), ("hot_beta", "hotprog"),
+                                     ("spin", "hotprog"), ("plt_loop", "hotprog"),
+                                     ("lib_spin", "libhotlib.so"),
+                                     ("lib_tiny", "libhotlib.so")])
+def test_counts_and_percentages_equal_perf_annotate(
+        capsys: pytest.CaptureFixture[str], hotprog_data: Path, sym: str, dso: str) -> None:
+    data = hotprog_data
+    code, out, err = run(capsys, str(data), sym, "--dso", dso, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["sym"] == sym and doc["dso"] == dso and doc["is_code"] is True
+    rows = doc["instructions"]
+    addrs = [int(r["addr"], 16) for r in rows]
+
+    counts, total, _ = perf_annotate(data, sym, dso, "-n")
+    assert total == doc["samples"]
+    assert total >= (20 if sym in ("hot_alpha", "hot_beta", "spin", "lib_spin") else 1)
+    assert sorted(counts) == addrs  # the same instructions, at objdump's addresses
+    assert [int(counts[a]) for a in addrs] == [r["samples"] for r in rows]
+
+    pct, _, _ = perf_annotate(data, sym, dso)
+    for a, r in zip(addrs, rows, strict=True):
+        assert abs(pct[a] - r["percent"]) <= 0.01, f"{sym} at {a:#x}"
+    code, out, _ = run(capsys, str(data), sym, "--dso", dso, "--json",
+                       "--percent-type", "local-hits")
+    hits = json.loads(out)
+    assert hits["percent_type"] == "local-hits"
+    want, _, _ = perf_annotate(data, sym, dso, "--percent-type", "local-hits")
+    for a, r in zip(addrs, hits["instructions"], strict=True):
+        assert abs(want[a] - r["percent"]) <= 0.01, f"{sym} at {a:#x}"
+
+
+@pytest.mark.perf
+@pytest.mark.slow
+def test_text_has_perfs_shape(capsys: pytest.CaptureFixture[str], hotprog_data: Path) -> None:
+    """The title line, the dashes under it and each instruction's percent and address
+    columns as perf prints them (the instruction text is capstone's, not objdump's)."""
+    _, _, theirs = perf_annotate(hotprog_data, "hot_alpha", "hotprog")
+    code, mine, err = run(capsys, str(hotprog_data), "hot_alpha", "--dso", "hotprog")
+    assert code == 0, err
+    assert mine.splitlines()[:2] == theirs.splitlines()[:2]
+    want = [ln.split(":   ")[:2] for ln in theirs.splitlines() if _PERF_LINE.match(ln)]
+    got = [ln.split(":   ")[:2] for ln in mine.splitlines() if _PERF_LINE.match(ln)]
+    assert got == want
+    # source lines: perf's "   : LINE  text" rows for the lines the function's code has
+    src = [ln for ln in mine.splitlines() if ln.startswith("         : ")]
+    assert any("SPIN_LOOP(3 * units * UNIT);" in ln for ln in src)
+    code, bare, _ = run(capsys, str(hotprog_data), "hot_alpha", "--no-source", "-n")
+    assert not [ln for ln in bare.splitlines() if ln.startswith("         : ")]
+    assert bare.startswith(" Samples |\t")
+
+
+@pytest.mark.perf
+def test_function_without_samples_annotates(capsys: pytest.CaptureFixture[str],
+                                            built: Built, hotprog_data: Path) -> None:  # noqa: F811
+    """``main`` has no samples of its own: it annotates, every count 0, at objdump's
+    addresses."""
+    code, out, err = run(capsys, str(hotprog_data), "main", "--json", "--dso", "hotprog")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["samples"] == 0 and all(r["samples"] == 0 for r in doc["instructions"])
+    funcs = {f.name: f for f in parse(run_objdump(str(built.hotprog), "-d"))}
+    assert [int(r["addr"], 16) for r in doc["instructions"]] == \
+        [i.addr for i in funcs["main"].insns]
+
+
+@pytest.mark.perf
+def test_unknown_function_and_several_matches(capsys: pytest.CaptureFixture[str],
+                                              hotprog_data: Path) -> None:
+    code, out, err = run(capsys, str(hotprog_data), "no_such_function")
+    assert code == 2 and out == "" and "no function 'no_such_function'" in err
+    code, _, err = run(capsys, str(hotprog_data), "hot_alpha", "--dso", "libhotlib.so")
+    assert code == 2 and "in libhotlib.so" in err
+
+
+# ------------------------------------------------------------------- modules (planted samples)
+
+@dataclass
+class Planted:
+    module: str  # file stem (demo-kvm)
+    path: str  # the recorded path
+    loads: dict[str, int]  # section -> load address
+    functions: list[tuple[str, str, int, int]]  # (section, name, section offset, size)
+
+
+BASES = {"demo-kvm": 0xFFFFFFFFC0A3C000, "demo_nic": 0xFFFFFFFFC0B00000,
+         "demo_crc": 0xFFFFFFFFC0C41000}
+
+
+def _plant(path: Path, text_in_kmod: bool) -> list[Planted]:
+    """A recording of samples on the first, middle and last byte of every sized function
+    of the three code sections of each demo module (periods 1, 2 and 4 of 3 events of a
+    byte)."""
+    attr = EventAttr(type=1, size=128, config=0, sample_period=1000,
+                     sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.PERIOD),
+                     flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7], name="cpu-clock")
+    planted = []
+    with open(path, "wb") as f:
+        w = Writer(f, [attr], {Feature.OSRELEASE: "6.1.0-test"})
+        b = w.b
+        t = 1_000_000
+        samples = []
+        for stem, base in BASES.items():
+            img = open_elf(str(MODULES / f"{stem}.ko"))
+            rec_path = f"/lib/modules/6.1.0-test/extra/{stem}.ko"
+            loads, addr = {}, base
+            for s in img.sections:
+                if s.flags & 2 and s.size and not s.name.startswith(".init") and \
+                        s.name not in (".modinfo", "__versions"):
+                    loads[s.name] = addr
+                    addr += (s.size + 0xFFF) & ~0xFFF
+            w.write(b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": loads[".text"],
+                                      "len": img.section(".text").size, "pgoff": 0,
+                                      "filename": rec_path}, misc=Misc.KERNEL))
+            for name, at in loads.items():
+                if name != ".text" or text_in_kmod:
+                    sec = img.section(name)
+                    w.write(b.kmod_sec_map(name, rec_path, at, sec.size, sec.offset))
+            funcs = [(img.sections[fn.section].name, fn.name, fn.value, fn.size)
+                     for fn in img.functions() if fn.size and
+                     img.sections[fn.section].name in SECTIONS]
+            for sec, _, off, size in funcs:
+                for k, o in enumerate((0, size // 2, size - 1)):
+                    samples.append((loads[sec] + off + o, 1 << k))
+            planted.append(Planted(stem, rec_path, loads, funcs))
+        for ip, period in samples:
+            t += 1000
+            w.write(b.sample({"ip": ip, "pid": -1, "tid": 0, "time": t, "period": period},
+                             misc=Misc.KERNEL))
+        w.close()
+    return planted
+
+
+def _objdump_insns(ko: Path, section: str, load: int) -> dict[str, list[tuple[int, bytes]]]:
+    """objdump's instructions of every function of a section placed at ``load``."""
+    text = run_objdump(str(ko), "-d", f"--adjust-vma={load:#x}", "-j", section)
+    return {f.name: [(i.addr, i.raw) for i in f.insns] for f in parse(text)}
+
+
+@pytest.mark.parametrize("text_in_kmod", [False, True], ids=["text-mmap", "text-kmod"])
+def test_module_functions_count_planted_samples(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path, text_in_kmod: bool) -> None:
+    data = tmp_path / "planted.data"
+    planted = _plant(data, text_in_kmod)
+    checked = set()
+    for p in planted:
+        by_section = {s: _objdump_insns(MODULES / f"{p.module}.ko", s, p.loads[s])
+                      for s in SECTIONS if s in p.loads}
+        names = [fn[1] for fn in p.functions]
+        for sec, name, off, size in p.functions:
+            if names.count(name) > 1:
+                continue  # a name twice in one module: --dso cannot tell them apart
+            code, out, err = run(capsys, str(data), name, "--dso", p.module, "--json",
+                                 "--modules-dir", str(MODULES))
+            assert code == 0, err
+            doc = json.loads(out)
+            start = p.loads[sec] + off
+            assert doc["section"] == sec and int(doc["start"], 16) == start, name
+            theirs = [(a, raw) for a, raw in by_section[sec][name] if a < start + size]
+            rows = doc["instructions"]
+            assert [(int(r["addr"], 16), bytes.fromhex(r["bytes"])) for r in rows] == theirs
+            want = [0] * len(theirs)
+            for o in (0, size // 2, size - 1):  # the instruction holding each planted byte
+                k = max(j for j, (a, _) in enumerate(theirs) if a <= start + o)
+                assert start + o < theirs[k][0] + len(theirs[k][1])
+                want[k] += 1
+            assert [r["samples"] for r in rows] == want, name
+            assert doc["samples"] == 3
+            checked.add(sec)
+    assert checked == set(SECTIONS)
+
+
+def test_module_calls_are_named_by_relocations(capsys: pytest.CaptureFixture[str],
+                                               tmp_path: Path) -> None:
+    """Every ``call``/``jmp`` whose rel32 a relocation fills reads as ``objdump -dr``'s
+    relocation symbol (``R_X86_64_PLT32 __fentry__-0x4`` -> target ``__fentry__``)."""
+    data = tmp_path / "planted.data"
+    planted = _plant(data, False)
+    named = 0
+    for p in planted:
+        ko = MODULES / f"{p.module}.ko"
+        funcs = {f.name: f for f in parse(run_objdump(str(ko), "-dr"))}
+        for sec, name, _, _ in p.functions[:6]:
+            code, out, err = run(capsys, str(data), name, "--dso", p.module, "--json",
+                                 "--modules-dir", str(MODULES))
+            assert code == 0, err
+            rows = json.loads(out)["instructions"]
+            for r, o in zip(rows, funcs[name].insns, strict=False):
+                plt = [x for x in o.relocs if x[1] in ("R_X86_64_PLT32", "R_X86_64_PC32")
+                       and x[2].endswith("-0x4")]
+                if o.mnemonic in ("call", "jmp") and plt:
+                    assert r["target"] == plt[0][2][:-len("-0x4")], (name, r)
+                    named += 1
+            assert sec
+    assert named > 10
+
+
+def test_data_symbol_says_it_is_not_code(capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path) -> None:
+    data = tmp_path / "planted.data"
+    _plant(data, False)
+    img = open_elf(str(MODULES / "demo_nic.ko"))
+    bss = img.section_symbols(img.section(".bss").index)
+    name = bss.names[0]
+    code, out, err = run(capsys, str(data), name, "--dso", "demo_nic", "--json",
+                         "--modules-dir", str(MODULES))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["is_code"] is False and doc["section"] == ".bss" and not doc["instructions"]
+    assert "not code" in doc["note"]
+    code, out, _ = run(capsys, str(data), name, "--dso", "demo_nic",
+                       "--modules-dir", str(MODULES))
+    assert code == 0 and "not code" in out
+
+
+# ---------------------------------------------------------------------------------- demo, codes
+
+def test_demo_noinstr_function(capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo's hottest function, in demo-kvm's .noinstr.text: its instructions at the
+    section's load address, the hottest one among them."""
+    code, out, err = run(capsys, "--demo", "__demo_svm_vcpu_run", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["section"] == ".noinstr.text" and doc["dso"] == "[demo_kvm]"
+    assert doc["samples"] == sum(r["samples"] for r in doc["instructions"]) > 1000
+
+
+def test_kernel_without_vmlinux_says_there_are_no_bytes(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Kernel symbols from kallsyms only: exit 1 and one line saying why."""
+    ks = tmp_path / "kallsyms"
+    ks.write_text("ffffffff81000000 T _text\nffffffff82b7b9a0 T native_safe_halt\n"
+                  "ffffffff82b7b9c0 T after_halt\n")
+    code, out, err = run(capsys, "--demo", "native_safe_halt", "--kallsyms", str(ks))
+    assert code == 1 and out == ""
+    assert "kallsyms" in err and "--vmlinux" in err
+    code, out, err = run(capsys, "--demo", "native_safe_halt", "--kallsyms", str(ks), "--json")
+    assert code == 1 and json.loads(out)["instructions"] == []
+
+
+def test_usage_and_unreadable_input(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert run(capsys)[0] == 2
+    code, _, _err = run(capsys, "a", "b", "c")
+    assert code == 2
+    bad = tmp_path / "bad.data"
+    bad.write_bytes(b"not a recording at all")
+    assert run(capsys, str(bad), "main")[0] == 1  # (the line goes to the real stderr)
+    assert run(capsys, "-i", str(bad), "x.data", "main")[0] == 2
