@@ -152,6 +152,39 @@ def test_unknown_function_and_several_matches(capsys: pytest.CaptureFixture[str]
     assert code == 2 and "in libhotlib.so" in err
 
 
+def _perf_sections(text: str) -> dict[str, dict[int, int]]:
+    """perf annotate -n's per-event annotations: event -> address -> samples."""
+    out: dict[str, dict[int, int]] = {}
+    cur: dict[int, int] = {}
+    for ln in text.splitlines():
+        m = re.search(r"Disassembly of \S+ for (\S+) \(", ln)
+        if m:
+            cur = out.setdefault(m.group(1), {})
+        elif (m := _PERF_LINE.match(ln)):
+            cur[int(m.group(2), 16)] = int(float(m.group(1)))
+    return out
+
+
+@pytest.mark.perf
+@pytest.mark.slow
+def test_each_event_apart(capsys: pytest.CaptureFixture[str], built: Built,  # noqa: F811
+                          recorded) -> None:  # noqa: F811
+    """Two events: perf annotates the function once per event; --event picks one, the
+    counts equal perf's for that event (and without --event the other one is named)."""
+    data = recorded("two_events", built.hotprog, "2", events="cpu-clock,task-clock")
+    _, _, text = perf_annotate(data, "hot_alpha", "hotprog", "-n")
+    theirs = _perf_sections(text)
+    assert set(theirs) == {"cpu-clock", "task-clock"}
+    for event, want in theirs.items():
+        code, out, err = run(capsys, str(data), "-s", "hot_alpha", "--event", event, "--json")
+        assert code == 0, err
+        doc = json.loads(out)
+        assert doc["event"] == event
+        assert {int(r["addr"], 16): r["samples"] for r in doc["instructions"]} == want
+    code, _, err = run(capsys, str(data), "hot_alpha", "--json")
+    assert code == 0 and "also" in err and "--event" in err
+
+
 # ------------------------------------------------------------------- modules (planted samples)
 
 @dataclass
@@ -325,3 +358,83 @@ def test_usage_and_unreadable_input(capsys: pytest.CaptureFixture[str], tmp_path
     bad.write_bytes(b"not a recording at all")
     assert run(capsys, str(bad), "main")[0] == 1  # (the line goes to the real stderr)
     assert run(capsys, "-i", str(bad), "x.data", "main")[0] == 2
+
+
+def _elf_functions(path: Path, name: str) -> tuple[int, int]:
+    img = open_elf(str(path))
+    f = img.functions(name)[0]
+    return f.value, f.size
+
+
+def test_kernel_function_from_a_vmlinux(capsys: pytest.CaptureFixture[str], built: Built,  # noqa: F811
+                                        tmp_path: Path) -> None:
+    """Kernel samples with --vmlinux: the function read from that file at its (absolute)
+    addresses.  The stand-in vmlinux is hotprog_exec (an ET_EXEC built here); the oracle
+    is objdump -d of it."""
+    vmlinux = built.hotprog_exec
+    start, size = _elf_functions(vmlinux, "hot_alpha")
+    img = open_elf(str(vmlinux))
+    text = img.section(".text")
+    data = tmp_path / "kernel.data"
+    offsets = (0, size // 2, size - 1)
+    with open(data, "wb") as f:
+        w = Writer(f, [_ATTR], {Feature.OSRELEASE: "6.1.0-test"})
+        w.write(w.b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": text.addr, "len": text.size,
+                                    "pgoff": text.addr, "filename": "[kernel.kallsyms]_text"},
+                           misc=Misc.KERNEL))
+        for k, o in enumerate(offsets):
+            w.write(w.b.sample({"ip": start + o, "pid": -1, "tid": 0, "time": 1000 + k,
+                                "period": 1}, misc=Misc.KERNEL))
+        w.close()
+    code, out, err = run(capsys, str(data), "hot_alpha", "--vmlinux", str(vmlinux), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["dso"] == "[kernel.kallsyms]" and int(doc["start"], 16) == start
+    insns = {f.name: f for f in parse(run_objdump(str(vmlinux), "-d"))}["hot_alpha"].insns
+    assert [int(r["addr"], 16) for r in doc["instructions"]] == [i.addr for i in insns]
+    want = [0] * len(insns)
+    for o in offsets:
+        want[max(j for j, i in enumerate(insns) if i.addr <= start + o)] += 1
+    assert [r["samples"] for r in doc["instructions"]] == want
+
+
+_ATTR = EventAttr(type=1, size=128, config=0, sample_period=1000,
+                  sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.PERIOD),
+                  flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7], name="cpu-clock")
+
+
+def test_hostile_library_is_one_line(capsys: pytest.CaptureFixture[str], built: Built,  # noqa: F811
+                                     tmp_path: Path) -> None:
+    """A library whose .text header points past the end of the file: the symbols still
+    name the sample (perf reads only the symbol table), the annotation fails with one
+    line naming the file, exit 1, no traceback."""
+    import struct
+
+    src = built.libhotlib
+    img = open_elf(str(src))
+    start, _ = _elf_functions(src, "lib_spin")
+    raw = bytearray(src.read_bytes())
+    shoff = struct.unpack_from("<Q", raw, 0x28)[0]
+    struct.pack_into("<Q", raw, shoff + 64 * img.section(".text").index + 24,
+                     len(raw) + 0x1000)  # sh_offset of .text
+    evil = tmp_path / "libevil.so"
+    evil.write_bytes(raw)
+    data = tmp_path / "evil.data"
+    base = 0x7F0000000000
+    with open(data, "wb") as f:
+        w = Writer(f, [_ATTR], {})
+        w.write(w.b.kernel("MMAP2", {"pid": 5, "tid": 5, "addr": base, "len": 0x4000,
+                                     "pgoff": 0, "prot": 5, "flags": 2,
+                                     "filename": str(evil)}, misc=Misc.USER))
+        w.write(w.b.sample({"ip": base + start + 2, "pid": 5, "tid": 5, "time": 2000,
+                            "period": 1}, misc=Misc.USER))
+        w.close()
+    code, out, err = run(capsys, str(data), "lib_spin")
+    assert code == 1 and out == ""
+    lines = [ln for ln in err.splitlines() if "lib_spin" in ln]
+    assert len(lines) == 1 and str(evil) in lines[0] and "past the end" in lines[0]
+    assert "Traceback" not in err
+    code, out, _ = run(capsys, str(data), "lib_spin", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["samples"] == 1 and doc["instructions"] == []
+    assert "past the end" in doc["note"]
