@@ -121,7 +121,9 @@ class AnnotateScreen(BackScreen):
 
     def compose(self) -> ComposeResult:
         yield Label(Text(" disassembling… ", style="bold reverse"), id="title")
-        yield Static("", id="note")
+        note = Static("", id="note")
+        note.display = False
+        yield note
         table = AnnotateTable(id="annotation", cursor_type="row", zebra_stripes=False)
         table.border_title = "annotate"
         yield table
@@ -199,8 +201,9 @@ class AnnotateScreen(BackScreen):
         ann = fa.annotation if fa is not None else None
         if ann is not None and not ann.disasm.is_code:
             notes.insert(0, ann.disasm.note or "not code")
-        self.query_one("#note", Static).update(
-            Text("\n".join(safe(n, 300) for n in notes)) if notes else Text(""))
+        note = self.query_one("#note", Static)
+        note.update(Text("\n".join(safe(n, 300) for n in notes)))
+        note.display = bool(notes)
         self._fill(keep_insn=None)
         if ann is not None and ann.hottest is not None:
             self._go(ann.hottest)
@@ -250,8 +253,14 @@ class AnnotateScreen(BackScreen):
             return
         table = self.query_one(AnnotateTable)
         row = self.row_of[k]
-        table.move_cursor(row=row, animate=False)
-        table.scroll_to(y=max(0, row - table.size.height // 2 + 1), animate=False)
+        table.move_cursor(row=row, animate=False, scroll=False)
+
+        def center() -> None:
+            table.scroll_to(y=max(0, row - max(1, table.scrollable_content_region.height) // 2),
+                            animate=False, immediate=True)
+
+        center()
+        self.call_after_refresh(center)
 
     def current(self) -> int | None:
         """The instruction under the cursor (the next one when on a source line)."""
