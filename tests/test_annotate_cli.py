@@ -325,6 +325,67 @@ def test_data_symbol_says_it_is_not_code(capsys: pytest.CaptureFixture[str],
     assert code == 0 and "not code" in out
 
 
+def _nm(ko: Path) -> dict[str, int]:
+    """nm's value of every defined symbol of a module (an offset into its section)."""
+    out = subprocess.run([require("nm"), "--defined-only", str(ko)], capture_output=True,
+                         text=True, check=True).stdout
+    return {p[2]: int(p[0], 16) for p in map(str.split, out.splitlines()) if len(p) == 3}
+
+
+def test_a_name_in_several_modules(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """``cleanup_module`` is in every demo module (nm), an alias of each module's exit
+    function: without samples the first is annotated and the two others are named; --dso
+    picks one, at its .exit.text load address (the demo generator's plan) plus nm's
+    value."""
+    from perftui.demo.generate import write_demo
+
+    plan = write_demo(tmp_path / "demo.data")
+    mods = ["demo-kvm", "demo_nic", "demo_crc"]
+    assert all("cleanup_module" in _nm(MODULES / f"{m}.ko") for m in mods)
+    code, out, err = run(capsys, str(plan.path), "cleanup_module", "--json",
+                         "--modules-dir", str(MODULES))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert len(doc["others"]) == 2 and err.count("is also in") == 2
+    shown = {doc["dso"], *(o["dso"] for o in doc["others"])}
+    assert shown == {"[demo_kvm]", "[demo_nic]", "[demo_crc]"}
+    for m in mods:
+        code, out, err = run(capsys, str(plan.path), "cleanup_module", "--dso", m, "--json",
+                             "--modules-dir", str(MODULES))
+        assert code == 0 and "is also in" not in err, err
+        doc = json.loads(out)
+        load, _ = plan.placed[m, ".exit.text"]
+        assert doc["section"] == ".exit.text"
+        assert int(doc["start"], 16) == load + _nm(MODULES / f"{m}.ko")["cleanup_module"]
+
+
+def test_the_hottest_of_several_is_annotated(capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    """Samples in two modules' exit functions (2 and 1): ``cleanup_module`` annotates the
+    one with 2 and names the other."""
+    data = tmp_path / "exit.data"
+    with open(data, "wb") as f:
+        w = Writer(f, [_ATTR], {Feature.OSRELEASE: "6.1.0-test"})
+        t = 1000
+        for stem, base, n in (("demo_nic", 0xFFFFFFFFC0B00000, 1),
+                              ("demo_crc", 0xFFFFFFFFC0C41000, 2)):
+            ko = MODULES / f"{stem}.ko"
+            sec = open_elf(str(ko)).section(".exit.text")
+            path = f"/lib/modules/6.1.0-test/extra/{stem}.ko"
+            w.write(w.b.kmod_sec_map(".exit.text", path, base, sec.size, sec.offset))
+            for _ in range(n):
+                t += 1
+                w.write(w.b.sample({"ip": base + _nm(ko)["cleanup_module"], "pid": -1,
+                                    "tid": 0, "time": t, "period": 1}, misc=Misc.KERNEL))
+        w.close()
+    code, out, err = run(capsys, str(data), "cleanup_module", "--json",
+                         "--modules-dir", str(MODULES))
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["dso"] == "[demo_crc]" and doc["samples"] == 2
+    assert [(o["dso"], o["samples"]) for o in doc["others"]] == [("[demo_nic]", 1)]
+
+
 # ---------------------------------------------------------------------------------- demo, codes
 
 def test_demo_noinstr_function(capsys: pytest.CaptureFixture[str]) -> None:

@@ -97,7 +97,11 @@ def choose_function(res: Resolver, leaves: SampleLeaves, name: str,
             wanted = [int(k) for k in np.unique(sampled)]
         else:
             wanted = _dsos_named(res, dso)
-        found = [(ref, 0) for ref in find_functions(res, name, wanted)]
+        # (a name found by a module alias is a location the samples may have already)
+        refs = find_functions(res, name, wanted)
+        locs_of = [ref.location(locs) for ref in refs]
+        found = [(ref, int(counts[k]) if k < len(counts) else 0)
+                 for ref, k in zip(refs, locs_of, strict=True)]
     if not found:
         return None
     found.sort(key=lambda f: -f[1])  # stable: ties keep their order

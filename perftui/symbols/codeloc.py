@@ -235,20 +235,24 @@ def find_functions(res: Resolver, name: str, dsos: Iterable[int]) -> list[Functi
         elif dso.name == KERNEL_DSO:
             table = res.kernel_table()
             if table is not None:
-                out += [FunctionRef(k, name, s, e) for s, e in _named(table, name)]
+                out += [FunctionRef(k, n, s, e) for n, s, e in _named(table, name)]
         elif not dso.kernel:
             out += _user_functions(res, k, dso, name)
     return list(dict.fromkeys(out))
 
 
-def _named(table: object, name: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of every symbol called ``name`` in a symbol table."""
+def _named(table: object, name: str) -> list[tuple[str, int, int]]:
+    """``(name, start, end)`` of every symbol called ``name`` in a symbol table; a module
+    table's aliases count too (``cleanup_module`` finds ``demo_nic_exit``, the name perf
+    and the resolver give that address)."""
     names = getattr(table, "names", [])
     starts = getattr(table, "starts", None)
     ends = getattr(table, "ends", None)
     if starts is None or ends is None:
         return []
-    return [(int(starts[i]), int(ends[i])) for i in range(len(names)) if names[i] == name]
+    aliases = getattr(table, "aliases", None) or [()] * len(names)
+    return [(names[i], int(starts[i]), int(ends[i])) for i in range(len(names))
+            if names[i] == name or name in aliases[i]]
 
 
 def _user_functions(res: Resolver, k: int, dso: Dso, name: str) -> list[FunctionRef]:
@@ -262,7 +266,7 @@ def _user_functions(res: Resolver, k: int, dso: Dso, name: str) -> list[Function
         syms = res.cache.elf(files[0], files[1], build_id or None)
     except SymbolFileError:
         return []
-    return [FunctionRef(k, name, s, e) for s, e in _named(syms.table, name)]
+    return [FunctionRef(k, n, s, e) for n, s, e in _named(syms.table, name)]
 
 
 def _module_functions(res: Resolver, dso: Dso, name: str) -> list[FunctionRef]:
@@ -282,8 +286,8 @@ def _module_functions(res: Resolver, dso: Dso, name: str) -> list[FunctionRef]:
         shown = f"[{module}]" if e.source == SOURCE_KMOD else \
             _mmap_dso_name(res, module) or dso.name
         k = res.locs.dso_id(shown, kernel=True, module=module)
-        out += [FunctionRef(k, name, e.start + s, e.start + t, section)
-                for s, t in _named(mf.symbols(section), name)]
+        out += [FunctionRef(k, n, e.start + s, e.start + t, section)
+                for n, s, t in _named(mf.symbols(section), name)]
     return out
 
 
