@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from perftui.perfdata import EventAttr, Feature, Sample
 from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
 from perftui.perfdata.writer import Writer
+from perftui.symbols.elfcode import open_elf
 
 ALL_SAMPLE = (
     Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.ID
@@ -167,3 +169,66 @@ def hostile(path: Path, samples: int = 20) -> Path:
                               "period": 1, "callchain": [CONTEXT_KERNEL, ip]}, misc=Misc.KERNEL))
         w.close()
     return path
+
+
+# -- module samples planted on known bytes (annotate tests) ---------------------------------
+MODULES = Path(__file__).parents[1] / "perftui" / "demo" / "modules"
+PLANT_SECTIONS = (".text", ".text.unlikely", ".noinstr.text")
+
+
+@dataclass
+class Planted:
+    module: str  # file stem (demo-kvm)
+    path: str  # the recorded path
+    loads: dict[str, int]  # section -> load address
+    functions: list[tuple[str, str, int, int]]  # (section, name, section offset, size)
+
+
+PLANT_BASES = {"demo-kvm": 0xFFFFFFFFC0A3C000, "demo_nic": 0xFFFFFFFFC0B00000,
+               "demo_crc": 0xFFFFFFFFC0C41000}
+
+
+def plant_module_samples(path: Path, text_in_kmod: bool) -> list[Planted]:
+    """A recording of samples on the first, middle and last byte (periods 1, 2 and 4) of
+    every sized function of ``.text``, ``.text.unlikely`` and ``.noinstr.text`` of each
+    demo module, its sections placed page by page from :data:`PLANT_BASES`: ``.text`` as
+    the module's MMAP (as an RFC perf writes it; also as a KMOD_SEC_MAP record with
+    ``text_in_kmod``), the other allocated sections but ``.init*`` as KMOD_SEC_MAP."""
+    attr = EventAttr(type=1, size=128, config=0, sample_period=1000,
+                     sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.PERIOD),
+                     flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7], name="cpu-clock")
+    planted = []
+    with open(path, "wb") as f:
+        w = Writer(f, [attr], {Feature.OSRELEASE: "6.1.0-test"})
+        b = w.b
+        t = 1_000_000
+        samples = []
+        for stem, base in PLANT_BASES.items():
+            img = open_elf(str(MODULES / f"{stem}.ko"))
+            rec_path = f"/lib/modules/6.1.0-test/extra/{stem}.ko"
+            loads, addr = {}, base
+            for s in img.sections:
+                if s.flags & 2 and s.size and not s.name.startswith(".init") and \
+                        s.name not in (".modinfo", "__versions"):
+                    loads[s.name] = addr
+                    addr += (s.size + 0xFFF) & ~0xFFF
+            w.write(b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": loads[".text"],
+                                      "len": img.section(".text").size, "pgoff": 0,
+                                      "filename": rec_path}, misc=Misc.KERNEL))
+            for name, at in loads.items():
+                if name != ".text" or text_in_kmod:
+                    sec = img.section(name)
+                    w.write(b.kmod_sec_map(name, rec_path, at, sec.size, sec.offset))
+            funcs = [(img.sections[fn.section].name, fn.name, fn.value, fn.size)
+                     for fn in img.functions() if fn.size and
+                     img.sections[fn.section].name in PLANT_SECTIONS]
+            for sec, _, off, size in funcs:
+                for k, o in enumerate((0, size // 2, size - 1)):
+                    samples.append((loads[sec] + off + o, 1 << k))
+            planted.append(Planted(stem, rec_path, loads, funcs))
+        for ip, period in samples:
+            t += 1000
+            w.write(b.sample({"ip": ip, "pid": -1, "tid": 0, "time": t, "period": period},
+                             misc=Misc.KERNEL))
+        w.close()
+    return planted

@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from perfprograms import Built, built, perf_env, recorded, require  # noqa: F401
 
+from builders import plant_module_samples
 from objdump_oracle import parse, run_objdump
 from perftui.cli import main as perftui_main
 from perftui.perfdata import EventAttr, Feature, Sample
@@ -187,62 +187,6 @@ def test_each_event_apart(capsys: pytest.CaptureFixture[str], built: Built,  # n
 
 # ------------------------------------------------------------------- modules (planted samples)
 
-@dataclass
-class Planted:
-    module: str  # file stem (demo-kvm)
-    path: str  # the recorded path
-    loads: dict[str, int]  # section -> load address
-    functions: list[tuple[str, str, int, int]]  # (section, name, section offset, size)
-
-
-BASES = {"demo-kvm": 0xFFFFFFFFC0A3C000, "demo_nic": 0xFFFFFFFFC0B00000,
-         "demo_crc": 0xFFFFFFFFC0C41000}
-
-
-def _plant(path: Path, text_in_kmod: bool) -> list[Planted]:
-    """A recording of samples on the first, middle and last byte of every sized function
-    of the three code sections of each demo module (periods 1, 2 and 4 of 3 events of a
-    byte)."""
-    attr = EventAttr(type=1, size=128, config=0, sample_period=1000,
-                     sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.PERIOD),
-                     flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7], name="cpu-clock")
-    planted = []
-    with open(path, "wb") as f:
-        w = Writer(f, [attr], {Feature.OSRELEASE: "6.1.0-test"})
-        b = w.b
-        t = 1_000_000
-        samples = []
-        for stem, base in BASES.items():
-            img = open_elf(str(MODULES / f"{stem}.ko"))
-            rec_path = f"/lib/modules/6.1.0-test/extra/{stem}.ko"
-            loads, addr = {}, base
-            for s in img.sections:
-                if s.flags & 2 and s.size and not s.name.startswith(".init") and \
-                        s.name not in (".modinfo", "__versions"):
-                    loads[s.name] = addr
-                    addr += (s.size + 0xFFF) & ~0xFFF
-            w.write(b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": loads[".text"],
-                                      "len": img.section(".text").size, "pgoff": 0,
-                                      "filename": rec_path}, misc=Misc.KERNEL))
-            for name, at in loads.items():
-                if name != ".text" or text_in_kmod:
-                    sec = img.section(name)
-                    w.write(b.kmod_sec_map(name, rec_path, at, sec.size, sec.offset))
-            funcs = [(img.sections[fn.section].name, fn.name, fn.value, fn.size)
-                     for fn in img.functions() if fn.size and
-                     img.sections[fn.section].name in SECTIONS]
-            for sec, _, off, size in funcs:
-                for k, o in enumerate((0, size // 2, size - 1)):
-                    samples.append((loads[sec] + off + o, 1 << k))
-            planted.append(Planted(stem, rec_path, loads, funcs))
-        for ip, period in samples:
-            t += 1000
-            w.write(b.sample({"ip": ip, "pid": -1, "tid": 0, "time": t, "period": period},
-                             misc=Misc.KERNEL))
-        w.close()
-    return planted
-
-
 def _objdump_insns(ko: Path, section: str, load: int) -> dict[str, list[tuple[int, bytes]]]:
     """objdump's instructions of every function of a section placed at ``load``."""
     text = run_objdump(str(ko), "-d", f"--adjust-vma={load:#x}", "-j", section)
@@ -253,7 +197,7 @@ def _objdump_insns(ko: Path, section: str, load: int) -> dict[str, list[tuple[in
 def test_module_functions_count_planted_samples(capsys: pytest.CaptureFixture[str],
                                                 tmp_path: Path, text_in_kmod: bool) -> None:
     data = tmp_path / "planted.data"
-    planted = _plant(data, text_in_kmod)
+    planted = plant_module_samples(data, text_in_kmod)
     checked = set()
     for p in planted:
         by_section = {s: _objdump_insns(MODULES / f"{p.module}.ko", s, p.loads[s])
@@ -287,7 +231,7 @@ def test_module_calls_are_named_by_relocations(capsys: pytest.CaptureFixture[str
     """Every ``call``/``jmp`` whose rel32 a relocation fills reads as ``objdump -dr``'s
     relocation symbol (``R_X86_64_PLT32 __fentry__-0x4`` -> target ``__fentry__``)."""
     data = tmp_path / "planted.data"
-    planted = _plant(data, False)
+    planted = plant_module_samples(data, False)
     named = 0
     for p in planted:
         ko = MODULES / f"{p.module}.ko"
@@ -310,7 +254,7 @@ def test_module_calls_are_named_by_relocations(capsys: pytest.CaptureFixture[str
 def test_data_symbol_says_it_is_not_code(capsys: pytest.CaptureFixture[str],
                                          tmp_path: Path) -> None:
     data = tmp_path / "planted.data"
-    _plant(data, False)
+    plant_module_samples(data, False)
     img = open_elf(str(MODULES / "demo_nic.ko"))
     bss = img.section_symbols(img.section(".bss").index)
     name = bss.names[0]

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import BinaryIO
 
+import numpy as np
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -17,11 +18,14 @@ from textual.message import Message
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
+from ..analysis.annotator import Annotator
 from ..analysis.filters import FILTER_HELP, FILTER_RULES, Filter, FilterError
 from ..analysis.sectionreport import SectionReport
 from ..crash import crash_line, write_traceback
-from ..perfdata import Recording
+from ..perfdata import Recording, RecordType
+from ..symbols.resolver import SymbolOptions
 from ..textsafe import safe
+from .annotate import AnnotateScreen, SampleTarget, Target
 from .model import Model
 from .screens import HelpScreen, InfoScreen, PromptScreen, SamplesScreen, SectionScreen
 from .widgets.panes import Detail, HeaderLine, SectionsPane
@@ -161,6 +165,7 @@ class PerftuiApp(App[int]):
         self.crash_report: str | None = None  # the one line after a crash
         self._sections_shown = False
         self._notes_shown = 0
+        self._annotator: Annotator | None = None
 
     # -- a crash: the traceback goes to a file, the terminal gets one line ----------------
     def _handle_exception(self, error: Exception) -> None:
@@ -185,7 +190,8 @@ class PerftuiApp(App[int]):
         yield Footer()
 
     MAIN_ONLY = frozenset({"focus_sections", "focus_records", "focus_timeline", "filter",
-                           "goto", "toggle_order", "zoom_pane", "toggle_time_base"})
+                           "goto", "toggle_order", "zoom_pane", "toggle_time_base",
+                           "annotate_record"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The main screen's keys do nothing (and are not shown) on the other screens; a
@@ -386,6 +392,43 @@ class PerftuiApp(App[int]):
         if self.model.report is not None:
             self.return_path = None
             self.push_screen(SectionScreen(self.model, msg.entry))
+
+    # -- annotate ---------------------------------------------------------------------------
+    @property
+    def annotator(self) -> Annotator:
+        """The recording's annotator: one resolver (and the samples' leaves) for every
+        annotate screen, made on first use (its work runs in the screens' workers)."""
+        if self._annotator is None:
+            m = self.model
+            self._annotator = Annotator(m.rec, SymbolOptions(modules_dirs=m.modules_dirs))
+        return self._annotator
+
+    def open_annotate(self, target: Target) -> None:
+        """Annotate a function: a location id of ``self.annotator.resolver``, a
+        :class:`~perftui.symbols.codeloc.FunctionRef`, ``(dso or None, symbol name)``, a
+        :class:`~perftui.ui.annotate.SampleTarget` (a sample's function) or a
+        :class:`~perftui.ui.annotate.Callee`.  The screen counts the samples the filter
+        and the time range keep; Esc comes back."""
+        if not self.model.done:
+            self.notify("annotate: wait for the indexing to finish", timeout=3)
+            return
+        self.push_screen(AnnotateScreen(self.annotator, target, keep=self._annotate_keep,
+                                        scope=self.model.scope_text()))
+
+    def _annotate_keep(self, rows: np.ndarray) -> np.ndarray | None:
+        """The filter and the range as a mask over sample rows (None: all kept)."""
+        m = self.model
+        flt = m.flt.within(m.time_range)
+        return None if flt.empty else flt.mask(m.rec, rows, m.context)
+
+    def action_annotate_record(self) -> None:
+        """``a`` on the record list or the detail: the function of the sample there."""
+        row = self.query_one(RecordList).current_row()
+        if row is None or int(self.model.rec.columns["type"][row]) != RecordType.SAMPLE:
+            self.notify("a annotates a sample's function: put the cursor on a SAMPLE",
+                        timeout=3)
+            return
+        self.open_annotate(SampleTarget(row))
 
     def jump_to_record(self, row: int, came_from: ReturnPath | None = None) -> None:
         """From a sample in the drill-down back to its record in the list (Esc returns)."""

@@ -45,6 +45,7 @@ def binding_lines(bindings: Sequence[BindingType]) -> list[tuple[str, str]]:
 
 def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every place's keys: (title, [(keys, help)]), from the widgets' and screens' BINDINGS."""
+    from .annotate import AnnotateScreen, AnnotateTable
     from .app import PerftuiApp
     from .screens import BackScreen, NavTable, SampleTable, SymbolList
     from .widgets.panes import Detail, SectionsPane
@@ -61,6 +62,8 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("module sections", binding_lines(SectionsPane.BINDINGS)),
         ("section drill-down", binding_lines([*SymbolList.BINDINGS, *SampleTable.BINDINGS,
                                               *NavTable.BINDINGS, *BackScreen.BINDINGS])),
+        ("annotate", binding_lines([*AnnotateScreen.BINDINGS, *AnnotateTable.BINDINGS,
+                                    *BackScreen.BINDINGS])),
     ]
 
 

@@ -17,6 +17,9 @@ from .model import Model
 from .widgets.panes import bar
 
 SAMPLE_LIMIT = 5000
+#: the help line of every ``a`` key
+ANNOTATE_TIP = ("annotate: the function of the symbol or sample under the cursor, "
+                "disassembled, with its samples per instruction")
 
 
 class NavTable(DataTable):
@@ -43,7 +46,9 @@ class SymbolList(NavTable):
 
     BINDINGS = [Binding("enter", "select_cursor", "Samples", id="symbols.samples",
                         tooltip="on a symbol: its samples; on a sample: jump to its record "
-                                "(Esc there comes back)")]
+                                "(Esc there comes back)"),
+                Binding("a", "screen.annotate", "Annotate", id="symbols.annotate",
+                        tooltip=ANNOTATE_TIP)]
 
 
 class SampleTable(NavTable):
@@ -51,7 +56,9 @@ class SampleTable(NavTable):
 
     BINDINGS = [Binding("enter", "select_cursor", "Jump to record", id="samples.jump",
                         tooltip="on a symbol: its samples; on a sample: jump to its record "
-                                "(Esc there comes back)")]
+                                "(Esc there comes back)"),
+                Binding("a", "screen.annotate", "Annotate", id="samples.annotate",
+                        tooltip=ANNOTATE_TIP)]
 
 
 class BackScreen(Screen):
@@ -167,6 +174,20 @@ class SectionScreen(BackScreen):
             self.cursor = r
             self.app.push_screen(SamplesScreen(self.model, self.entry, self.symbol_names[r]))
 
+    def action_annotate(self) -> None:
+        """``a``: annotate the symbol under the cursor (in this section's module)."""
+        rep = self.model.report
+        table = self.query_one("#symbols", DataTable)
+        r = table.cursor_row
+        if rep is None or not 0 <= r < len(self.symbol_names):
+            return
+        name = self.symbol_names[r]
+        if name == NO_SYMBOL:
+            self.notify("no symbol covers these addresses: nothing to annotate", timeout=3)
+            return
+        module = rep.smap.entries[self.entry].module
+        self.app.open_annotate((f"[{module}]", name))  # type: ignore[attr-defined]
+
 
 class SamplesScreen(BackScreen):
     """The samples of one symbol: time, CPU, pid/tid, comm, ip+offset; Enter jumps there."""
@@ -242,6 +263,14 @@ class SamplesScreen(BackScreen):
             sym_row = below.cursor if isinstance(below, SectionScreen) else 0
             back = ReturnPath(self.entry, sym_row, self.symbol, r)
             self.app.jump_to_record(int(self.rows[r]), back)  # type: ignore[attr-defined]
+
+    def action_annotate(self) -> None:
+        """``a``: annotate the function of the sample under the cursor."""
+        from .annotate import SampleTarget
+
+        r = self.query_one(DataTable).cursor_row
+        if 0 <= r < len(self.rows):
+            self.app.open_annotate(SampleTarget(int(self.rows[r])))  # type: ignore[attr-defined]
 
 
 class InfoScreen(BackScreen):

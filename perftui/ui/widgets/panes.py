@@ -102,6 +102,9 @@ class Detail(ScrollView, can_focus=True):
                 tooltip="top / bottom"),
         Binding("end", "scroll_end", "Bottom", show=False, id="detail.end",
                 tooltip="top / bottom"),
+        Binding("a", "app.annotate_record", "Annotate", show=False, id="detail.annotate",
+                tooltip="on a sample: annotate its function (its instructions with their "
+                        "samples)"),
     ]
     DEFAULT_CSS = """
     Detail { border: round $primary 50%; scrollbar-size-horizontal: 0; }

@@ -41,6 +41,9 @@ class RecordList(ScrollView, can_focus=True):
                 tooltip="scroll sideways (the summary on a narrow terminal)"),
         Binding("right", "pan(8)", "Scroll right", show=False, id="records.right",
                 tooltip="scroll sideways (the summary on a narrow terminal)"),
+        Binding("a", "app.annotate_record", "Annotate", show=False, id="records.annotate",
+                tooltip="on a sample: annotate its function (its instructions with their "
+                        "samples)"),
     ]
     DEFAULT_CSS = """
     RecordList { height: 1fr; scrollbar-size-horizontal: 0; }
