@@ -26,6 +26,7 @@ SCREENS: dict[str, tuple[str, ...]] = {
     "samples": ("m", "down", "enter", "enter"),
     "info": ("i",),
     "help": ("question_mark",),
+    "annotate": ("m", "enter", "a"),
 }
 
 
@@ -52,6 +53,8 @@ def after(keys: tuple[str, ...]) -> Callable[[Pilot], object]:
         await wait_indexed(pilot)
         for key in keys:
             await pilot.press(key)
+            await settle(pilot)
+            await pilot.app.workers.wait_for_complete()  # (the annotate screen's worker)
             await settle(pilot)
 
     return run_before

@@ -68,19 +68,11 @@ class AnnotateTable(DataTable[Text]):
         Binding("enter", "select_cursor", "Follow", id="annotate.follow",
                 tooltip="on a jump: go to its target in this function; on a call: annotate "
                         "the callee (Esc comes back here)"),
-        Binding("home", "first_row", "First", show=False, id="annotate.home",
+        Binding("home", "screen.first", "First", show=False, id="annotate.home",
                 tooltip="first / last instruction"),
-        Binding("end", "last_row", "Last", show=False, id="annotate.end",
+        Binding("end", "screen.last", "Last", show=False, id="annotate.end",
                 tooltip="first / last instruction"),
     ]
-
-    def action_first_row(self) -> None:
-        if self.row_count:
-            self.move_cursor(row=0)
-
-    def action_last_row(self) -> None:
-        if self.row_count:
-            self.move_cursor(row=self.row_count - 1)
 
 
 class AnnotateScreen(BackScreen):
@@ -296,6 +288,12 @@ class AnnotateScreen(BackScreen):
             self.notify("no instruction has samples", timeout=2)
         else:
             self._go(prv)
+
+    def action_first(self) -> None:
+        self._go(0)
+
+    def action_last(self) -> None:
+        self._go(len(self.row_of) - 1)
 
     def action_hottest(self) -> None:
         ann = self._annotation()
