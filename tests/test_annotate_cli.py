@@ -144,6 +144,29 @@ def test_function_without_samples_annotates(capsys: pytest.CaptureFixture[str],
 
 
 @pytest.mark.perf
+@pytest.mark.parametrize("sym", ["main", "plt_loop", "hot_gamma"])
+def test_branch_targets_are_named_as_objdump_names_them(
+        capsys: pytest.CaptureFixture[str], built: Built, hotprog_data: Path,  # noqa: F811
+        sym: str) -> None:
+    """Every direct call and jump: the same target address and name as ``objdump -d``
+    (``call 1040 <lib_tiny@plt>``: the PLT stubs too, named as perf names them; objdump's
+    ``@GLIBC_2.2.5``-style version suffixes aside)."""
+    code, out, err = run(capsys, str(hotprog_data), sym, "--dso", "hotprog", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["instructions"]
+    theirs = {f.name: f for f in parse(run_objdump(str(built.hotprog), "-d"))}[sym].insns
+    assert [int(r["addr"], 16) for r in rows] == [i.addr for i in theirs]
+    named = 0
+    for r, i in zip(rows, theirs, strict=True):
+        if i.target is not None:
+            addr, name = i.target
+            assert r["asm"].split(None, 1)[1].startswith(f"{addr:x} <"), (r, i)
+            assert r["target"] == re.sub(r"@@?GLIBC[^+]*", "", name), (r, i)
+            named += 1
+    assert named >= (3 if sym == "main" else 1)
+
+
+@pytest.mark.perf
 def test_unknown_function_and_several_matches(capsys: pytest.CaptureFixture[str],
                                               hotprog_data: Path) -> None:
     code, out, err = run(capsys, str(hotprog_data), "no_such_function")

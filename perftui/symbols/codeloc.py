@@ -33,7 +33,8 @@ import numpy as np
 
 from .disasm import Disassembly, disassemble_function
 from .dsonames import KERNEL_DSO, MapKind
-from .elfcode import SHF_ALLOC, ElfFileError, ElfImage, open_elf
+from .elfcode import SHF_ALLOC, ElfFileError, ElfImage, SymbolLookup, open_elf
+from .elfsyms import ElfSymbols
 from .locations import Dso, Locations
 from .modnames import module_name
 from .resolver import Resolver
@@ -97,6 +98,10 @@ class FunctionCode:
     section_bases: dict[str, int] = field(default_factory=dict)
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: names for branch targets and data (objdump's addresses) tried before the file's
+    #: own symbols: a user DSO's symbols as perf has them, which include the ``name@plt``
+    #: stubs perf (and objdump) name but the ELF's symbol table does not
+    names: SymbolLookup | None = None
 
 
 def _kind_of(res: Resolver, dso: Dso) -> tuple[MapKind | None, str, str]:
@@ -209,11 +214,31 @@ def _user_code(res: Resolver, dso: Dso, code: FunctionCode) -> None:
                         "in no loadable segment")
         return
     code.vaddr = int(vaddr[0])
+    code.names = _table_lookup(syms)
     # the bytes: the runtime file first (a separate debug file has .text as NOBITS)
     code.path = runtime or syms_path
     code.lines_path = syms_path
     if runtime and runtime != syms_path:
         code.notes.append(f"{code.ref.name}: code from {runtime}, lines from {syms_path}")
+
+
+def _table_lookup(syms: ElfSymbols) -> SymbolLookup:
+    """Names of the symbols of a user DSO's table (file-offset space) that *start* at an
+    ELF virtual address: perf's ``name@plt`` stubs, which objdump names the same way
+    (``call 1040 <lib_tiny@plt>``) and the ELF's symbol table does not."""
+    table = syms.table
+    starts = np.asarray(table.starts, dtype=np.uint64)
+
+    def lookup(addr: int) -> tuple[str, int] | None:
+        off, ok = syms.vaddr_to_offset(np.array([addr], dtype=np.uint64))
+        if not ok[0] or not len(starts):
+            return None
+        i = int(np.searchsorted(starts, off[0]))
+        if i < len(starts) and starts[i] == off[0]:
+            return table.names[i], 0
+        return None
+
+    return lookup
 
 
 def dso_matches(dso: Dso, wanted: str) -> bool:
@@ -350,7 +375,14 @@ class CodeImages:
             if s.flags & SHF_ALLOC and s.addr <= code.vaddr < s.addr + s.size:
                 size = max(0, min(size, s.addr + s.size - code.vaddr))
                 break
-        return disassemble_function(image, size=size, vaddr=code.vaddr,
+        lookup = None
+        if code.names is not None:
+            own, names = image.lookup(), code.names
+
+            def lookup(addr: int) -> tuple[str, int] | None:
+                return names(addr) or own(addr)
+
+        return disassemble_function(image, size=size, vaddr=code.vaddr, lookup=lookup,
                                     name=code.ref.name), image
 
     def lines_image(self, code: FunctionCode, image: ElfImage) -> ElfImage:

@@ -333,7 +333,8 @@ class AnnotateScreen(BackScreen):
                 return
         name = insn.target_name
         if name is None:
-            self.notify("an indirect jump or call: its target is not in the code", timeout=3)
+            self.notify(f"no symbol names {insn.target:#x}" if insn.target is not None else
+                        "an indirect jump or call: its target is not in the code", timeout=3)
             return
         callee = _OFFSET.sub("", name)
         if _OFFSET.search(name):
