@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from perftui.demo import MODULES_DIR as MODULES
 from perftui.demo.generate import DemoPlan, write_demo
 
 TMUX = shutil.which("tmux")
@@ -159,6 +160,36 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term], plan: DemoPlan)
     assert "CPU 0/KVM" in back
     # q quits, with status 0
     t.keys("q")
+    assert t.wait_exit() == 0
+
+
+def test_annotate_end_to_end(term: Callable[[str], Term], plan: DemoPlan) -> None:
+    """m, Down, Enter, a: the hottest .noinstr.text function annotated at its load address (the
+    generator's plan), n and Enter move, Esc goes back to the symbols, q quits."""
+    top = plan.in_symbols["demo-kvm", ".noinstr.text", "__demo_svm_vcpu_run"]
+    load, _ = plan.placed["demo-kvm", ".noinstr.text"]
+    t = term(f"{PERFTUI} --demo")
+    t.wait_for(f"{plan.samples:,} samples", "[demo_kvm]")
+    t.keys("m")
+    t.wait_for("Drill in")
+    before = t.screen(escapes=True)
+    t.keys("Down")  # from the module's line to its busiest section
+    t.wait(lambda _s: t.screen(escapes=True) != before, "the cursor to move")
+    t.keys("Enter")
+    t.wait_for("[demo_kvm].noinstr.text", "symbols", "Annotate")
+    t.keys("a")
+    ann = t.wait_for("__demo_svm_vcpu_run", f"{top:,} samples", "instruction", "Next hot")
+    nm = subprocess.run(["nm", "--defined-only", str(MODULES / "demo-kvm.ko")],
+                        capture_output=True, text=True, check=True).stdout
+    off = next(int(ln.split()[0], 16) for ln in nm.splitlines()
+               if ln.endswith(" __demo_svm_vcpu_run"))
+    assert f"{load + off:#x}" in ann  # at the section's load address + nm's offset
+    assert "demo_kvm_vmrun.c:" in ann  # source lines
+    t.keys("s")
+    t.wait(lambda s: "demo_kvm_vmrun.c:" not in s, "the source lines to go")
+    t.keys("Escape")
+    t.wait_for("symbols", "by CPU", "by process")
+    t.keys("q", "q")
     assert t.wait_exit() == 0
 
 
