@@ -1,7 +1,7 @@
 """A seeded random walk over every key binding: the browser must never raise.
 
 Each step is a key of a binding (of the app, the record list, the detail, the timeline,
-the section pane and the drill-down screens), a filter typed into ``/`` (valid and
+the section pane, the drill-down screens and the annotate screen), a filter typed into ``/`` (valid and
 invalid), a ``g`` target, or a resize between 60x18 and 200x60.  After every step the
 record list's cursor must be on a row of the view.  The walk runs on the demo and on a
 truncated copy of it (indexing ends with an error there).
@@ -30,6 +30,7 @@ from uihelpers import settle, sync, wait_indexed
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import generate
 from perftui.perfdata import open_recording
+from perftui.ui.annotate import AnnotateScreen, AnnotateTable
 from perftui.ui.app import PerftuiApp
 from perftui.ui.screens import BackScreen, NavTable, PromptScreen, SampleTable, SymbolList
 from perftui.ui.widgets.panes import Detail, SectionsPane
@@ -63,7 +64,7 @@ def binding_keys() -> list[str]:
     """Every key of every binding the walk can meet (quit keys apart)."""
     keys: set[str] = set()
     for cls in (PerftuiApp, RecordList, Detail, Timeline, SectionsPane, SymbolList,
-                SampleTable, NavTable, BackScreen):
+                SampleTable, NavTable, BackScreen, AnnotateScreen, AnnotateTable):
         for b in cls.BINDINGS:
             for k in b.key.split(","):  # type: ignore[union-attr]
                 keys.add(k.strip())

@@ -168,6 +168,8 @@ class AnnotateScreen(BackScreen):
     # -- showing it ---------------------------------------------------------------------------
     def _show(self, fa: FunctionAnnotation | None, others: list[str], problem: str | None
               ) -> None:
+        if not self.is_attached:  # closed while the worker ran
+            return
         self.result = fa
         self.problem = problem or (fa.problem if fa is not None else None)
         self.loaded = True
