@@ -358,3 +358,29 @@ async def test_the_work_is_done_in_a_worker_thread(
     async with browse(path) as (app, pilot):
         await opened(app, pilot, ("demo_nic", "demo_nic_rx_poll"))
     assert threads and all(t is not threading.main_thread() for t in threads)
+
+
+@sync
+async def test_closing_the_screen_while_it_works(
+        planted: tuple[Path, list[Planted]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Esc before the disassembly is done: back at once, and the late result is dropped."""
+    import time
+
+    path, _ = planted
+    real = Annotator.annotate
+
+    def slow(self, *a, **kw):  # type: ignore[no-untyped-def]
+        time.sleep(0.5)
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(Annotator, "annotate", slow)
+    async with browse(path) as (app, pilot):
+        app.open_annotate(("demo_nic", "demo_nic_rx_poll"))
+        await settle(pilot)
+        assert isinstance(app.screen, AnnotateScreen) and not app.screen.loaded
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        assert app._exception is None and len(app.screen_stack) == 1

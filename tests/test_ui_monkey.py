@@ -1,10 +1,10 @@
 """A seeded random walk over every key binding: the browser must never raise.
 
 Each step is a key of a binding (of the app, the record list, the detail, the timeline,
-the section pane, the drill-down screens and the annotate screen), a filter typed into ``/`` (valid and
-invalid), a ``g`` target, or a resize between 60x18 and 200x60.  After every step the
-record list's cursor must be on a row of the view.  The walk runs on the demo and on a
-truncated copy of it (indexing ends with an error there).
+the section pane, the drill-down screens and the annotate screen), a filter typed into
+``/`` (valid and invalid), a ``g`` target, or a resize between 60x18 and 200x60.  After
+every step the record list's cursor must be on a row of the view.  The walk runs on the
+demo and on a truncated copy of it (indexing ends with an error there).
 
 Short by default and in CI (one walk of 1,000 steps on each recording, some 3,500 key
 presses, under a minute);
