@@ -40,6 +40,7 @@ SHOTS: dict[str, list[str]] = {
     "filter": ["slash", "type:type=SAMPLE cpu=1 section=.noinstr.text"],
     "help": ["question_mark"],
     "info": ["i"],
+    "annotate": ["m", "down", "enter", "a"],
 }
 
 
@@ -61,6 +62,7 @@ async def shoot(recording: Path, name: str, keys: list[str], out: Path) -> Path:
                 else:
                     await pilot.press(key)
                 await pilot.pause()
+                await app.workers.wait_for_complete()  # the annotate screen's worker
                 await pilot.pause()
             await pilot.pause(0.1)
             svg = out / f"{name}.svg"
