@@ -364,23 +364,25 @@ async def test_the_work_is_done_in_a_worker_thread(
 async def test_closing_the_screen_while_it_works(
         planted: tuple[Path, list[Planted]], monkeypatch: pytest.MonkeyPatch) -> None:
     """Esc before the disassembly is done: back at once, and the late result is dropped."""
-    import time
-
     path, _ = planted
     real = Annotator.annotate
+    release = threading.Event()
 
-    def slow(self, *a, **kw):  # type: ignore[no-untyped-def]
-        time.sleep(0.5)
+    def held(self, *a, **kw):  # type: ignore[no-untyped-def]
+        release.wait(30)  # until the test has closed the screen
         return real(self, *a, **kw)
 
-    monkeypatch.setattr(Annotator, "annotate", slow)
+    monkeypatch.setattr(Annotator, "annotate", held)
     async with browse(path) as (app, pilot):
         app.open_annotate(("demo_nic", "demo_nic_rx_poll"))
         await settle(pilot)
-        assert isinstance(app.screen, AnnotateScreen) and not app.screen.loaded
+        screen = app.screen
+        assert isinstance(screen, AnnotateScreen) and not screen.loaded
         await pilot.press("escape")
         await settle(pilot)
         assert len(app.screen_stack) == 1
+        release.set()
         await app.workers.wait_for_complete()
         await pilot.pause(0.2)
         assert app._exception is None and len(app.screen_stack) == 1
+        assert not screen.loaded  # the result went nowhere
