@@ -24,7 +24,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from perfprograms import Built, built, perf_env, recorded, require  # noqa: F401
+from perfprograms import Built, perf_env, require
 
 from builders import plant_module_samples
 from objdump_oracle import parse, run_objdump
@@ -71,7 +71,7 @@ def perf_annotate(data: Path, sym: str, dso: str, *args: str
 
 
 @pytest.fixture(scope="module")
-def hotprog_data(built: Built, recorded) -> Path:  # noqa: F811
+def hotprog_data(built: Built, recorded) -> Path:
     return recorded("hotprog", built.hotprog, "3")
 
 
@@ -131,7 +131,7 @@ def test_text_has_perfs_shape(capsys: pytest.CaptureFixture[str], hotprog_data: 
 
 @pytest.mark.perf
 def test_function_without_samples_annotates(capsys: pytest.CaptureFixture[str],
-                                            built: Built, hotprog_data: Path) -> None:  # noqa: F811
+                                            built: Built, hotprog_data: Path) -> None:
     """``main`` has no samples of its own: it annotates, every count 0, at objdump's
     addresses."""
     code, out, err = run(capsys, str(hotprog_data), "main", "--json", "--dso", "hotprog")
@@ -146,7 +146,7 @@ def test_function_without_samples_annotates(capsys: pytest.CaptureFixture[str],
 @pytest.mark.perf
 @pytest.mark.parametrize("sym", ["main", "plt_loop", "hot_gamma"])
 def test_branch_targets_are_named_as_objdump_names_them(
-        capsys: pytest.CaptureFixture[str], built: Built, hotprog_data: Path,  # noqa: F811
+        capsys: pytest.CaptureFixture[str], built: Built, hotprog_data: Path,
         sym: str) -> None:
     """Every direct call and jump: the same target address and name as ``objdump -d``
     (``call 1040 <lib_tiny@plt>``: the PLT stubs too, named as perf names them; objdump's
@@ -190,8 +190,8 @@ def _perf_sections(text: str) -> dict[str, dict[int, int]]:
 
 @pytest.mark.perf
 @pytest.mark.slow
-def test_each_event_apart(capsys: pytest.CaptureFixture[str], built: Built,  # noqa: F811
-                          recorded) -> None:  # noqa: F811
+def test_each_event_apart(capsys: pytest.CaptureFixture[str], built: Built,
+                          recorded) -> None:
     """Two events: perf annotates the function once per event; --event picks one, the
     counts equal perf's for that event (and without --event the other one is named)."""
     data = recorded("two_events", built.hotprog, "2", events="cpu-clock,task-clock")
@@ -394,7 +394,7 @@ def _elf_functions(path: Path, name: str) -> tuple[int, int]:
     return f.value, f.size
 
 
-def test_kernel_function_from_a_vmlinux(capsys: pytest.CaptureFixture[str], built: Built,  # noqa: F811
+def test_kernel_function_from_a_vmlinux(capsys: pytest.CaptureFixture[str], built: Built,
                                         tmp_path: Path) -> None:
     """Kernel samples with --vmlinux: the function read from that file at its (absolute)
     addresses.  The stand-in vmlinux is hotprog_exec (an ET_EXEC built here); the oracle
@@ -431,7 +431,7 @@ _ATTR = EventAttr(type=1, size=128, config=0, sample_period=1000,
                   flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7], name="cpu-clock")
 
 
-def test_hostile_library_is_one_line(capsys: pytest.CaptureFixture[str], built: Built,  # noqa: F811
+def test_hostile_library_is_one_line(capsys: pytest.CaptureFixture[str], built: Built,
                                      tmp_path: Path) -> None:
     """A library whose .text header points past the end of the file: the symbols still
     name the sample (perf reads only the symbol table), the annotation fails with one
