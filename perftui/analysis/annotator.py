@@ -1,7 +1,8 @@
 """Annotation for a browser: one resolver, the leaf of every sample and the open files, made
 once and shared by every annotate screen (thread-safe: screens work in workers).
 
-API: :class:`Annotator` ``(rec, symbols=None, resolver=None)``;
+API: :class:`Annotator` ``(rec, symbols=None, resolver=None, leaves=None)`` (a browser
+passes the resolver and the leaves it has already built);
 :meth:`~Annotator.find` ``(name, dso=None)`` -> :class:`~.annotatefunction.FunctionChoice`
 or None; :meth:`~Annotator.of_sample` ``(row)`` -> the function a sample's ip is in;
 :meth:`~Annotator.of_location` ``(loc)``; :meth:`~Annotator.annotate` ``(ref, keep=None,
@@ -35,11 +36,12 @@ class Annotator:
     thread (call from a worker)."""
 
     def __init__(self, rec: Recording, symbols: SymbolOptions | None = None,
-                 resolver: Resolver | None = None) -> None:
+                 resolver: Resolver | None = None, leaves: SampleLeaves | None = None
+                 ) -> None:
         self.rec = rec
         self.symbols = symbols or SymbolOptions()
         self._res = resolver
-        self._leaves: SampleLeaves | None = None
+        self._leaves = leaves
         self.images = CodeImages()
         self._lock = threading.RLock()
 

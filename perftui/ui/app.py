@@ -18,12 +18,12 @@ from textual.message import Message
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
+from ..analysis.annotatefunction import SampleLeaves
 from ..analysis.annotator import Annotator
 from ..analysis.filters import FILTER_HELP, FILTER_RULES, Filter, FilterError
 from ..analysis.sectionreport import SectionReport
 from ..crash import crash_line, write_traceback
 from ..perfdata import Recording, RecordType
-from ..symbols.resolver import SymbolOptions
 from ..textsafe import safe
 from .annotate import AnnotateScreen, SampleTarget, Target
 from .model import Model
@@ -396,11 +396,15 @@ class PerftuiApp(App[int]):
     # -- annotate ---------------------------------------------------------------------------
     @property
     def annotator(self) -> Annotator:
-        """The recording's annotator: one resolver (and the samples' leaves) for every
-        annotate screen, made on first use (its work runs in the screens' workers)."""
+        """The recording's annotator, on the model's one resolver and the samples' leaves
+        it already named (call after :class:`NamesReady`)."""
         if self._annotator is None:
             m = self.model
-            self._annotator = Annotator(m.rec, SymbolOptions(modules_dirs=m.modules_dirs))
+            assert m.resolver is not None and m.sample_rows is not None \
+                and m.leaf_loc is not None
+            leaves = SampleLeaves(m.sample_rows, np.asarray(m.leaf_loc, dtype=np.int32))
+            self._annotator = Annotator(m.rec, m.symbol_options, resolver=m.resolver,
+                                        leaves=leaves)
         return self._annotator
 
     def open_annotate(self, target: Target) -> None:
@@ -411,6 +415,9 @@ class PerftuiApp(App[int]):
         and the time range keep; Esc comes back."""
         if not self.model.done:
             self.notify("annotate: wait for the indexing to finish", timeout=3)
+            return
+        if self.model.resolver is None:
+            self.notify("annotate: wait for the names (resolving symbols)", timeout=3)
             return
         self.push_screen(AnnotateScreen(self.annotator, target, keep=self._annotate_keep,
                                         scope=self.model.scope_text()))
