@@ -3,7 +3,11 @@
  * units), a call into libhotlib.so's lib_spin (1 unit) and a tight loop over lib_tiny
  * through the PLT.  Built -O1 -g -fno-omit-frame-pointer -fPIE -pie.
  *
- * usage: hotprog [UNITS]   (one unit is about 10 million loop iterations)
+ * usage: hotprog [UNITS [MIX]]   (one unit is about 10 million loop iterations)
+ *
+ * MIX scales each part: "A,B,G,L,P" multiplies the units of hot_alpha, hot_beta, hot_gamma,
+ * lib_spin and plt_loop (default 1,1,1,1,1; 0 leaves a part out), so that two recordings of
+ * the same program can have shifted shares (perftui diff's tests).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,8 +53,26 @@ __attribute__((noinline)) static unsigned long plt_loop(unsigned long units)
 int main(int argc, char **argv)
 {
 	unsigned long units = argc > 1 ? strtoul(argv[1], NULL, 10) : 1;
-	unsigned long r = hot_alpha(units) + hot_beta(units) + hot_gamma(units);
-	r += lib_spin(units * UNIT) + plt_loop(units);
+	unsigned long mix[5] = {1, 1, 1, 1, 1};
+	if (argc > 2) {
+		char *p = argv[2];
+		for (int i = 0; i < 5 && *p; i++) {
+			mix[i] = strtoul(p, &p, 10);
+			if (*p == ',')
+				p++;
+		}
+	}
+	unsigned long r = 0;
+	if (mix[0])
+		r += hot_alpha(mix[0] * units);
+	if (mix[1])
+		r += hot_beta(mix[1] * units);
+	if (mix[2])
+		r += hot_gamma(mix[2] * units);
+	if (mix[3])
+		r += lib_spin(mix[3] * units * UNIT);
+	if (mix[4])
+		r += plt_loop(mix[4] * units);
 	printf("%lu\n", r & 1);
 	return 0;
 }

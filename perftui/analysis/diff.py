@@ -1,0 +1,321 @@
+"""Two recordings compared as ``perf diff`` compares them (tools/perf/builtin-diff.c).
+
+Each recording's samples are grouped by the sort keys into *self* profiles (perf diff drops
+callchains), then every row is named by what is comparable across recordings: a symbol by its
+NAME (not its address: two builds of a program compare), a dso by its short name, a comm by
+its text, a pid (perf's thread) and a cpu by number, a module and a section by name.  All
+unresolved addresses of a row collapse into one (perf's ``sort__sym_sort`` compares symbols
+by name and treats two missing symbols as equal), shown by the lowest address.
+
+A row's share is its period over its recording's total period.  Rows are paired by name;
+a row only in OLD keeps its baseline and has no delta, a row only in NEW has no baseline and
+a delta of its whole share (perf's "dummy" entries).  The order is perf's: the computation's
+value (rows with a NEW side first, largest ``|delta|``, ``delta`` or ``ratio`` first; for
+``ratio`` the NEW-only rows after the paired ones), then the baseline period, then the keys
+ascending (names by strcmp, unresolved symbols last, numbers by value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..perfdata import Feature, Recording
+from ..symbols.locations import Locations
+from ..symbols.resolver import Resolver
+from .profile import Profile
+from .filters import Filter, FilterContext
+from .report import event_profiles, sample_rows
+
+COMPUTES = ("delta-abs", "delta", "ratio")
+DEFAULT_COMPUTE = "delta-abs"
+DEFAULT_DIFF_SORT = ("dso", "sym")
+
+#: A row's identity across recordings: one value per sort key (str, int, or None for an
+#: unresolved symbol).
+Ident = tuple[Any, ...]
+
+
+class ComputeError(ValueError):
+    """An unknown computation."""
+
+
+def parse_compute(text: str) -> str:
+    """``delta``, ``delta-abs`` or ``ratio`` (perf's ``-c``)."""
+    c = text.strip().lower()
+    if c not in COMPUTES:
+        raise ComputeError(f"unknown computation {text!r} (use {', '.join(COMPUTES)})")
+    return c
+
+
+@dataclass
+class SideEntry:
+    """One row of one recording: its period, sample count and a location that names it."""
+
+    period: int
+    samples: int
+    loc: int  # in the side's Locations: the symbol's name and [k]/[.]
+
+
+@dataclass
+class SideTable:
+    """One recording's self profile with rows keyed by :data:`Ident`."""
+
+    keys: tuple[str, ...]
+    total_period: int
+    total_samples: int
+    entries: dict[Ident, SideEntry]
+    locs: Locations
+    thread_comm: Any = None  # tid -> the thread's last name (for ``pid`` words)
+
+    def rollup(self, keys: Sequence[str]) -> SideTable:
+        """The same samples grouped by ``keys`` (each one of this table's keys)."""
+        keys = tuple(keys)
+        idx = [self.keys.index(k) for k in keys]
+        sym_at = keys.index("sym") if "sym" in keys else None
+        out: dict[Ident, SideEntry] = {}
+        for ident, e in self.entries.items():
+            _merge(out, tuple(ident[i] for i in idx), e, self.locs, sym_at)
+        return SideTable(keys, self.total_period, self.total_samples, out, self.locs,
+                         self.thread_comm)
+
+    def only(self, where: dict[str, Any]) -> SideTable:
+        """The rows whose key values equal ``where`` (a drill-down); the total stays the
+        recording's, so shares stay shares of the whole recording."""
+        idx = [(self.keys.index(k), v) for k, v in where.items()]
+        ents = {ident: e for ident, e in self.entries.items()
+                if all(ident[i] == v for i, v in idx)}
+        return SideTable(self.keys, self.total_period, self.total_samples, ents, self.locs,
+                         self.thread_comm)
+
+
+def _merge(out: dict[Ident, SideEntry], ident: Ident, e: SideEntry, locs: Locations,
+           sym_at: int | None) -> None:
+    have = out.get(ident)
+    if have is None:
+        out[ident] = SideEntry(e.period, e.samples, e.loc)
+        return
+    have.period += e.period
+    have.samples += e.samples
+    # unresolved addresses collapse into one row named by the lowest of them (the first
+    # perf meets in its address-ordered input tree)
+    if sym_at is not None and ident[sym_at] is None and locs.start[e.loc] < locs.start[have.loc]:
+        have.loc = e.loc
+
+
+def side_table(prof: Profile, comm_names: Sequence[str], thread_comm: Any = None
+               ) -> SideTable:
+    """A profile's rows named by what compares across recordings (see the module doc)."""
+    locs = prof.codes.locs
+    names = prof.codes.names
+    sym_at = prof.keys.index("sym") if "sym" in prof.keys else None
+    out: dict[Ident, SideEntry] = {}
+    for r in prof.rows:
+        ident: list[Any] = []
+        for k, code in zip(prof.keys, r.key, strict=True):
+            if k == "comm":
+                ident.append(comm_names[code])
+            elif k in ("pid", "tid", "cpu"):
+                ident.append(code)
+            elif k == "sym":
+                ident.append(locs.name[r.loc])
+            else:
+                ident.append(names[k][code])
+        _merge(out, tuple(ident), SideEntry(r.self_period, r.samples, r.loc), locs, sym_at)
+    return SideTable(prof.keys, prof.total_period, prof.total_samples, out, locs, thread_comm)
+
+
+def empty_table(keys: tuple[str, ...]) -> SideTable:
+    """A recording with no samples of an event."""
+    return SideTable(keys, 0, 0, {}, Locations())
+
+
+@dataclass
+class DiffRow:
+    """One compared row: shares in percent of each recording's total period."""
+
+    key: Ident
+    old: SideEntry | None
+    new: SideEntry | None
+    baseline: float | None  # OLD share, None when the row is only in NEW
+    share: float | None  # NEW share, None when the row is only in OLD
+    delta: float | None  # NEW share - OLD share; None when only in OLD (perf shows nothing)
+    ratio: float | None  # NEW period / OLD period; None unless in both
+
+    @property
+    def loc(self) -> int:
+        """The location naming the row (OLD's when both have it, as perf keeps the
+        baseline's entry)."""
+        e = self.old if self.old is not None else self.new
+        assert e is not None
+        return e.loc
+
+
+@dataclass
+class Diff:
+    """The compared table of one event."""
+
+    keys: tuple[str, ...]
+    compute: str
+    old: SideTable
+    new: SideTable
+    rows: list[DiffRow] = field(default_factory=list)
+
+    def locs_of(self, row: DiffRow) -> Locations:
+        """The location table that names ``row`` (OLD's when the row is in OLD)."""
+        return self.old.locs if row.old is not None else self.new.locs
+
+    def thread_comm(self, row: DiffRow) -> Any:
+        return self.old.thread_comm if row.old is not None else self.new.thread_comm
+
+    @property
+    def matched(self) -> int:
+        """Rows found in both recordings."""
+        return sum(1 for r in self.rows if r.old is not None and r.new is not None)
+
+
+def percent(period: int, total: int) -> float:
+    """perf's ``period * 100.0 / total`` in doubles (the same rounding, so equal shares
+    tie as in perf)."""
+    return (float(period) * 100.0) / float(total) if total else 0.0
+
+
+def diff_tables(old: SideTable, new: SideTable, compute: str = DEFAULT_COMPUTE) -> Diff:
+    """Pair the rows of two tables by identity and order them as perf diff does."""
+    if old.keys != new.keys:
+        raise ValueError("both sides need the same keys")
+    rows = []
+    for ident in {**old.entries, **new.entries}:
+        o, n = old.entries.get(ident), new.entries.get(ident)
+        base = percent(o.period, old.total_period) if o is not None else None
+        share = percent(n.period, new.total_period) if n is not None else None
+        delta = share - (base or 0.0) if share is not None else None
+        ratio = n.period / float(o.period or 1) if n is not None and o is not None else None
+        rows.append(DiffRow(ident, o, n, base, share, delta, ratio))
+    d = Diff(old.keys, compute, old, new, rows)
+    order_diff(d)
+    return d
+
+
+def order_diff(d: Diff) -> None:
+    """perf diff's output order (hist_entry__cmp_*_idx, then the baseline, then the keys)."""
+
+    def sort_key(r: DiffRow) -> tuple[Any, ...]:
+        out: list[Any] = [0 if r.new is not None else 1]
+        if r.new is not None:
+            if d.compute == "ratio":
+                # the ratio needs a baseline: NEW-only rows after the paired ones, among
+                # themselves by NEW period (perf's ratio of a dummy is new / 1)
+                out += [1 if r.old is None else 0,
+                        -(r.ratio if r.ratio is not None else float(r.new.period))]
+            elif d.compute == "delta":
+                out.append(-(r.delta or 0.0))
+            else:
+                out.append(-abs(r.delta or 0.0))
+        else:
+            out += [0, 0.0] if d.compute == "ratio" else [0.0]
+        out.append(-(r.old.period if r.old is not None else 0))
+        locs = d.locs_of(r)
+        for k, v in zip(d.keys, r.key, strict=True):
+            if k == "sym":
+                out.append((0, _bytes(v), 0) if v is not None else (1, b"", locs.start[r.loc]))
+            elif isinstance(v, str):
+                out.append(_bytes(v))
+            else:
+                out.append(v)
+        return tuple(out)
+
+    d.rows.sort(key=sort_key)
+
+
+def _bytes(s: str) -> bytes:
+    return s.encode("utf-8", "surrogateescape")
+
+
+# -- recordings and events ------------------------------------------------------------------
+@dataclass
+class EventDiff:
+    """The diff of one event: OLD's event and its match in NEW (perf's evsel__match2: the
+    same attr type and config)."""
+
+    event: str
+    diff: Diff
+    in_new: bool = True  # False: NEW has no such event (every row is OLD's alone)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Something that makes two recordings less comparable (said at the top)."""
+
+    what: str  # "events", "hosts", "architectures"
+    old: str
+    new: str
+
+
+def side_tables(res: Resolver, rows: np.ndarray, keys: tuple[str, ...]
+                ) -> dict[tuple[int, int], tuple[str, SideTable]]:
+    """One self table per event among ``rows``, by (attr type, config)."""
+    rec = res.rec
+    out: dict[tuple[int, int], tuple[str, SideTable]] = {}
+    for ep in event_profiles(res, rows, keys, children=False):
+        a = rec.attrs[ep.attr] if rec.attrs else None
+        ident = (a.type, a.config) if a is not None else (-1, -1)
+        out.setdefault(ident, (ep.event, side_table(ep.profile, res.comm_names,
+                                                    res.thread_comm)))
+    return out
+
+
+def event_ident(rec: Recording) -> list[tuple[tuple[int, int], str]]:
+    """The events of a recording: ((type, config), name), in attr order."""
+    return [((a.type, a.config), a.display_name) for a in rec.attrs]
+
+
+def diff_events(old: dict[tuple[int, int], tuple[str, SideTable]],
+                new: dict[tuple[int, int], tuple[str, SideTable]],
+                old_events: Iterable[tuple[tuple[int, int], str]],
+                keys: tuple[str, ...], compute: str = DEFAULT_COMPUTE) -> list[EventDiff]:
+    """One diff per OLD event with samples on either side (perf iterates the baseline's
+    events; NEW's events without a match are not compared, as in perf)."""
+    out = []
+    seen = set()
+    for ident, name in old_events:
+        if ident in seen:
+            continue
+        seen.add(ident)
+        o = old.get(ident)
+        n = new.get(ident)
+        if o is None and n is None:
+            continue
+        d = diff_tables(o[1] if o else empty_table(keys), n[1] if n else empty_table(keys),
+                        compute)
+        out.append(EventDiff(o[0] if o else name, d, in_new=ident in new))
+    return out
+
+
+def mismatches(old: Recording, new: Recording) -> list[Mismatch]:
+    """What differs between the recordings' setups: their events, hosts, architectures."""
+    out = []
+    oe = [n for _i, n in event_ident(old)]
+    ne = [n for _i, n in event_ident(new)]
+    if {i for i, _n in event_ident(old)} != {i for i, _n in event_ident(new)}:
+        out.append(Mismatch("events", ", ".join(oe) or "none", ", ".join(ne) or "none"))
+    for feat, what in ((Feature.HOSTNAME, "hosts"), (Feature.ARCH, "architectures")):
+        a, b = old.feature(feat), new.feature(feat)
+        if a is not None and b is not None and a != b:
+            out.append(Mismatch(what, str(a), str(b)))
+    return out
+
+
+def compare_recordings(old: Resolver, new: Resolver, keys: tuple[str, ...] = DEFAULT_DIFF_SORT,
+                       compute: str = DEFAULT_COMPUTE, old_filter: Filter | None = None,
+                       new_filter: Filter | None = None) -> list[EventDiff]:
+    """Every event's diff of two recordings (each resolved by its own resolver, each side's
+    samples chosen by its own filter, e.g. a time range)."""
+    tables = []
+    for res, flt in ((old, old_filter), (new, new_filter)):
+        rows = sample_rows(res.rec, flt, FilterContext(smap=res.smap))
+        tables.append(side_tables(res, rows, keys))
+    return diff_events(tables[0], tables[1], event_ident(old.rec), keys, compute)

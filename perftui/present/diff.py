@@ -1,0 +1,144 @@
+"""``perftui diff``: the compared table as perf diff --stdio prints it, and as JSON.
+
+Every string from a recording goes through :func:`~perftui.textsafe.safe` in text.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from ..analysis.diff import Diff, DiffRow, EventDiff, Mismatch
+from ..textsafe import safe
+from .report import HEADERS
+
+#: perf diff's column of the computation, and its width (builtin-diff.c ``columns``).
+COMPUTE_COLUMNS = {"delta-abs": ("Delta Abs", 9), "delta": ("Delta", 7),
+                   "ratio": ("Ratio", 14)}
+
+
+def mismatch_text(m: Mismatch) -> str:
+    """One line saying what differs."""
+    return f"different {m.what}: {m.old} (OLD) and {m.new} (NEW); compared anyway"
+
+
+def key_value(d: Diff, row: DiffRow, i: int) -> Any:
+    """The JSON value of sort key ``i`` of a row (an unresolved symbol: its address)."""
+    if d.keys[i] == "sym":
+        return d.locs_of(row).label(row.loc)
+    return row.key[i]
+
+
+def is_kernel(d: Diff, row: DiffRow) -> bool:
+    """perf's ``[k]``: the row's location is in the kernel or a module."""
+    locs = d.locs_of(row)
+    return locs.dsos[locs.dso[row.loc]].kernel
+
+
+def key_text(d: Diff, row: DiffRow, i: int) -> str:
+    """Sort key ``i`` of a row as perf diff prints it."""
+    k, v = d.keys[i], row.key[i]
+    if k == "pid":
+        tc = d.thread_comm(row)
+        return f"{v:>7}:{tc(v) if tc is not None else ''}"
+    if k == "cpu":  # perf's %3.3d: at least three digits
+        return ("-" if v < 0 else "") + str(abs(v)).zfill(3)
+    if k == "sym":
+        return f"[{'k' if is_kernel(d, row) else '.'}] {key_value(d, row, i)}"
+    return str(v)
+
+
+def baseline_cell(row: DiffRow) -> str:
+    return f"{row.baseline:6.2f}%" if row.baseline is not None else ""
+
+
+def compute_cell(d: Diff, row: DiffRow) -> str:
+    """The computation's cell: ``%+4.2F%%`` for deltas, ``%14.6F`` for ratios, ``N/A`` for a
+    ratio without baseline, empty without a NEW side (perf's hpp__entry_pair)."""
+    if row.new is None:
+        return ""
+    if d.compute == "ratio":
+        if row.old is None:
+            return "N/A"
+        return f"{row.ratio:14.6f}" if row.ratio is not None and row.ratio > 0 else ""
+    return f"{row.delta or 0.0:+4.2f}%"
+
+
+def _r(x: float | None) -> float | None:
+    return round(x, 6) if x is not None else None
+
+
+def row_json(d: Diff, row: DiffRow) -> dict[str, Any]:
+    out: dict[str, Any] = {k: key_value(d, row, i) for i, k in enumerate(d.keys)}
+    if "sym" in d.keys:
+        out["kernel"] = is_kernel(d, row)
+    out.update(baseline=_r(row.baseline), new=_r(row.share), delta=_r(row.delta),
+               ratio=_r(row.ratio),
+               baseline_period=row.old.period if row.old is not None else None,
+               new_period=row.new.period if row.new is not None else None)
+    return out
+
+
+def diff_json(ed: EventDiff, old_file: str, new_file: str) -> dict[str, Any]:
+    """The stable JSON object of one event's diff (rows in perf diff's order)."""
+    d = ed.diff
+    return {
+        "event": ed.event,
+        "old": {"file": old_file, "total_period": d.old.total_period,
+                "total_samples": d.old.total_samples},
+        "new": {"file": new_file, "total_period": d.new.total_period,
+                "total_samples": d.new.total_samples} if ed.in_new else None,
+        "sort": list(d.keys), "compute": d.compute,
+        "rows": [row_json(d, r) for r in d.rows],
+    }
+
+
+def diffs_json(eds: list[EventDiff], old_file: str, new_file: str,
+               warnings: list[Mismatch], keys: tuple[str, ...], compute: str
+               ) -> dict[str, Any]:
+    """The whole answer: the first event's diff at the top (``events``: all of them when
+    there are several), and what differs between the recordings."""
+    docs = [diff_json(ed, old_file, new_file) for ed in eds]
+    out: dict[str, Any] = dict(docs[0]) if docs else {
+        "event": None, "old": {"file": old_file, "total_period": 0, "total_samples": 0},
+        "new": {"file": new_file, "total_period": 0, "total_samples": 0},
+        "sort": list(keys), "compute": compute, "rows": []}
+    if len(docs) > 1:
+        out["events"] = docs
+    out["warnings"] = [{"what": m.what, "old": m.old, "new": m.new,
+                        "message": mismatch_text(m)} for m in warnings]
+    return out
+
+
+def print_preamble(old_file: str, new_file: str, warnings: list[Mismatch],
+                   out: TextIO) -> None:
+    """Which file is which (perf diff -v's lines) and what differs, as comment lines."""
+    w = out.write
+    w("# Data files:\n")
+    w(safe(f"#  [0] {old_file} (Baseline)") + "\n")
+    w(safe(f"#  [1] {new_file}") + "\n#\n")
+    for m in warnings:
+        w(safe(f"# Warning: {mismatch_text(m)}") + "\n")
+    if warnings:
+        w("#\n")
+
+
+def print_diff(ed: EventDiff, out: TextIO, first: bool = True) -> None:
+    """perf diff --stdio's table of one event."""
+    d = ed.diff
+    w = out.write
+    w(("" if first else "\n") + safe(f"# Event '{ed.event}'") + "\n#\n")
+    if not ed.in_new:
+        w(safe(f"# (no event '{ed.event}' in NEW: baseline only)") + "\n#\n")
+    cname, cwidth = COMPUTE_COLUMNS[d.compute]
+    cwidth = max(cwidth, len(cname))
+    heads = [HEADERS[k] for k in d.keys]
+    cells = [[key_text(d, r, i) for i in range(len(d.keys))] for r in d.rows]
+    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(heads)]
+    w("# " + f"{'Baseline':>8}  {cname:>{cwidth}}  "
+      + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(heads)) + "\n")
+    w("# " + "." * 8 + "  " + "." * cwidth + "  "
+      + "  ".join("." * widths[i] for i in range(len(heads))) + "\n#\n")
+    for r, c in zip(d.rows, cells, strict=True):
+        line = (f"  {baseline_cell(r):>8}  {compute_cell(d, r):>{cwidth}}  "
+                + "  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(c)))
+        w(safe(line.rstrip()) + "\n")
