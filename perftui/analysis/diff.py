@@ -26,8 +26,8 @@ import numpy as np
 from ..perfdata import Feature, Recording
 from ..symbols.locations import Locations
 from ..symbols.resolver import Resolver
-from .profile import Profile
 from .filters import Filter, FilterContext
+from .profile import Profile
 from .report import event_profiles, sample_rows
 
 COMPUTES = ("delta-abs", "delta", "ratio")
