@@ -232,3 +232,57 @@ def plant_module_samples(path: Path, text_in_kmod: bool) -> list[Planted]:
                              misc=Misc.KERNEL))
         w.close()
     return planted
+
+
+def module_recording(path: Path, plan: dict[tuple[str, str, str], int],
+                     hostname: str = "demo-host", event: str = "cpu-clock",
+                     config: int = 0) -> dict[tuple[str, str, str], int]:
+    """A kernel recording of the demo modules (perftui/demo/modules) placed as the demo
+    places them: each module's ``.text`` as its MMAP, its other sections as KMOD_SEC_MAP
+    records, and ``plan[(module file name, section, symbol)]`` samples planted at that
+    symbol, one sample a millisecond in the plan's sorted order.  Periods vary from sample
+    to sample (shares are of the period, not of the count).  Returns the period planted
+    per (module, section, symbol): the test's oracle.
+    """
+    from perftui.demo.generate import place_modules
+
+    mods = {p.module: p for p in place_modules()}
+    attr = EventAttr(type=1, size=128, config=config, sample_period=1000,
+                     sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.CPU
+                                     | Sample.PERIOD),
+                     flags=1 | 2 | 1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7],
+                     name=event)
+    feats = {Feature.HOSTNAME: hostname, Feature.OSRELEASE: "6.1.0-57-amd64",
+             Feature.ARCH: "x86_64", Feature.EVENT_DESC: True,
+             Feature.NRCPUS: {"nr_cpus_avail": 1, "nr_cpus_online": 1}}
+    periods: dict[tuple[str, str, str], int] = {}
+    with open(path, "wb") as f:
+        w = Writer(f, [attr], feats)
+        b = w.b
+        for p in sorted(mods.values(), key=lambda p: p.sections[".text"]):
+            w.write(b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": p.sections[".text"],
+                                      "len": p.mf.sections[".text"].size, "pgoff": 0,
+                                      "filename": p.path}, misc=Misc.KERNEL))
+            for sec, addr in sorted(p.sections.items(), key=lambda kv: kv[1]):
+                if sec != ".text" and not sec.startswith(".init"):
+                    s = p.mf.sections[sec]
+                    w.write(b.kmod_sec_map(sec, p.path, addr, s.size, s.offset))
+        w.write(b.kernel("COMM", {"pid": 500, "tid": 500, "comm": "worker"}))
+        t = 1_000_000_000
+        k = 0
+        for (module, section, symbol), n in sorted(plan.items()):
+            p = mods[module]
+            table = p.mf.symbols(section)
+            i = list(table.names).index(symbol)
+            ip = p.sections[section] + int(table.starts[i])
+            size = max(1, int(table.sizes[i]))
+            for j in range(n):
+                period = 1000 + 250 * (k % 5)
+                k += 1
+                t += 1_000_000
+                periods[module, section, symbol] = periods.get((module, section, symbol),
+                                                               0) + period
+                w.write(b.sample({"ip": ip + (j % size), "pid": 500, "tid": 500, "time": t,
+                                  "cpu": 0, "period": period}, misc=Misc.KERNEL))
+        w.close()
+    return periods

@@ -1,0 +1,242 @@
+"""``perftui diff --json`` against ``perf diff -t ';'`` (perf 6.1) on fresh recordings.
+
+Pairs of recordings of the C program with shifted work mixes (``hotprog UNITS MIX``): some
+functions only in OLD, some only in NEW, the rest with other shares.  Row for row: the
+same keys in the same order (perf's order: the computation, then the baseline, then the
+keys), the same [k]/[.] level, baseline and delta within 0.01 percentage points (perf
+prints two decimals), the ratio within 1e-6, and the same blanks (no delta without a NEW
+side, ``N/A`` ratio without a baseline).  Also two builds of the program (same name,
+other addresses: symbols compare by name), system-wide pairs (other processes, kernel
+symbols, unresolved addresses), and two recordings of different events (perf compares
+nothing: every row is baseline-only; perftui says so at the top).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from perfprograms import (  # noqa: F401
+    PROGRAMS,
+    Built,
+    _run,
+    built,
+    perf_env,
+    recorded,
+    require,
+)
+
+from perftui.cli import main as perftui_main
+
+pytestmark = pytest.mark.perf
+
+LEVEL = re.compile(r"^\[([k.])\] ")
+OLD_MIX, NEW_MIX = "3,1,0,1,1", "1,3,2,1,0"
+
+
+def perf_diff(old: Path, new: Path, keys: str | None, compute: str | None
+              ) -> list[tuple[tuple[str, ...], str | None, str, str]]:
+    """perf diff's rows in its order: (keys, level, baseline cell, computation cell)."""
+    perf = require("perf")
+    cmd = [perf, "diff", "-t", ";", str(old), str(new)]
+    if keys:
+        cmd += ["--sort", keys]
+    if compute:
+        cmd += ["-c", compute]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env=perf_env(old.parent / "debug"), cwd=old.parent)
+    assert p.returncode == 0, p.stderr[-500:]
+    rows = []
+    for line in p.stdout.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        f = [x.strip() for x in line.split(";")]
+        level = None
+        key = []
+        for x in f[2:]:
+            m = LEVEL.match(x)
+            if m:
+                level, x = m.group(1), x[m.end():]
+            key.append(x)
+        rows.append((tuple(key), level, f[0], f[1]))
+    return rows
+
+
+def ours(old: Path, new: Path, keys: str | None, compute: str | None) -> dict:
+    args = ["diff", str(old), str(new), "--json"]
+    if keys:
+        args += ["--sort", keys]
+    if compute:
+        args += ["-c", compute]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(args) == 0
+    return json.loads(buf.getvalue())
+
+
+def _key(row: dict, keys: list[str]) -> tuple[str, ...]:
+    out = []
+    for k in keys:
+        v = row[k]
+        if k == "cpu":
+            out.append(("-" if v < 0 else "") + str(abs(v)).zfill(3))
+        else:
+            out.append(str(v).replace(";", "."))  # perf's -t puts '.' for the separator
+    return tuple(out)
+
+
+def compare(old: Path, new: Path, keys: str | None = None, compute: str | None = None
+            ) -> tuple[int, int]:
+    """Assert perftui's rows equal perf's; returns (rows, rows in both recordings)."""
+    theirs = perf_diff(old, new, keys, compute)
+    doc = ours(old, new, keys, compute)
+    klist = doc["sort"]
+    assert klist == (keys.split(",") if keys else ["dso", "sym"])
+    if "pid" in klist:  # perf prints tid:comm, the comm of the thread's side
+        at = klist.index("pid")
+        theirs = [(tuple(v.split(":", 1)[0] if i == at else v for i, v in enumerate(k)),
+                   lv, b, c) for k, lv, b, c in theirs]
+    # perf cuts a comm to its column width when the width was set before the name was seen
+    width = {i: max(len(k[i]) for k, *_ in theirs) for i, name in enumerate(klist)
+             if name == "comm" and theirs}
+    mine = [(tuple(v[:width[i]] if i in width else v for i, v in enumerate(_key(r, klist))),
+             r) for r in doc["rows"]]
+    assert [k for k, _ in mine] == [k for k, *_ in theirs], "rows and their order"
+    both = 0
+    for (key, r), (_k, level, base, cell) in zip(mine, theirs, strict=True):
+        if level is not None:
+            assert r["kernel"] == (level == "k"), key
+        if base:
+            assert r["baseline"] is not None and abs(r["baseline"] - float(base)) <= 0.01, \
+                (key, r["baseline"], base)
+        else:
+            assert r["baseline"] is None, key
+        want = compute or "delta-abs"
+        if want in ("delta", "delta-abs"):
+            if cell:
+                assert r["delta"] is not None and abs(r["delta"] - float(cell[:-1])) <= 0.01, \
+                    (key, r["delta"], cell)
+            else:
+                assert r["delta"] is None and r["new"] is None, key
+        else:
+            if cell == "N/A":
+                assert r["baseline"] is None and r["new"] is not None and r["ratio"] is None
+            elif cell:
+                assert r["ratio"] is not None and abs(r["ratio"] - float(cell)) <= 1e-6, \
+                    (key, r["ratio"], cell)
+            else:
+                assert r["new"] is None and r["ratio"] is None, key
+        both += r["baseline"] is not None and r["new"] is not None
+    print(f"--sort {keys or 'dso,sym'} -c {compute or 'delta-abs'}: {len(theirs)} rows equal "
+          f"perf diff's ({both} in both recordings)")
+    return len(theirs), both
+
+
+@pytest.fixture(scope="module")
+def pair(built: Built, recorded) -> tuple[Path, Path]:  # noqa: F811
+    return (recorded("diff_old", built.hotprog, "2", OLD_MIX),
+            recorded("diff_new", built.hotprog, "2", NEW_MIX))
+
+
+@pytest.mark.parametrize("keys", [None, "comm", "dso", "comm,dso,sym", "sym", "pid", "cpu"])
+def test_keys(pair: tuple[Path, Path], keys: str | None) -> None:
+    n, _both = compare(*pair, keys)
+    assert n >= 1
+
+
+def test_default_keys_shift(pair: tuple[Path, Path]) -> None:
+    """The mixes shift as planned: hot_gamma's spin only in NEW, plt_loop only in OLD,
+    hot_alpha down and hot_beta up."""
+    doc = ours(*pair, None, None)
+    rows = {(r["dso"], r["sym"]): r for r in doc["rows"]}
+    assert rows["hotprog", "spin"]["baseline"] is None
+    assert rows["hotprog", "plt_loop"]["new"] is None
+    assert rows["hotprog", "hot_alpha"]["delta"] < -10 < 10 < rows["hotprog", "hot_beta"]["delta"]
+    _n, both = compare(*pair)
+    assert both >= 4
+
+
+@pytest.mark.parametrize("compute", ["ratio", "delta", "delta-abs"])
+@pytest.mark.parametrize("keys", [None, "comm", "dso"])
+def test_computations(pair: tuple[Path, Path], keys: str | None, compute: str) -> None:
+    compare(*pair, keys, compute)
+
+
+@pytest.fixture(scope="module")
+def second_build(built: Built,  # noqa: F811
+                 tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """hotprog built again at -O2 with a shifted text segment: the same file name, other
+    addresses for every symbol."""
+    d = tmp_path_factory.mktemp("build2")
+    gcc = require("gcc")
+    _run([gcc, "-O2", "-g", "-fno-omit-frame-pointer", "-fPIE", "-pie",
+          "-Wl,-Ttext-segment=0x300000", "-o", str(d / "hotprog"), str(PROGRAMS / "hotprog.c"),
+          "-L", str(built.dir), "-lhotlib", f"-Wl,-rpath,{built.dir}"])
+    return d / "hotprog"
+
+
+def test_two_builds(built: Built, recorded, second_build: Path) -> None:  # noqa: F811
+    old = recorded("diff_old", built.hotprog, "2", OLD_MIX)
+    new = recorded("diff_build2", second_build, "2", OLD_MIX)
+    _n, _both = compare(old, new)
+    doc = ours(old, new, None, None)
+    rows = {(r["dso"], r["sym"]): r for r in doc["rows"]}
+    # the same mix in another build: the hot functions pair up by name
+    for f in ("hot_alpha", "hot_beta", "plt_loop"):
+        assert rows["hotprog", f]["baseline"] is not None and rows["hotprog", f]["new"] \
+            is not None, f
+    compare(old, new, "dso")
+
+
+@pytest.fixture(scope="module")
+def system_pair(built: Built, recorded) -> tuple[Path, Path]:  # noqa: F811
+    return (recorded("diff_sys_old", built.hotprog, "1", OLD_MIX, system_wide=True),
+            recorded("diff_sys_new", built.hotprog, "1", NEW_MIX, system_wide=True))
+
+
+@pytest.mark.parametrize("keys", [None, "comm", "dso", "cpu", "comm,dso,sym"])
+def test_system_wide(system_pair: tuple[Path, Path], keys: str | None) -> None:
+    compare(*system_pair, keys)
+    compare(*system_pair, keys, "ratio")
+
+
+def test_different_events(built: Built, recorded) -> None:  # noqa: F811
+    """cpu-clock against task-clock: perf matches events by type and config, finds none
+    and shows the baseline alone; perftui does the same and says why at the top."""
+    old = recorded("diff_old", built.hotprog, "2", OLD_MIX)
+    new = recorded("diff_task", built.hotprog, "1", NEW_MIX, events="task-clock")
+    compare(old, new)
+    doc = ours(old, new, None, None)
+    assert doc["new"] is None and all(r["new"] is None for r in doc["rows"])
+    assert [w["what"] for w in doc["warnings"]] == ["events"]
+    assert doc["warnings"][0]["old"] == "cpu-clock" and doc["warnings"][0]["new"] == "task-clock"
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(["diff", str(old), str(new)]) == 0
+    head = buf.getvalue().split("# Event")[0]
+    assert "# Warning: different events: cpu-clock (OLD) and task-clock (NEW)" in head
+
+
+def test_text_equals_perf(pair: tuple[Path, Path]) -> None:
+    """The text table is perf diff --stdio's, line for line (trailing blanks aside)."""
+    perf = require("perf")
+    old, new = pair
+    for extra in ([], ["-c", "ratio"], ["-c", "delta"], ["--sort", "comm"]):
+        p = subprocess.run([perf, "diff", str(old), str(new), *extra], capture_output=True,
+                           text=True, timeout=300, env=perf_env(old.parent / "debug"),
+                           cwd=old.parent)
+        assert p.returncode == 0
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert perftui_main(["diff", str(old), str(new), *extra]) == 0
+        mine = buf.getvalue().split("# Event", 1)[1]
+        theirs = p.stdout.split("# Event", 1)[1]
+        # the header lines aside: perf sizes a column from every name it loaded, so a
+        # header can be wider than its widest row; the rows are padded the same
+        assert [x.rstrip() for x in mine.splitlines() if not x.startswith("# ")] == \
+            [x.rstrip() for x in theirs.splitlines() if not x.startswith("# ")], extra
