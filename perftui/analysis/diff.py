@@ -17,7 +17,7 @@ ascending (names by strcmp, unresolved symbols last, numbers by value).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +69,7 @@ class SideTable:
     total_samples: int
     entries: dict[Ident, SideEntry]
     locs: Locations
-    thread_comm: Any = None  # tid -> the thread's last name (for ``pid`` words)
+    thread_names: dict[int, str] = field(default_factory=dict)  # tid -> its last name (pid)
 
     def rollup(self, keys: Sequence[str]) -> SideTable:
         """The same samples grouped by ``keys`` (each one of this table's keys)."""
@@ -80,7 +80,7 @@ class SideTable:
         for ident, e in self.entries.items():
             _merge(out, tuple(ident[i] for i in idx), e, self.locs, sym_at)
         return SideTable(keys, self.total_period, self.total_samples, out, self.locs,
-                         self.thread_comm)
+                         self.thread_names)
 
     def only(self, where: dict[str, Any]) -> SideTable:
         """The rows whose key values equal ``where`` (a drill-down); the total stays the
@@ -89,7 +89,7 @@ class SideTable:
         ents = {ident: e for ident, e in self.entries.items()
                 if all(ident[i] == v for i, v in idx)}
         return SideTable(self.keys, self.total_period, self.total_samples, ents, self.locs,
-                         self.thread_comm)
+                         self.thread_names)
 
 
 def _merge(out: dict[Ident, SideEntry], ident: Ident, e: SideEntry, locs: Locations,
@@ -106,9 +106,11 @@ def _merge(out: dict[Ident, SideEntry], ident: Ident, e: SideEntry, locs: Locati
         have.loc = e.loc
 
 
-def side_table(prof: Profile, comm_names: Sequence[str], thread_comm: Any = None
-               ) -> SideTable:
-    """A profile's rows named by what compares across recordings (see the module doc)."""
+def side_table(prof: Profile, comm_names: Sequence[str],
+               thread_comm: Callable[[int], str] | None = None) -> SideTable:
+    """A profile's rows named by what compares across recordings (see the module doc);
+    ``thread_comm`` names the threads of a ``pid`` key (kept as a dict: the table does not
+    hold on to the resolver)."""
     locs = prof.codes.locs
     names = prof.codes.names
     sym_at = prof.keys.index("sym") if "sym" in prof.keys else None
@@ -125,7 +127,11 @@ def side_table(prof: Profile, comm_names: Sequence[str], thread_comm: Any = None
             else:
                 ident.append(names[k][code])
         _merge(out, tuple(ident), SideEntry(r.self_period, r.samples, r.loc), locs, sym_at)
-    return SideTable(prof.keys, prof.total_period, prof.total_samples, out, locs, thread_comm)
+    threads: dict[int, str] = {}
+    if "pid" in prof.keys and thread_comm is not None:
+        at = prof.keys.index("pid")
+        threads = {ident[at]: thread_comm(ident[at]) for ident in out}
+    return SideTable(prof.keys, prof.total_period, prof.total_samples, out, locs, threads)
 
 
 def empty_table(keys: tuple[str, ...]) -> SideTable:
@@ -168,8 +174,10 @@ class Diff:
         """The location table that names ``row`` (OLD's when the row is in OLD)."""
         return self.old.locs if row.old is not None else self.new.locs
 
-    def thread_comm(self, row: DiffRow) -> Any:
-        return self.old.thread_comm if row.old is not None else self.new.thread_comm
+    def thread_name(self, row: DiffRow, tid: int) -> str:
+        """A thread's name (``pid`` key) on the side that names the row."""
+        side = self.old if row.old is not None else self.new
+        return side.thread_names.get(tid, "")
 
     @property
     def matched(self) -> int:
@@ -276,37 +284,58 @@ def event_ident(rec: Recording) -> list[tuple[tuple[int, int], str]]:
 def diff_events(old: dict[tuple[int, int], tuple[str, SideTable]],
                 new: dict[tuple[int, int], tuple[str, SideTable]],
                 old_events: Iterable[tuple[tuple[int, int], str]],
+                new_events: Iterable[tuple[tuple[int, int], str]],
                 keys: tuple[str, ...], compute: str = DEFAULT_COMPUTE) -> list[EventDiff]:
-    """One diff per OLD event with samples on either side (perf iterates the baseline's
-    events; NEW's events without a match are not compared, as in perf)."""
+    """One diff per OLD event, in OLD's order (perf iterates the baseline's events, those
+    without samples too; NEW's events without a match are not compared, as in perf)."""
     out = []
     seen = set()
+    in_new = {i for i, _n in new_events} | set(new)
     for ident, name in old_events:
         if ident in seen:
             continue
         seen.add(ident)
         o = old.get(ident)
         n = new.get(ident)
-        if o is None and n is None:
-            continue
         d = diff_tables(o[1] if o else empty_table(keys), n[1] if n else empty_table(keys),
                         compute)
-        out.append(EventDiff(o[0] if o else name, d, in_new=ident in new))
+        out.append(EventDiff(o[0] if o else name, d, in_new=ident in in_new))
     return out
 
 
-def mismatches(old: Recording, new: Recording) -> list[Mismatch]:
+@dataclass(frozen=True)
+class Setup:
+    """What a recording says about where and how it was made (to compare two)."""
+
+    events: tuple[tuple[tuple[int, int], str], ...]
+    hostname: str | None
+    arch: str | None
+
+    @staticmethod
+    def of(rec: Recording) -> Setup:
+        host, arch = rec.feature(Feature.HOSTNAME), rec.feature(Feature.ARCH)
+        return Setup(tuple(event_ident(rec)), None if host is None else str(host),
+                     None if arch is None else str(arch))
+
+
+def mismatches(old: Setup, new: Setup) -> list[Mismatch]:
     """What differs between the recordings' setups: their events, hosts, architectures."""
     out = []
-    oe = [n for _i, n in event_ident(old)]
-    ne = [n for _i, n in event_ident(new)]
-    if {i for i, _n in event_ident(old)} != {i for i, _n in event_ident(new)}:
-        out.append(Mismatch("events", ", ".join(oe) or "none", ", ".join(ne) or "none"))
-    for feat, what in ((Feature.HOSTNAME, "hosts"), (Feature.ARCH, "architectures")):
-        a, b = old.feature(feat), new.feature(feat)
+    if {i for i, _n in old.events} != {i for i, _n in new.events}:
+        out.append(Mismatch("events", ", ".join(n for _i, n in old.events) or "none",
+                            ", ".join(n for _i, n in new.events) or "none"))
+    for what, a, b in (("hosts", old.hostname, new.hostname),
+                       ("architectures", old.arch, new.arch)):
         if a is not None and b is not None and a != b:
-            out.append(Mismatch(what, str(a), str(b)))
+            out.append(Mismatch(what, a, b))
     return out
+
+
+def recording_tables(res: Resolver, keys: tuple[str, ...], flt: Filter | None = None
+                     ) -> dict[tuple[int, int], tuple[str, SideTable]]:
+    """:func:`side_tables` of one recording's samples that pass ``flt``."""
+    rows = sample_rows(res.rec, flt, FilterContext(smap=res.smap))
+    return side_tables(res, rows, keys)
 
 
 def compare_recordings(old: Resolver, new: Resolver, keys: tuple[str, ...] = DEFAULT_DIFF_SORT,
@@ -314,8 +343,6 @@ def compare_recordings(old: Resolver, new: Resolver, keys: tuple[str, ...] = DEF
                        new_filter: Filter | None = None) -> list[EventDiff]:
     """Every event's diff of two recordings (each resolved by its own resolver, each side's
     samples chosen by its own filter, e.g. a time range)."""
-    tables = []
-    for res, flt in ((old, old_filter), (new, new_filter)):
-        rows = sample_rows(res.rec, flt, FilterContext(smap=res.smap))
-        tables.append(side_tables(res, rows, keys))
-    return diff_events(tables[0], tables[1], event_ident(old.rec), keys, compute)
+    tables = [recording_tables(old, keys, old_filter), recording_tables(new, keys, new_filter)]
+    return diff_events(tables[0], tables[1], event_ident(old.rec), event_ident(new.rec),
+                       keys, compute)

@@ -38,8 +38,7 @@ def key_text(d: Diff, row: DiffRow, i: int) -> str:
     """Sort key ``i`` of a row as perf diff prints it."""
     k, v = d.keys[i], row.key[i]
     if k == "pid":
-        tc = d.thread_comm(row)
-        return f"{v:>7}:{tc(v) if tc is not None else ''}"
+        return f"{v:>7}:{d.thread_name(row, v)}"
     if k == "cpu":  # perf's %3.3d: at least three digits
         return ("-" if v < 0 else "") + str(abs(v)).zfill(3)
     if k == "sym":

@@ -1,4 +1,8 @@
-"""``perftui diff`` from two indexed recordings to words: perf diff's table, or JSON."""
+"""``perftui diff`` from two recordings to words: perf diff's table, or JSON.
+
+The recordings are read one after the other (index, resolve, group, then let go), so the
+peak memory is about one recording's, not two.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +13,16 @@ from typing import TextIO
 from ..analysis.diff import (
     DEFAULT_COMPUTE,
     DEFAULT_DIFF_SORT,
-    compare_recordings,
+    Setup,
+    SideTable,
+    diff_events,
     mismatches,
+    recording_tables,
 )
 from ..analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
 from ..analysis.summary import time_span
-from ..perfdata import Recording
+from ..perfdata import PerfDataError, Recording, open_recording
+from ..symbols.cache import SymbolCache
 from ..symbols.resolver import Resolver, SymbolOptions
 from ..textsafe import safe
 from .diff import diffs_json, print_diff, print_preamble
@@ -43,42 +51,74 @@ class DiffRequest:
     keys: tuple[str, ...] = DEFAULT_DIFF_SORT
     compute: str = DEFAULT_COMPUTE
     json: bool = False
-    time: str | None = None  # START,END for both, or OLD:NEW ranges (perf's form)
+    time: str | None = None  # START,END for both, or OLD_RANGE:NEW_RANGE (perf's form)
     cpu: str | None = None
     symbols: SymbolOptions = field(default_factory=SymbolOptions)
 
 
-def side_filters(old: Recording, new: Recording, time: str | None, cpu: str | None
-                 ) -> tuple[Filter, Filter]:
-    """Each side's filter: ``time`` is ``START,END`` (seconds from each recording's first
-    sample) for both, or ``OLD_RANGE:NEW_RANGE``; raises FilterError."""
-    cpus = parse_int_list(cpu, "cpu list") if cpu else None
-    out = []
-    parts = time.split(":") if time else []
+def time_ranges(time: str | None) -> tuple[str, str]:
+    """OLD's and NEW's ``START,END`` from ``--time`` (one range for both, or two apart
+    with ``:``, as perf diff takes them); raises FilterError."""
+    if not time:
+        return "", ""
+    parts = time.split(":")
     if len(parts) > 2:
         raise FilterError(f"bad time {time!r}: expected START,END or OLD_RANGE:NEW_RANGE")
-    for k, rec in enumerate((old, new)):
-        text = parts[min(k, len(parts) - 1)] if parts else ""
-        rng = parse_time_range(text, time_span(rec)[0]) if text.strip() else None
-        out.append(Filter(time=rng, cpus=cpus))
-    return out[0], out[1]
+    for p in parts:
+        if p.strip():
+            parse_time_range(p, 0)  # the syntax, before any file is read
+    return parts[0], parts[-1]
 
 
-def run_diff(old: Recording, new: Recording, req: DiffRequest, out: TextIO,
-             err: TextIO) -> None:
-    """Write the diff of two indexed recordings to ``out`` (notes to ``err``)."""
-    fo, fn = side_filters(old, new, req.time, req.cpu)
-    ro, rn = Resolver(old, req.symbols), Resolver(new, req.symbols)
-    eds = compare_recordings(ro, rn, req.keys, req.compute, fo, fn)
-    warnings = mismatches(old, new)
-    old_file, new_file = str(old.path or "-"), str(new.path or "-")
+def side_filter(rec: Recording, time: str, cpu: str | None) -> Filter:
+    """One side's filter: ``time`` in seconds from that recording's first sample."""
+    rng = parse_time_range(time, time_span(rec)[0]) if time.strip() else None
+    return Filter(time=rng, cpus=parse_int_list(cpu, "cpu list") if cpu else None)
+
+
+@dataclass
+class Side:
+    """One recording, read and grouped: what the diff needs of it after it is closed."""
+
+    path: str
+    tables: dict[tuple[int, int], tuple[str, SideTable]]
+    setup: Setup
+    notes: list[str]
+    errors: list[PerfDataError]
+
+
+def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache) -> Side:
+    """Index, resolve and group one recording, then close it."""
+    rec = open_recording(path, spill=True)
+    try:
+        rec.build_index()
+        flt = side_filter(rec, time, req.cpu)
+        res = Resolver(rec, req.symbols, cache=cache)
+        tables = recording_tables(res, req.keys, flt)
+        return Side(path, tables, Setup.of(rec), list(res.notes), list(rec.errors))
+    finally:
+        rec.close()
+
+
+def run_diff(old_path: str, new_path: str, req: DiffRequest, out: TextIO,
+             err: TextIO) -> list[PerfDataError]:
+    """Write the diff of two recordings to ``out`` (notes to ``err``); returns the decode
+    errors of both (everything decoded before a fault is compared)."""
+    t_old, t_new = time_ranges(req.time)
+    cache = SymbolCache()  # a file both recordings name (a library, kallsyms) is read once
+    old = read_side(old_path, req, t_old, cache)
+    new = read_side(new_path, req, t_new, cache)
+    eds = diff_events(old.tables, new.tables, old.setup.events, new.setup.events, req.keys,
+                      req.compute)
+    warnings = mismatches(old.setup, new.setup)
     if req.json:
-        doc = diffs_json(eds, old_file, new_file, warnings, req.keys, req.compute)
+        doc = diffs_json(eds, old.path, new.path, warnings, req.keys, req.compute)
         out.write(json.dumps(jsonable(doc)) + "\n")
     else:
-        print_preamble(old_file, new_file, warnings, out)
+        print_preamble(old.path, new.path, warnings, out)
         for i, ed in enumerate(eds):
             print_diff(ed, out, first=i == 0)
-    for side, res in (("OLD", ro), ("NEW", rn)):
-        for n in dict.fromkeys(res.notes):
-            err.write(safe(f"perftui diff: {side}: {n}") + "\n")
+    for name, side in (("OLD", old), ("NEW", new)):
+        for n in dict.fromkeys(side.notes):
+            err.write(safe(f"perftui diff: {name}: {n}") + "\n")
+    return old.errors + new.errors
