@@ -1,0 +1,192 @@
+"""The diff browser's data: two recordings, each side's tables under its own time range,
+and the level of the drill-down shown.  No widgets here; the slow parts (indexing,
+resolving, grouping, comparing) are called from the app's thread workers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..analysis.diff import (
+    DEFAULT_COMPUTE,
+    Diff,
+    Mismatch,
+    Setup,
+    SideTable,
+    diff_tables,
+    empty_table,
+    mismatches,
+    recording_tables,
+)
+from ..analysis.filters import Filter
+from ..analysis.profile import NO_VALUE
+from ..perfdata import Recording
+from ..symbols.cache import SymbolCache
+from ..symbols.resolver import Resolver, SymbolOptions
+from .model import Model
+
+#: Every table is grouped once by all the keys a view needs, then rolled up.
+FULL_KEYS = ("module", "section", "dso", "sym")
+VIEWS = ("sections", "symbols")
+COMPUTE_CYCLE = ("delta-abs", "delta", "ratio")
+
+Tables = dict[tuple[int, int], tuple[str, SideTable]]
+
+
+@dataclass(frozen=True)
+class Level:
+    """Where the table is: the module sections drill-down (all modules, one module's
+    sections, one section's symbols) or perf diff's flat ``dso,sym`` table."""
+
+    view: str = "sections"
+    module: str | None = None
+    section: str | None = None
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        if self.view == "symbols":
+            return ("dso", "sym")
+        if self.module is None:
+            return ("module",)
+        if self.section is None:
+            return ("module", "section")
+        return ("module", "section", "sym")
+
+    @property
+    def where(self) -> dict[str, str]:
+        out = {}
+        if self.view == "sections" and self.module is not None:
+            out["module"] = self.module
+            if self.section is not None:
+                out["section"] = self.section
+        return out
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        """The key columns the table shows (the drill-down shows only the last one)."""
+        return self.keys if self.view == "symbols" else self.keys[-1:]
+
+    @property
+    def deepest(self) -> bool:
+        return self.view == "symbols" or self.section is not None
+
+    def title(self) -> str:
+        if self.view == "symbols":
+            return "symbols · perf diff's dso,sym"
+        if self.module is None:
+            return "modules"
+        if self.section is None:
+            return f"{self.module} ▸ sections"
+        sec = "" if self.section == NO_VALUE else f" ▸ {self.section}"
+        return f"{self.module}{sec} ▸ symbols"
+
+
+class DiffSide:
+    """One recording: its index, resolver and tables under its time range."""
+
+    def __init__(self, name: str, rec: Recording, modules_dirs: list[str],
+                 symbols: SymbolOptions, cache: SymbolCache) -> None:
+        self.name = name  # OLD or NEW
+        self.rec = rec
+        self.model = Model(rec, modules_dirs)  # what the timeline reads
+        self.symbols = symbols
+        self.cache = cache
+        self.res: Resolver | None = None
+        self.tables: Tables = {}
+        self.time_range: tuple[int, int] | None = None
+        self.ready = False
+        self.error: str | None = None
+        self.lock = threading.Lock()  # one computation at a time uses the resolver
+
+    def load(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Index the recording, then group its samples (in a worker)."""
+        self.rec.build_index(progress=progress, budget=0.25)
+        self.model.update_stats()
+        self.res = Resolver(self.rec, self.symbols, cache=self.cache)
+        self.compute()
+        self.ready = True
+
+    def compute(self) -> Tables:
+        """Group the samples in the current time range (in a worker)."""
+        with self.lock:
+            rng = self.time_range
+            assert self.res is not None
+            tables = recording_tables(self.res, FULL_KEYS, Filter().within(rng))
+            if rng == self.time_range:
+                self.tables = tables
+            return tables
+
+    @property
+    def notes(self) -> list[str]:
+        return list(dict.fromkeys(self.res.notes)) if self.res is not None else []
+
+
+@dataclass
+class DiffModel:
+    """Two sides, the computation, the event and the level shown."""
+
+    old: DiffSide
+    new: DiffSide
+    compute: str = DEFAULT_COMPUTE
+    event: int = 0  # index into events()
+    levels: list[Level] = field(default_factory=lambda: [Level()])
+
+    @classmethod
+    def of(cls, old: Recording, new: Recording, modules_dirs: list[str] | None = None,
+           symbols: SymbolOptions | None = None) -> DiffModel:
+        dirs = list(modules_dirs or [])
+        opts = symbols or SymbolOptions(modules_dirs=dirs)
+        cache = SymbolCache()
+        return cls(DiffSide("OLD", old, dirs, opts, cache),
+                   DiffSide("NEW", new, dirs, opts, cache))
+
+    @property
+    def ready(self) -> bool:
+        return self.old.ready and self.new.ready
+
+    @property
+    def level(self) -> Level:
+        return self.levels[-1]
+
+    def events(self) -> list[tuple[tuple[int, int], str]]:
+        """OLD's events that have samples on either side, in OLD's order."""
+        out = []
+        for a in self.old.rec.attrs:
+            ident = (a.type, a.config)
+            if (ident in self.old.tables or ident in self.new.tables) and \
+                    ident not in [i for i, _n in out]:
+                out.append((ident, a.display_name))
+        return out
+
+    def event_name(self) -> str:
+        ev = self.events()
+        return ev[self.event % len(ev)][1] if ev else "no samples"
+
+    def warnings(self) -> list[Mismatch]:
+        return mismatches(Setup.of(self.old.rec), Setup.of(self.new.rec))
+
+    def side_tables(self) -> tuple[SideTable, SideTable]:
+        """The current event's full tables of both sides."""
+        ev = self.events()
+        if not ev:
+            return empty_table(FULL_KEYS), empty_table(FULL_KEYS)
+        ident = ev[self.event % len(ev)][0]
+        o, n = self.old.tables.get(ident), self.new.tables.get(ident)
+        return (o[1] if o else empty_table(FULL_KEYS), n[1] if n else empty_table(FULL_KEYS))
+
+    def diff(self, level: Level, compute: str | None = None) -> Diff:
+        """The compared table of ``level`` (in a worker: rolls up every row)."""
+        o, n = self.side_tables()
+        o = o.rollup(level.keys).only(level.where)
+        n = n.rollup(level.keys).only(level.where)
+        return diff_tables(o, n, compute or self.compute)
+
+    def open_module(self, module: str) -> Level:
+        """The level below a module: its sections, or straight its symbols when nothing in
+        it has a section (a user-space dso)."""
+        o, n = self.side_tables()
+        secs = {ident[1] for t in (o, n) for ident in t.rollup(("module", "section")).entries
+                if ident[0] == module}
+        return Level("sections", module, NO_VALUE if secs <= {NO_VALUE} else None)
