@@ -152,13 +152,12 @@ class DiffModel:
 
     def events(self) -> list[tuple[tuple[int, int], str]]:
         """OLD's events that have samples on either side, in OLD's order."""
-        out = []
+        out: dict[tuple[int, int], str] = {}
         for a in self.old.rec.attrs:
             ident = (a.type, a.config)
-            if (ident in self.old.tables or ident in self.new.tables) and \
-                    ident not in [i for i, _n in out]:
-                out.append((ident, a.display_name))
-        return out
+            if ident in self.old.tables or ident in self.new.tables:
+                out.setdefault(ident, a.display_name)
+        return list(out.items())
 
     def event_name(self) -> str:
         ev = self.events()
