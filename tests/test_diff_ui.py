@@ -1,0 +1,224 @@
+"""The diff browser under Textual's pilot, on two writer-built module recordings whose
+planted samples are the oracle (tests/builders.py ``module_recording``): the module, section
+and symbol levels show the planted shares, Enter and Backspace walk the drill-down, ``c``
+and ``v`` change the order and the table, a range on one timeline regroups that side only
+(its samples counted from the builder's one-sample-a-millisecond plan), and the work runs
+in thread workers, never on the UI thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from uihelpers import screen_text, sync
+
+from builders import module_recording
+from perftui.demo import MODULES_DIR
+from perftui.perfdata import open_recording
+from perftui.ui.diffapp import DiffApp, DiffTable, SideTimeline
+from perftui.ui.diffmodel import DiffModel, Level
+
+MODNAME = {"demo-kvm": "demo_kvm", "demo_nic": "demo_nic", "demo_crc": "demo_crc"}
+OLD = {("demo_nic", ".text", "demo_nic_rx_poll"): 400,
+       ("demo_nic", ".text", "demo_nic_csum_partial"): 200,
+       ("demo_nic", ".text.unlikely", "demo_nic_handle_error"): 10,
+       ("demo-kvm", ".noinstr.text", "__demo_svm_vcpu_run"): 300,
+       ("demo_crc", ".text", "demo_crc32_le_slice4"): 150}
+NEW = {("demo_nic", ".text", "demo_nic_rx_poll"): 250,
+       ("demo_nic", ".text", "demo_nic_csum_partial"): 200,
+       ("demo_nic", ".text.unlikely", "demo_nic_handle_error"): 160,
+       ("demo-kvm", ".noinstr.text", "__demo_svm_vcpu_run"): 300,
+       ("demo-kvm", ".text.unlikely", "demo_kvm_report_emulation_failure"): 40}
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict, dict]:
+    d = tmp_path_factory.mktemp("diffui")
+    po = module_recording(d / "old.data", OLD, hostname="old-host")
+    pn = module_recording(d / "new.data", NEW, hostname="new-host")
+    return d / "old.data", d / "new.data", po, pn
+
+
+def make_app(planted: tuple[Path, Path, dict, dict]) -> DiffApp:
+    old, new, _po, _pn = planted
+    return DiffApp(DiffModel.of(open_recording(old), open_recording(new), [str(MODULES_DIR)]))
+
+
+async def shown(pilot: Pilot, timeout: float = 30.0) -> None:
+    """Until both sides are grouped and the table of the current level is shown."""
+    import time
+
+    app = pilot.app
+    assert isinstance(app, DiffApp)
+    end = time.monotonic() + timeout
+    while True:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if app.model.ready and app.diff is not None and app.shown_level == app.model.level:
+            return
+        assert time.monotonic() < end, "the diff never showed"
+        await pilot.pause(0.05)
+
+
+async def press(pilot: Pilot, *keys: str) -> None:
+    for k in keys:
+        await pilot.press(k)
+        await shown(pilot)
+
+
+def shares(periods: dict, width: int, where: tuple[str, ...] = ()) -> dict:
+    """Share (%) of the whole recording per key cut to ``width`` parts, under ``where``."""
+    total = sum(periods.values())
+    out: Counter = Counter()
+    for (mod, sec, sym), p in periods.items():
+        key = (MODNAME[mod], sec, sym)
+        if key[:len(where)] == where:
+            out[key[:width]] += p
+    return {k: 100.0 * v / total for k, v in out.items()}
+
+
+def largest_change(po: dict, pn: dict, width: int, where: tuple[str, ...] = ()) -> tuple:
+    """The key perf diff puts first: of the rows with a NEW side, the largest |delta|."""
+    o, n = shares(po, width, where), shares(pn, width, where)
+    return max(n, key=lambda k: abs(n[k] - o.get(k, 0.0)))
+
+
+def table_rows(app: DiffApp) -> dict:
+    d = app.diff
+    assert d is not None
+    return {r.key: (r.baseline, r.share, r.delta) for r in d.rows}
+
+
+def check(app: DiffApp, po: dict, pn: dict, width: int, where: tuple[str, ...] = ()) -> None:
+    want_o, want_n = shares(po, width, where), shares(pn, width, where)
+    got = table_rows(app)
+    assert set(got) == set(want_o) | set(want_n)
+    for key, (b, n, dl) in got.items():
+        o, w = want_o.get(key), want_n.get(key)
+        assert (b is None) == (o is None) and (n is None) == (w is None), key
+        if o is not None:
+            assert abs(b - o) < 1e-9
+        if w is not None:
+            assert abs(n - w) < 1e-9 and abs(dl - (w - (o or 0.0))) < 1e-9
+        else:
+            assert dl is None
+
+
+@sync
+async def test_drill_down(planted) -> None:
+    _o, _n, po, pn = planted
+    app = make_app(planted)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await shown(pilot)
+        assert app.model.level == Level()
+        check(app, po, pn, 1)
+        text = screen_text(app)
+        assert "different hosts: old-host (OLD) and new-host (NEW)" in text
+        assert "modules" in text and "demo_crc" in text and "gone" in text
+        # perf's order: the largest |delta| first
+        assert app.diff.rows[0].key == largest_change(po, pn, 1)  # type: ignore[union-attr]
+        at = [r.key for r in app.diff.rows].index(("demo_nic",))  # type: ignore[union-attr]
+        await press(pilot, *["down"] * at, "enter")  # demo_nic: its sections
+        assert app.model.level == Level("sections", "demo_nic")
+        check(app, po, pn, 2, ("demo_nic",))
+        assert app.diff.rows[0].key == largest_change(po, pn, 2, ("demo_nic",))  # type: ignore[union-attr]
+        at = [r.key for r in app.diff.rows].index(("demo_nic", ".text"))  # type: ignore[union-attr]
+        await press(pilot, *["down"] * at, "enter")  # .text: its symbols
+        assert app.model.level == Level("sections", "demo_nic", ".text")
+        check(app, po, pn, 3, ("demo_nic", ".text"))
+        assert "demo_nic_rx_poll" in screen_text(app)
+        await press(pilot, "backspace")  # back to the sections, on the row we left
+        assert app.model.level == Level("sections", "demo_nic")
+        assert app.query_one(DiffTable).cursor_row == at
+        await press(pilot, "escape", "escape")
+        assert app.model.level == Level()
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+@sync
+async def test_compute_and_view(planted) -> None:
+    _o, _n, po, pn = planted
+    app = make_app(planted)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await shown(pilot)
+        await press(pilot, "c")  # delta: the largest increase first
+        assert app.model.compute == "delta"
+        deltas = [r.delta for r in app.diff.rows if r.delta is not None]  # type: ignore[union-attr]
+        assert deltas == sorted(deltas, reverse=True)
+        await press(pilot, "c")  # ratio: paired rows by ratio, NEW-only, then OLD-only
+        assert app.model.compute == "ratio"
+        assert "Ratio" in screen_text(app)
+        await press(pilot, "c")
+        assert app.model.compute == "delta-abs"
+        await press(pilot, "v")  # perf diff's dso,sym table
+        assert app.model.level == Level("symbols")
+        names = {k[1] for k in table_rows(app)}
+        assert names == {sym for (_m, _s, sym) in [*po, *pn]}
+        assert "shared object" in screen_text(app)
+
+
+@sync
+async def test_range_regroups_one_side(planted) -> None:
+    _o, _n, _po, _pn = planted
+    app = make_app(planted)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await shown(pilot)
+        new_before = app.model.new.tables
+        await pilot.press("o")
+        tl = app.query_one("#old", SideTimeline)
+        assert app.focused is tl
+        for _ in range(10):
+            await pilot.press("shift+right")
+        await shown(pilot)
+        while app.model.old.time_range != tl.time_range():
+            await pilot.pause(0.05)
+            await shown(pilot)
+        lo, hi = tl.time_range()  # type: ignore[misc]
+        # the builder's plan: sample k of OLD at 1 s + (k + 1) ms
+        n = sum(OLD.values())
+        want = sum(1 for k in range(n) if lo <= 1_000_000_000 + (k + 1) * 1_000_000 <= hi)
+        (_name, old_tab), = app.model.old.tables.values()
+        assert old_tab.total_samples == want and 0 < want < n
+        assert app.model.new.tables is new_before  # NEW not regrouped
+        assert "in 0.000–" in screen_text(app)
+        await pilot.press("r")  # reset: OLD whole again
+        await shown(pilot)
+        while app.model.old.time_range is not None:
+            await pilot.pause(0.05)
+        await shown(pilot)
+        (_name, old_tab), = app.model.old.tables.values()
+        assert old_tab.total_samples == n
+
+
+@sync
+async def test_work_off_the_ui_thread(planted, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexing, grouping and comparing never run on the UI thread."""
+    from perftui.ui import diffmodel
+
+    threads: list[str] = []
+    ui = threading.current_thread()
+
+    def spy(name: str, fn):
+        def wrapped(*a, **kw):
+            threads.append(name if threading.current_thread() is not ui else f"{name}@UI")
+            return fn(*a, **kw)
+        return wrapped
+
+    monkeypatch.setattr(diffmodel.DiffSide, "load", spy("load", diffmodel.DiffSide.load))
+    monkeypatch.setattr(diffmodel.DiffSide, "compute", spy("compute",
+                                                           diffmodel.DiffSide.compute))
+    monkeypatch.setattr(diffmodel.DiffModel, "diff", spy("diff", diffmodel.DiffModel.diff))
+    app = make_app(planted)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await shown(pilot)
+        await press(pilot, "enter", "c", "v")
+        await pilot.press("o", "shift+right", "shift+right")
+        await shown(pilot)
+    assert {"load", "compute", "diff"} <= set(threads)
+    assert not [t for t in threads if t.endswith("@UI")], threads
