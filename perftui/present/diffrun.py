@@ -22,6 +22,7 @@ from ..analysis.diff import (
 from ..analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
 from ..analysis.summary import time_span
 from ..perfdata import PerfDataError, Recording, open_recording
+from ..perfdata.indexcache import IndexCache
 from ..symbols.cache import SymbolCache
 from ..symbols.resolver import Resolver, SymbolOptions
 from ..textsafe import safe
@@ -54,6 +55,7 @@ class DiffRequest:
     time: str | None = None  # START,END for both, or OLD_RANGE:NEW_RANGE (perf's form)
     cpu: str | None = None
     symbols: SymbolOptions = field(default_factory=SymbolOptions)
+    cache: IndexCache | None = None  # the index cache (None: --no-cache)
 
 
 def time_ranges(time: str | None) -> tuple[str, str]:
@@ -89,13 +91,14 @@ class Side:
 
 def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache) -> Side:
     """Index, resolve and group one recording, then close it."""
-    rec = open_recording(path, spill=True)
+    rec = open_recording(path, spill=True, cache=req.cache, mapped=True)
     try:
         rec.build_index()
         flt = side_filter(rec, time, req.cpu)
         res = Resolver(rec, req.symbols, cache=cache)
         tables = recording_tables(res, req.keys, flt)
-        return Side(path, tables, Setup.of(rec), list(res.notes), list(rec.errors))
+        notes = list(res.notes) + (list(rec.cache.notes) if rec.cache is not None else [])
+        return Side(path, tables, Setup.of(rec), notes, list(rec.errors))
     finally:
         rec.close()
 
