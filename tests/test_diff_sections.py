@@ -132,3 +132,26 @@ def test_hosts_warning(planted) -> None:
     # the same recording twice: nothing to warn about, every delta zero
     same = run(str(old), str(old), "--sort", "module,section")
     assert same["warnings"] == [] and all(r["delta"] == 0.0 for r in same["rows"])
+
+
+def test_demo_before_and_after(tmp_path: Path) -> None:
+    """``perftui diff --demo``'s two recordings (the demo generator's plain and patched
+    runs): every module section's periods equal the generator's plans."""
+    from perftui.demo.generate import FREQ, PATCHED_SEED, write_demo
+
+    before = write_demo(tmp_path / "before.data")
+    after = write_demo(tmp_path / "after.data", PATCHED_SEED, patched=True)
+    doc = run(str(before.path), str(after.path), "--sort", "module,section")
+    period = 1_000_000_000 // FREQ
+    assert doc["old"]["total_period"] == before.samples * period
+    assert doc["new"]["total_period"] == after.samples * period
+    rows = {(r["module"], r["section"]): r for r in doc["rows"]}
+    for plan, side in ((before, "baseline_period"), (after, "new_period")):
+        for (mod, sec), n in plan.in_sections.items():
+            assert rows[MODNAME[mod], sec][side] == n * period, (mod, sec)
+    in_modules = {(MODNAME[m], s) for p in (before, after) for (m, s) in p.in_sections}
+    assert {k for k in rows if k[0].startswith("demo")} == in_modules
+    # the story the patched demo tells: demo_nic's time moved into .text.unlikely
+    top = doc["rows"][0]
+    assert (top["module"], top["section"]) == ("demo_nic", ".text.unlikely")
+    assert top["delta"] > 0 > rows["demo_nic", ".text"]["delta"]

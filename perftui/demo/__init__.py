@@ -16,11 +16,13 @@ def cache_dir() -> Path:
     return Path(base) / "perftui"
 
 
-def demo_path() -> Path:
-    """The demo recording, generated once into the user's cache directory."""
-    from .generate import generate
+def demo_path(patched: bool = False) -> Path:
+    """The demo recording, generated once into the user's cache directory; ``patched``:
+    the "after" recording of ``perftui diff --demo``."""
+    from .generate import PATCHED_SEED, generate
 
-    target = cache_dir() / f"demo-{__version__}.data"
+    seed = PATCHED_SEED if patched else 6116
+    target = cache_dir() / f"demo-{__version__}{'-patched' if patched else ''}.data"
     if target.is_file():
         return target
     try:
@@ -29,9 +31,9 @@ def demo_path() -> Path:
         os.close(fd)
     except OSError:  # read-only home: use a private temporary directory
         target = Path(tempfile.mkdtemp(prefix="perftui-demo-")) / "demo.data"
-        return generate(target)
+        return generate(target, seed, patched)
     try:
-        generate(tmp)
+        generate(tmp, seed, patched)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):

@@ -129,33 +129,41 @@ def _sym_ips(p: Placed, section: str, names: list[str]) -> list[Spot]:
     return out
 
 
-def generate(path: str | Path, seed: int = 6116) -> Path:
-    """Write the demo recording to ``path`` (deterministic for ``seed``)."""
-    return write_demo(path, seed).path
+#: The "after" recording of ``perftui diff --demo``: the same box after a driver patch that
+#: moved demo_nic's checksum time into its ``.text.unlikely`` error path, and a KVM change
+#: that moved time from ``.noinstr.text`` to ``.text``.
+PATCHED_SEED = 6117
 
 
-def write_demo(path: str | Path, seed: int = 6116) -> DemoPlan:
+def generate(path: str | Path, seed: int = 6116, patched: bool = False) -> Path:
+    """Write the demo recording to ``path`` (deterministic for ``seed``); ``patched``: the
+    "after" recording of the diff demo."""
+    return write_demo(path, seed, patched).path
+
+
+def write_demo(path: str | Path, seed: int = 6116, patched: bool = False) -> DemoPlan:
     """Write the demo recording to ``path``; returns what it holds (deterministic)."""
     rng = random.Random(seed)
     mods = {p.module: p for p in place_modules()}
     kvm, nic, crc = mods["demo-kvm"], mods["demo_nic"], mods["demo_crc"]
     # hot spots: (weight, [(ip, size)])
     kvm_hot = [
-        (55, _sym_ips(kvm, ".noinstr.text", ["__demo_svm_vcpu_run"])),
+        (45 if patched else 55, _sym_ips(kvm, ".noinstr.text", ["__demo_svm_vcpu_run"])),
         (12, _sym_ips(kvm, ".noinstr.text", ["demo_svm_vcpu_enter_exit",
                                              "demo_kvm_guest_state_load",
                                              "demo_kvm_guest_state_save"])),
-        (14, _sym_ips(kvm, ".text", ["demo_kvm_handle_exit", "demo_svm_handle_npf",
-                                     "demo_kvm_emulate_cpuid", "demo_kvm_arch_vcpu_ioctl_run"])),
+        (24 if patched else 14, _sym_ips(kvm, ".text", [
+            "demo_kvm_handle_exit", "demo_svm_handle_npf", "demo_kvm_emulate_cpuid",
+            "demo_kvm_arch_vcpu_ioctl_run"])),
         (3, _sym_ips(kvm, ".text.unlikely", ["demo_kvm_report_emulation_failure"])),
     ]
     nic_hot = [
         (40, _sym_ips(nic, ".text", ["demo_nic_rx_poll", "demo_nic_rx_one"])),
-        (25, _sym_ips(nic, ".text", ["demo_nic_csum_partial", "demo_nic_csum_fold",
-                                     "demo_nic_csum_ipv4_hdr"])),
+        (8 if patched else 25, _sym_ips(nic, ".text", [
+            "demo_nic_csum_partial", "demo_nic_csum_fold", "demo_nic_csum_ipv4_hdr"])),
         (15, _sym_ips(nic, ".text", ["demo_nic_tx_xmit", "demo_nic_refill_rx"])),
         (10, _sym_ips(nic, ".noinstr.text", ["demo_nic_irq_entry"])),
-        (2, _sym_ips(nic, ".text.unlikely", ["demo_nic_handle_error"])),
+        (19 if patched else 2, _sym_ips(nic, ".text.unlikely", ["demo_nic_handle_error"])),
     ]
     crc_hot = [(70, _sym_ips(crc, ".text", ["demo_crc32_le_slice4"])),
                (20, _sym_ips(crc, ".text", ["demo_crc_update", "demo_crc_fold_64"]))]
