@@ -58,7 +58,8 @@ async def shown(pilot: Pilot, timeout: float = 30.0) -> None:
     while True:
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if app.model.ready and app.diff is not None and app.shown_level == app.model.level:
+        if app.model.ready and app.diff is not None and app.shown_level == app.model.level \
+                and not app.comparing:
             return
         assert time.monotonic() < end, "the diff never showed"
         await pilot.pause(0.05)
@@ -115,26 +116,24 @@ async def test_drill_down(planted) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await shown(pilot)
         assert app.model.level == Level()
-        check(app, po, pn, 1)
+        check(app, po, pn, 2)  # every module's sections
         text = screen_text(app)
         assert "different hosts: old-host (OLD) and new-host (NEW)" in text
-        assert "modules" in text and "demo_crc" in text and "gone" in text
+        assert "module sections" in text and "demo_crc" in text and "gone" in text
         # perf's order: the largest |delta| first
-        assert app.diff.rows[0].key == largest_change(po, pn, 1)  # type: ignore[union-attr]
-        at = [r.key for r in app.diff.rows].index(("demo_nic",))  # type: ignore[union-attr]
-        await press(pilot, *["down"] * at, "enter")  # demo_nic: its sections
-        assert app.model.level == Level("sections", "demo_nic")
-        check(app, po, pn, 2, ("demo_nic",))
-        assert app.diff.rows[0].key == largest_change(po, pn, 2, ("demo_nic",))  # type: ignore[union-attr]
+        assert app.diff.rows[0].key == largest_change(po, pn, 2)  # type: ignore[union-attr]
         at = [r.key for r in app.diff.rows].index(("demo_nic", ".text"))  # type: ignore[union-attr]
-        await press(pilot, *["down"] * at, "enter")  # .text: its symbols
+        await press(pilot, *["down"] * at, "enter")  # demo_nic's .text: its symbols
         assert app.model.level == Level("sections", "demo_nic", ".text")
         check(app, po, pn, 3, ("demo_nic", ".text"))
+        assert app.diff.rows[0].key == largest_change(po, pn, 3, ("demo_nic", ".text"))  # type: ignore[union-attr]
         assert "demo_nic_rx_poll" in screen_text(app)
+        await press(pilot, "enter")  # the deepest level: nothing below
+        assert app.model.level == Level("sections", "demo_nic", ".text")
         await press(pilot, "backspace")  # back to the sections, on the row we left
-        assert app.model.level == Level("sections", "demo_nic")
+        assert app.model.level == Level()
         assert app.query_one(DiffTable).cursor_row == at
-        await press(pilot, "escape", "escape")
+        await press(pilot, "enter", "escape")
         assert app.model.level == Level()
         await pilot.press("q")
         await pilot.pause()

@@ -2,7 +2,8 @@
 
 A timeline per recording (each side's time range selectable), the compared table with
 baseline / new / delta columns and bars, and the drill-down of the one-recording browser:
-modules, a module's sections, a section's symbols, each with its delta.  Indexing,
+the module sections (user-space dsos as modules without sections), then a section's
+symbols, each with its delta; ``v`` shows perf diff's own ``dso,sym`` table instead.  Indexing,
 resolving, grouping and comparing run in thread workers; the UI thread only draws.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
@@ -64,7 +66,7 @@ class SideTimeline(Timeline):
     def __init__(self, side: DiffSide, **kw: Any) -> None:
         super().__init__(side.model, **kw)
         self.side = side
-        self.border_title = f"{side.name} · {safe(_name(side.rec.path), 60)}"
+        self.border_title = f"{side.name} · {escape(safe(_name(side.rec.path), 60))}"
 
     def on_timeline_range_changed(self, msg: Timeline.RangeChanged) -> None:
         msg.stop()
@@ -81,7 +83,7 @@ class DiffTable(DataTable):
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Open", id="diff.open",
-                tooltip="open a module (its sections) or a section (its symbols)"),
+                tooltip="open a module section: its symbols, each with its delta"),
         Binding("backspace", "up", "Up", id="diff.up",
                 tooltip="back up one level of the drill-down"),
         Binding("c", "compute", "Compute", id="diff.compute",
@@ -181,6 +183,7 @@ class DiffApp(App[int]):
         self.shown_level: Level | None = None
         self.cursor_of: dict[Level, int] = {}  # where the cursor was on each level
         self.progress = {"OLD": "", "NEW": ""}
+        self.comparing = False  # a regroup or a compare asked for and not shown yet
 
     def compose(self) -> ComposeResult:
         m = self.model
@@ -248,6 +251,7 @@ class DiffApp(App[int]):
         level = level or self.model.level
         table = self.query_one(DiffTable)
         table.border_subtitle = "comparing…"
+        self.comparing = True
         self.compare(level, self.model.compute)
 
     def on_diff_ready(self, msg: DiffReady) -> None:
@@ -259,6 +263,7 @@ class DiffApp(App[int]):
             self.cursor_of[self.shown_level] = table.cursor_row
         self.diff = msg.diff
         self.shown_level = msg.level
+        self.comparing = False
         self.fill(table, msg.diff, msg.level)
         self.update_head()
 
@@ -268,6 +273,7 @@ class DiffApp(App[int]):
             return
         side.time_range = msg.time_range
         self.query_one(DiffTable).border_subtitle = "comparing…"
+        self.comparing = True
         self.regroup(side)
 
     def on_data_table_row_highlighted(self, msg: DataTable.RowHighlighted) -> None:
@@ -282,10 +288,7 @@ class DiffApp(App[int]):
             self.notify("symbols are the deepest level (Backspace goes back up)", timeout=3)
             return
         row = d.rows[msg.cursor_row]
-        if level.module is None:
-            self.go(self.model.open_module(row.key[0]))
-        else:
-            self.go(Level("sections", level.module, row.key[1]))
+        self.go(Level("sections", row.key[0], row.key[1]))
 
     # -- drawing --------------------------------------------------------------------------
     def fill(self, table: DataTable, d: Diff, level: Level) -> None:
@@ -335,7 +338,8 @@ class DiffApp(App[int]):
             table.add_column(h, width=w)
         for cells in rows:
             table.add_row(*cells)
-        table.border_title = (f"{safe(level.title(), 80)} · {cname}: "
+        # a border title is markup: a name like "[unknown]" must stay text
+        table.border_title = (f"{escape(safe(level.title(), 80))} · {cname}: "
                               f"{COMPUTE_WORDS[d.compute]}")
         table.border_subtitle = (f"{len(d.rows):,} rows · {d.matched:,} in both"
                                  if d.rows else "")

@@ -37,8 +37,9 @@ Tables = dict[tuple[int, int], tuple[str, SideTable]]
 
 @dataclass(frozen=True)
 class Level:
-    """Where the table is: the module sections drill-down (all modules, one module's
-    sections, one section's symbols) or perf diff's flat ``dso,sym`` table."""
+    """Where the table is: the module sections (every module's sections, as the one-
+    recording browser lists them), one section's symbols, or perf diff's flat ``dso,sym``
+    table."""
 
     view: str = "sections"
     module: str | None = None
@@ -48,25 +49,20 @@ class Level:
     def keys(self) -> tuple[str, ...]:
         if self.view == "symbols":
             return ("dso", "sym")
-        if self.module is None:
-            return ("module",)
         if self.section is None:
             return ("module", "section")
         return ("module", "section", "sym")
 
     @property
     def where(self) -> dict[str, str]:
-        out = {}
-        if self.view == "sections" and self.module is not None:
-            out["module"] = self.module
-            if self.section is not None:
-                out["section"] = self.section
-        return out
+        if self.view == "sections" and self.module is not None and self.section is not None:
+            return {"module": self.module, "section": self.section}
+        return {}
 
     @property
     def shown(self) -> tuple[str, ...]:
-        """The key columns the table shows (the drill-down shows only the last one)."""
-        return self.keys if self.view == "symbols" else self.keys[-1:]
+        """The key columns the table shows (a section's symbols: only the symbol)."""
+        return self.keys[-1:] if self.section is not None else self.keys
 
     @property
     def deepest(self) -> bool:
@@ -75,11 +71,9 @@ class Level:
     def title(self) -> str:
         if self.view == "symbols":
             return "symbols · perf diff's dso,sym"
-        if self.module is None:
-            return "modules"
         if self.section is None:
-            return f"{self.module} ▸ sections"
-        sec = "" if self.section == NO_VALUE else f" ▸ {self.section}"
+            return "module sections"
+        sec = "" if self.section == NO_VALUE else f" {self.section}"
         return f"{self.module}{sec} ▸ symbols"
 
 
@@ -181,11 +175,3 @@ class DiffModel:
         o = o.rollup(level.keys).only(level.where)
         n = n.rollup(level.keys).only(level.where)
         return diff_tables(o, n, compute or self.compute)
-
-    def open_module(self, module: str) -> Level:
-        """The level below a module: its sections, or straight its symbols when nothing in
-        it has a section (a user-space dso)."""
-        o, n = self.side_tables()
-        secs = {ident[1] for t in (o, n) for ident in t.rollup(("module", "section")).entries
-                if ident[0] == module}
-        return Level("sections", module, NO_VALUE if secs <= {NO_VALUE} else None)
