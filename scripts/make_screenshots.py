@@ -3,7 +3,9 @@
 
 The app runs headless (``App.run_test``) at 120x40 on the demo recording, generated into a
 temporary directory as ``perf.data`` (the name the header shows); each screen is saved with
-``save_screenshot``.  PNGs are made with ``rsvg-convert`` when it is installed.
+``save_screenshot``.  ``diff`` is the diff browser on the demo before and after its driver
+patch (``perf.data.old`` and ``perf.data``, the names ``perftui diff`` takes by default).
+PNGs are made with ``rsvg-convert`` when it is installed.
 
     python scripts/make_screenshots.py [--out DIR] [--only NAME ...]
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")  # before textual is imported
 
 from perftui.demo import MODULES_DIR
-from perftui.demo.generate import generate
+from perftui.demo.generate import PATCHED_SEED, generate
 from perftui.perfdata import open_recording
 from perftui.ui.app import PerftuiApp
 from perftui.ui.widgets.panes import SectionsPane
@@ -41,6 +43,7 @@ SHOTS: dict[str, list[str]] = {
     "help": ["question_mark"],
     "info": ["i"],
     "annotate": ["m", "down", "enter", "a"],
+    "diff": [],  # the diff browser (see shoot_diff)
 }
 
 
@@ -69,13 +72,45 @@ async def shoot(recording: Path, name: str, keys: list[str], out: Path) -> Path:
             app.save_screenshot(filename=svg.name, path=str(out))
     finally:
         rec.close()
-    # librsvg (and some other viewers) collapse the leading spaces of each <text> run
-    # unless told to keep them; browsers keep them either way
+    keep_spaces(svg)
+    return svg
+
+
+async def shoot_diff(name: str, keys: list[str], out: Path) -> Path:
+    """The diff browser on perf.data.old (the demo) and perf.data (its patched run)."""
+    from perftui.ui.diffapp import DiffApp
+    from perftui.ui.diffmodel import DiffModel
+
+    old, new = open_recording("perf.data.old"), open_recording("perf.data")
+    app = DiffApp(DiffModel.of(old, new, [str(MODULES_DIR)]))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            deadline = time.monotonic() + 60
+            while not (app.model.ready and app.diff is not None and not app.comparing):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"{name}: the diff of the demo did not show")
+                await pilot.pause(0.05)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            for key in keys:
+                await pilot.press(key)
+                await pilot.pause()
+            await pilot.pause(0.1)
+            svg = out / f"{name}.svg"
+            app.save_screenshot(filename=svg.name, path=str(out))
+    finally:
+        old.close()
+        new.close()
+    return svg
+
+
+def keep_spaces(svg: Path) -> None:
+    """librsvg (and some other viewers) collapse the leading spaces of each <text> run
+    unless told to keep them; browsers keep them either way."""
     text = svg.read_text()
     text = text.replace('<svg class="rich-terminal"', '<svg xml:space="preserve" '
                         'class="rich-terminal"', 1)
     svg.write_text(text)
-    return svg
 
 
 def to_png(svg: Path, rsvg: str) -> Path:
@@ -101,7 +136,16 @@ def main() -> int:
         os.chdir(tmp)  # the header and the info screen show "perf.data"
         try:
             for name in args.only or SHOTS:
-                svg = asyncio.run(shoot(recording, name, SHOTS[name], out))
+                if name == "diff":
+                    with tempfile.TemporaryDirectory(prefix="perftui-diff-") as d:
+                        os.chdir(d)
+                        generate(Path(d) / "perf.data.old")
+                        generate(Path(d) / "perf.data", PATCHED_SEED, patched=True)
+                        svg = asyncio.run(shoot_diff(name, SHOTS[name], out))
+                        keep_spaces(svg)
+                        os.chdir(tmp)
+                else:
+                    svg = asyncio.run(shoot(recording, name, SHOTS[name], out))
                 made = [svg]
                 if rsvg is not None:
                     made.append(to_png(svg, rsvg))
