@@ -21,15 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from perfprograms import (  # noqa: F401
-    PROGRAMS,
-    Built,
-    _run,
-    built,
-    perf_env,
-    recorded,
-    require,
-)
+from perfprograms import PROGRAMS, Built, _run, perf_env, require
 
 from perftui.cli import main as perftui_main
 
@@ -138,7 +130,7 @@ def compare(old: Path, new: Path, keys: str | None = None, compute: str | None =
 
 
 @pytest.fixture(scope="module")
-def pair(built: Built, recorded) -> tuple[Path, Path]:  # noqa: F811
+def pair(built: Built, recorded) -> tuple[Path, Path]:
     return (recorded("diff_old", built.hotprog, "2", OLD_MIX),
             recorded("diff_new", built.hotprog, "2", NEW_MIX))
 
@@ -168,8 +160,7 @@ def test_computations(pair: tuple[Path, Path], keys: str | None, compute: str) -
 
 
 @pytest.fixture(scope="module")
-def second_build(built: Built,  # noqa: F811
-                 tmp_path_factory: pytest.TempPathFactory) -> Path:
+def second_build(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """hotprog built again at -O2 with a shifted text segment: the same file name, other
     addresses for every symbol."""
     d = tmp_path_factory.mktemp("build2")
@@ -180,7 +171,7 @@ def second_build(built: Built,  # noqa: F811
     return d / "hotprog"
 
 
-def test_two_builds(built: Built, recorded, second_build: Path) -> None:  # noqa: F811
+def test_two_builds(built: Built, recorded, second_build: Path) -> None:
     old = recorded("diff_old", built.hotprog, "2", OLD_MIX)
     new = recorded("diff_build2", second_build, "2", OLD_MIX)
     _n, _both = compare(old, new)
@@ -194,7 +185,7 @@ def test_two_builds(built: Built, recorded, second_build: Path) -> None:  # noqa
 
 
 @pytest.fixture(scope="module")
-def system_pair(built: Built, recorded) -> tuple[Path, Path]:  # noqa: F811
+def system_pair(built: Built, recorded) -> tuple[Path, Path]:
     return (recorded("diff_sys_old", built.hotprog, "1", OLD_MIX, system_wide=True),
             recorded("diff_sys_new", built.hotprog, "1", NEW_MIX, system_wide=True))
 
@@ -205,7 +196,7 @@ def test_system_wide(system_pair: tuple[Path, Path], keys: str | None) -> None:
     compare(*system_pair, keys, "ratio")
 
 
-def test_different_events(built: Built, recorded) -> None:  # noqa: F811
+def test_different_events(built: Built, recorded) -> None:
     """cpu-clock against task-clock: perf matches events by type and config, finds none
     and shows the baseline alone; perftui does the same and says why at the top."""
     old = recorded("diff_old", built.hotprog, "2", OLD_MIX)
