@@ -21,9 +21,11 @@ from .present.records import jsonable, summary
 from .textsafe import safe
 
 if TYPE_CHECKING:
+    from .present.diffrun import DiffRequest
     from .symbols.resolver import SymbolOptions
 
-SUBCOMMANDS = ("info", "dump", "sections", "inject", "report", "annotate", "cache")
+SUBCOMMANDS = ("info", "dump", "sections", "inject", "report", "annotate", "diff",
+               "cache")
 DEFAULT_INPUT = "perf.data"
 
 
@@ -413,6 +415,88 @@ def _annotate_parser(sp: Any) -> None:
     p.set_defaults(func=cmd_annotate)
 
 
+# -- diff -------------------------------------------------------------------------------
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .analysis.diff import ComputeError, parse_compute
+    from .analysis.filters import FilterError, parse_int_list
+    from .analysis.profile import SortKeyError, parse_sort
+    from .present.diffrun import DiffRequest, diff_files, time_ranges
+
+    if args.demo:
+        from .demo import demo_path
+
+        args.files = [str(demo_path()), str(demo_path(patched=True))]
+        args.modules_dir = [*args.modules_dir, demo_modules_dir()]
+    try:
+        old_path, new_path = diff_files(args.files)
+        req = DiffRequest(keys=parse_sort(args.sort), compute=parse_compute(args.compute),
+                          json=args.json, time=args.time, cpu=args.cpu,
+                          symbols=symbol_options(args), cache=_cache(args))
+        time_ranges(req.time)
+        if args.cpu:
+            parse_int_list(args.cpu, "cpu list")
+    except (ValueError, SortKeyError, ComputeError, FilterError) as e:
+        raise UsageError(f"diff: {e}") from None
+    if not (args.json or args.stdio) and sys.stdout.isatty():
+        return diff_browser(old_path, new_path, req)
+    return text_diff(old_path, new_path, req)
+
+
+def _diff_inputs(*paths: str) -> None:
+    for p in paths:
+        if p == "-":
+            raise UsageError("diff: two files are compared, not standard input")
+
+
+def text_diff(old_path: str, new_path: str, req: DiffRequest) -> int:
+    """``perftui diff`` as text or JSON (perf diff's table)."""
+    from .analysis.filters import FilterError
+    from .present.diffrun import run_diff
+
+    _diff_inputs(old_path, new_path)
+    try:
+        errors = run_diff(old_path, new_path, req, sys.stdout, sys.stderr,
+                          lambda p: open_input(p, spill=True, cache=req.cache, mapped=True))
+    except FilterError as e:
+        raise UsageError(f"diff: {e}") from None
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        print(safe(f"perftui diff: {e}"), file=sys.stderr)
+        return 1
+    for fault in errors:
+        _fail(fault)
+    return 1 if errors else 0
+
+
+def diff_browser(old_path: str, new_path: str, req: DiffRequest) -> int:
+    """The diff browser on two recordings (its views replace --sort; each recording's
+    range is chosen on its timeline)."""
+    from .ui.diffapp import DiffApp
+    from .ui.diffmodel import DiffModel
+
+    _diff_inputs(old_path, new_path)
+    recs = [open_input(p, spill=True, cache=req.cache, mapped=True)
+            for p in (old_path, new_path)]
+    model = DiffModel.of(recs[0], recs[1], req.symbols.modules_dirs, req.symbols)
+    model.compute = req.compute
+    app = DiffApp(model)
+    code = app.run()
+    errors = [e for r in recs for e in r.errors]
+    for r in recs:
+        r.close()
+        _cache_notes(r)
+    if app.crash_report is not None:
+        from .crash import EXIT_INTERNAL
+
+        print(app.crash_report, file=sys.stderr)
+        return EXIT_INTERNAL
+    if errors:
+        _fail(errors[0])
+        return 1
+    return int(code or 0)
+
+
 # -- entry point -------------------------------------------------------------------------
 COMMAND_HELP = {
     "info": "header, features, events and record counts (perf report --header-only, --stats)",
@@ -422,6 +506,7 @@ COMMAND_HELP = {
     "report": "the hotspot table, as perf report --stdio (also --json, --folded, --speedscope)",
     "annotate": "one function disassembled with its samples per instruction, as perf "
                 "annotate --stdio (also --json)",
+    "diff": "compare two recordings, as perf diff (the diff browser on a terminal)",
     "cache": "list or clear the index cache",
 }
 
@@ -453,6 +538,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                "exit status: 0 success, 1 unreadable or corrupt input, 2 bad usage, "
                "3 internal error")
     _add_input(main)
+    main.add_argument("new_file", nargs="?", metavar="NEW",
+                      help="a second recording: compare FILE (OLD) with it, as perftui diff")
     _add_modules_dir(main)
     _add_cache_options(main)
     main.add_argument("--version", action="version", version=_version(),
@@ -522,6 +609,26 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     _symbol_args(p)
     _add_cache_options(p)
     p.set_defaults(func=cmd_report)
+    _annotate_parser(sp)
+    p = sp.add_parser("diff", help=COMMAND_HELP["diff"], description=COMMAND_HELP["diff"])
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="OLD NEW (none: perf.data.old perf.data; one: perf.data.old and it)")
+    p.add_argument("--demo", action="store_true",
+                   help="the bundled demo before and after a driver patch")
+    p.add_argument("-s", "--sort", default="dso,sym", metavar="KEYS",
+                   help="keys rows are matched by: comm, pid, dso, sym, cpu, module, section "
+                        "(default dso,sym; symbols by name, dsos by short name)")
+    p.add_argument("-c", "--compute", default="delta-abs", metavar="HOW",
+                   help="delta, delta-abs (default) or ratio: the column rows are ordered by")
+    p.add_argument("--json", action="store_true", help="the table as one JSON object")
+    p.add_argument("--stdio", action="store_true",
+                   help="the table as text even on a terminal (where the browser opens)")
+    p.add_argument("--time", metavar="RANGE[:RANGE]",
+                   help="only these times, one RANGE for both or OLD:NEW (" + TIME_HELP + ")")
+    p.add_argument("--cpu", metavar="LIST", help="only samples on these CPUs, e.g. 0-3,7")
+    _symbol_args(p)
+    _add_cache_options(p)
+    p.set_defaults(func=cmd_diff)
     p = sp.add_parser("cache", help=COMMAND_HELP["cache"],
                       description="The index cache: " + CACHE_HELP + ".  A recording read "
                       "from standard input has no identity and is never cached.")
@@ -531,7 +638,6 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     g.add_argument("--clear", action="store_true", help="remove every cached index")
     p.add_argument("--cache-dir", metavar="DIR", help="the cache directory")
     p.set_defaults(func=cmd_cache)
-    _annotate_parser(sp)
     return main, sub
 
 
@@ -613,6 +719,14 @@ def run_browser(args: argparse.Namespace) -> int:
     path = input_path(args)
     if args.demo:
         modules_dirs.append(demo_modules_dir())
+    if args.new_file:  # two recordings: the diff
+        from .present.diffrun import DiffRequest
+        from .symbols.resolver import SymbolOptions
+
+        req = DiffRequest(symbols=SymbolOptions(modules_dirs=modules_dirs), cache=_cache(args))
+        if not sys.stdout.isatty():
+            return text_diff(path, args.new_file, req)
+        return diff_browser(path, args.new_file, req)
     if not sys.stdout.isatty():
         return text_report(path, modules_dirs, _cache(args))
     stream = None

@@ -221,3 +221,51 @@ async def test_work_off_the_ui_thread(planted, monkeypatch: pytest.MonkeyPatch) 
         await shown(pilot)
     assert {"load", "compute", "diff"} <= set(threads)
     assert not [t for t in threads if t.endswith("@UI")], threads
+
+
+def test_diff_keys_are_the_bindings() -> None:
+    """Every key of the diff browser has a help line, ``?`` and the README list them all."""
+    from perftui.ui.diffapp import DiffApp, DiffHelp
+    from perftui.ui.keys import diff_help_sections, key_name, markdown_table
+
+    listed = {k for _t, rows in diff_help_sections() for keys, _w in rows
+              for k in keys.split("/")}
+    for cls in (DiffApp, DiffTable, SideTimeline, DiffHelp):
+        for b in cls.BINDINGS:
+            assert b.tooltip, f"{cls.__name__}: {b.key} has no help"  # type: ignore[union-attr]
+            if cls is not DiffHelp:
+                assert key_name(b.key) in listed, (cls.__name__, b.key)  # type: ignore[union-attr]
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    assert markdown_table(diff_help_sections()) in readme
+
+
+@sync
+async def test_help_screen(planted) -> None:
+    app = make_app(planted)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await shown(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = screen_text(app)
+        assert "compared table" in text and "the NEW recording's timeline" in text
+        await pilot.press("o")  # the main screen's keys do nothing here
+        await pilot.pause()
+        assert len(app.screen_stack) == 2
+        await pilot.press("escape")
+        await pilot.pause()
+        assert len(app.screen_stack) == 1 and app.model.level == Level()
+
+
+def test_two_files_without_a_terminal(planted, capsys: pytest.CaptureFixture[str]) -> None:
+    """``perftui OLD NEW`` with standard output not a terminal prints perf diff's table,
+    the same as ``perftui diff OLD NEW --stdio``."""
+    from perftui.cli import main
+
+    old, new, _po, _pn = planted
+    dirs = ["--modules-dir", str(MODULES_DIR)]
+    assert main([str(old), str(new), *dirs]) == 0
+    browser = capsys.readouterr().out
+    assert main(["diff", str(old), str(new), "--stdio", *dirs]) == 0
+    assert browser == capsys.readouterr().out
+    assert "# Baseline  Delta Abs  Shared Object" in browser
+    assert main(["diff", "-", str(new)]) == 2  # two files, never standard input

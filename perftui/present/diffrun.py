@@ -7,6 +7,7 @@ peak memory is about one recording's, not two.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -20,7 +21,7 @@ from ..analysis.diff import (
     recording_tables,
 )
 from ..analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
-from ..analysis.summary import time_span
+from ..analysis.summary import sample_bounds, time_span
 from ..perfdata import PerfDataError, Recording, open_recording
 from ..perfdata.indexcache import IndexCache
 from ..symbols.cache import SymbolCache
@@ -59,22 +60,26 @@ class DiffRequest:
 
 
 def time_ranges(time: str | None) -> tuple[str, str]:
-    """OLD's and NEW's ``START,END`` from ``--time`` (one range for both, or two apart
-    with ``:``, as perf diff takes them); raises FilterError."""
+    """OLD's and NEW's ranges from ``--time``, as perf diff takes them: one for both
+    (a percentage is of each recording's own span, ``1.5s`` from each one's first sample),
+    or ``OLD:NEW``; raises FilterError."""
     if not time:
         return "", ""
     parts = time.split(":")
     if len(parts) > 2:
-        raise FilterError(f"bad time {time!r}: expected START,END or OLD_RANGE:NEW_RANGE")
+        raise FilterError(f"bad time {time!r}: expected one range or OLD_RANGE:NEW_RANGE")
     for p in parts:
         if p.strip():
-            parse_time_range(p, 0)  # the syntax, before any file is read
+            parse_time_range(p, 0, 10**18)  # the syntax, before any file is read
     return parts[0], parts[-1]
 
 
 def side_filter(rec: Recording, time: str, cpu: str | None) -> Filter:
-    """One side's filter: ``time`` in seconds from that recording's first sample."""
-    rng = parse_time_range(time, time_span(rec)[0]) if time.strip() else None
+    """One side's filter (``time`` in perftui's --time syntax, against that recording)."""
+    rng = None
+    if time.strip():
+        first, last = sample_bounds(rec)
+        rng = parse_time_range(time, first, last, origin=time_span(rec)[0])
     return Filter(time=rng, cpus=parse_int_list(cpu, "cpu list") if cpu else None)
 
 
@@ -89,9 +94,14 @@ class Side:
     errors: list[PerfDataError]
 
 
-def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache) -> Side:
+Opener = Callable[[str], Recording]
+
+
+def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache,
+              opener: Opener | None = None) -> Side:
     """Index, resolve and group one recording, then close it."""
-    rec = open_recording(path, spill=True, cache=req.cache, mapped=True)
+    rec = (opener(path) if opener is not None else
+           open_recording(path, spill=True, cache=req.cache, mapped=True))
     try:
         rec.build_index()
         flt = side_filter(rec, time, req.cpu)
@@ -104,13 +114,14 @@ def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache) -> Sid
 
 
 def run_diff(old_path: str, new_path: str, req: DiffRequest, out: TextIO,
-             err: TextIO) -> list[PerfDataError]:
+             err: TextIO, opener: Opener | None = None) -> list[PerfDataError]:
     """Write the diff of two recordings to ``out`` (notes to ``err``); returns the decode
-    errors of both (everything decoded before a fault is compared)."""
+    errors of both (everything decoded before a fault is compared).  ``opener`` opens a
+    recording (default: :func:`open_recording` with the request's index cache)."""
     t_old, t_new = time_ranges(req.time)
     cache = SymbolCache()  # a file both recordings name (a library, kallsyms) is read once
-    old = read_side(old_path, req, t_old, cache)
-    new = read_side(new_path, req, t_new, cache)
+    old = read_side(old_path, req, t_old, cache, opener)
+    new = read_side(new_path, req, t_new, cache, opener)
     eds = diff_events(old.tables, new.tables, old.setup.events, new.setup.events, req.keys,
                       req.compute)
     warnings = mismatches(old.setup, new.setup)

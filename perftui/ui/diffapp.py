@@ -16,12 +16,14 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
 from ..analysis.diff import Diff, DiffRow
+from ..crash import crash_line, write_traceback
 from ..present.diff import COMPUTE_COLUMNS, is_kernel, key_value, mismatch_text
 from ..textsafe import safe
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level
@@ -87,7 +89,8 @@ class DiffTable(DataTable):
         Binding("backspace", "up", "Up", id="diff.up",
                 tooltip="back up one level of the drill-down"),
         Binding("c", "compute", "Compute", id="diff.compute",
-                tooltip="order by |delta| (perf diff's default), delta, or ratio"),
+                tooltip="order by the size of the change (perf diff's default), the change, "
+                        "or the ratio"),
         Binding("v", "view", "View", id="diff.view",
                 tooltip="module sections drill-down / perf diff's dso,sym table"),
         Binding("home", "first_row", "First", show=False, id="diff.home",
@@ -115,30 +118,29 @@ class DiffTable(DataTable):
 
 
 class DiffHelp(Screen):
-    """Every key of the diff browser, from the bindings."""
+    """Every key of the diff browser, built from its bindings (``keys.diff_help_sections``)."""
 
     BINDINGS = [Binding("escape,q,question_mark", "app.pop_screen", "Back", id="help.back",
                         tooltip="back")]
-    DEFAULT_CSS = "DiffHelp Static { border: round $accent; height: 1fr; }"
+    DEFAULT_CSS = "DiffHelp VerticalScroll { border: round $accent; }"
 
     def compose(self) -> ComposeResult:
-        lines = []
-        for title, bindings in (("everywhere", DiffApp.BINDINGS),
-                                ("compared table", DiffTable.BINDINGS),
-                                ("timelines", Timeline.BINDINGS)):
-            lines.append(title)
-            seen = set()
-            for b in bindings:
-                if not isinstance(b, Binding) or not b.tooltip:
-                    continue
-                key = b.key_display or b.key.split(",")[0]
-                if (key, b.tooltip) in seen:
-                    continue
-                seen.add((key, b.tooltip))
-                lines.append(f"  {key:<12} {b.tooltip}")
-            lines.append("")
-        yield Static(Text("\n".join(lines)))
+        scroll = VerticalScroll()
+        scroll.border_title = "keys"
+        with scroll:
+            yield Static(self._text(), id="help")
         yield Footer()
+
+    def _text(self) -> Text:
+        from .keys import diff_help_sections, help_text
+
+        return Text(help_text(self.app.size.width - 4, diff_help_sections()), no_wrap=True)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+
+    def on_resize(self) -> None:
+        self.query_one("#help", Static).update(self._text())
 
 
 class DiffApp(App[int]):
@@ -176,6 +178,12 @@ class DiffApp(App[int]):
                 tooltip="the next event, when the recordings have several"),
     ]
 
+    MAIN_ONLY = frozenset({"up", "focus_side", "focus_table", "next_event"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The main screen's keys do nothing (and are not shown) on the help screen."""
+        return not (action in self.MAIN_ONLY and len(self.screen_stack) > 1)
+
     def __init__(self, model: DiffModel) -> None:
         super().__init__()
         self.model = model
@@ -184,6 +192,19 @@ class DiffApp(App[int]):
         self.cursor_of: dict[Level, int] = {}  # where the cursor was on each level
         self.progress = {"OLD": "", "NEW": ""}
         self.comparing = False  # a regroup or a compare asked for and not shown yet
+        self.crash_report: str | None = None  # the one line after a crash
+
+    # -- a crash: the traceback goes to a file, the terminal gets one line (as the browser)
+    def _handle_exception(self, error: Exception) -> None:
+        if self.crash_report is None:
+            self.crash_report = crash_line(error, write_traceback(error))
+        super()._handle_exception(error)
+
+    def _print_error_renderables(self) -> None:
+        if self.crash_report is None:
+            super()._print_error_renderables()
+            return
+        self._exit_renderables.clear()
 
     def compose(self) -> ComposeResult:
         m = self.model

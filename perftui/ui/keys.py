@@ -16,7 +16,8 @@ from textual.binding import Binding, BindingType
 KEY_NAMES = {
     "question_mark": "?", "slash": "/", "escape": "Esc", "enter": "Enter", "plus": "+",
     "minus": "-", "equals_sign": "=", "pageup": "PgUp", "pagedown": "PgDn", "home": "Home",
-    "end": "End", "up": "↑", "down": "↓", "left": "←", "right": "→", "tab": "Tab",
+    "end": "End", "backspace": "Backspace", "up": "↑", "down": "↓", "left": "←",
+    "right": "→", "tab": "Tab",
     "shift+tab": "shift+Tab", "shift+left": "shift+←", "shift+right": "shift+→",
 }
 
@@ -67,10 +68,25 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     ]
 
 
-def help_text(width: int = 78) -> str:
-    """The ``?`` screen's text, wrapped to ``width`` with a hanging indent."""
+def diff_help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The diff browser's keys (``perftui OLD NEW``), from its bindings."""
+    from .diffapp import DiffApp, DiffTable
+    from .widgets.timeline import Timeline
+
+    return [
+        ("everywhere", [*binding_lines(DiffApp.BINDINGS),
+                        ("Tab/shift+Tab", "next / previous pane")]),
+        ("compared table", binding_lines(DiffTable.BINDINGS)),
+        ("OLD and NEW timelines", binding_lines(Timeline.BINDINGS)),
+    ]
+
+
+def help_text(width: int = 78,
+              sections: list[tuple[str, list[tuple[str, str]]]] | None = None) -> str:
+    """The ``?`` screen's text (default: the browser's keys), wrapped to ``width`` with a
+    hanging indent."""
     lines: list[str] = []
-    sections = help_sections()
+    sections = help_sections() if sections is None else sections
     kw = min(max(len(k) for _, rows in sections for k, _ in rows), 13)  # one key column
     indent = " " * (kw + 4)
     for title, rows in sections:
@@ -86,10 +102,11 @@ def help_text(width: int = 78) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def markdown_table() -> str:
-    """The README's key table (between its ``<!-- keys -->`` markers)."""
+def markdown_table(sections: list[tuple[str, list[tuple[str, str]]]] | None = None) -> str:
+    """The README's key table (between its ``<!-- keys -->`` markers; the diff browser's
+    between ``<!-- diff keys -->`` ones)."""
     rows = ["| where | key | does |", "|---|---|---|"]
-    for title, entries in help_sections():
+    for title, entries in help_sections() if sections is None else sections:
         for i, (keys, text) in enumerate(entries):
             shown = " ".join(f"`{k}`" for k in keys.split("/")) if keys != "/" else "`/`"
             rows.append(f"| {title if i == 0 else ''} | {shown} | {text} |")
