@@ -317,8 +317,8 @@ class DiffApp(App[int]):
         table.clear(columns=True)
         cname = COMPUTE_COLUMNS[d.compute][0]
         heads = ["baseline", "new", "delta"] + (["ratio"] if wide else [])
-        names = {"module": "module", "section": "section", "dso": "shared object",
-                 "sym": "symbol"}
+        names = {"module": "module", "section": "section",
+                 "dso": "shared object" if wide else "dso", "sym": "symbol"}
         shares = [x for r in d.rows for x in (r.baseline, r.share) if x is not None]
         top = max(shares, default=0.0) or 1.0
         top_delta = max((abs(r.delta) for r in d.rows if r.delta is not None),
@@ -340,7 +340,9 @@ class DiffApp(App[int]):
         # columns), the last
         # column takes what is left (a long name is what gets cut)
         widths = [max([len(h)] + [c[i].cell_len for c in rows]) for i, h in enumerate(heads)]
-        inner = table.scrollable_content_region.width or self.size.width - 4
+        # inside the border, less the vertical scrollbar's gutter (kept whether or not the
+        # rows overflow: a column must never push the table into a horizontal scroll)
+        inner = (table.size.width or self.size.width) - 2 - table.styles.scrollbar_size_vertical
         room = max(12, inner - sum(w + 2 for w in widths))
         keys = list(level.shown)
         for i, k in enumerate(keys):
@@ -444,8 +446,7 @@ class DiffApp(App[int]):
     def action_compute(self) -> None:
         m = self.model
         m.compute = COMPUTE_CYCLE[(COMPUTE_CYCLE.index(m.compute) + 1) % len(COMPUTE_CYCLE)]
-        self.notify(f"{COMPUTE_COLUMNS[m.compute][0]}: {COMPUTE_WORDS[m.compute]}", timeout=2)
-        self.refresh_diff()
+        self.refresh_diff()  # the table's title says the order
 
     def action_view(self) -> None:
         m = self.model
