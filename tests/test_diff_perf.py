@@ -150,7 +150,9 @@ def test_default_keys_shift(pair: tuple[Path, Path]) -> None:
     assert rows["hotprog", "plt_loop"]["new"] is None
     assert rows["hotprog", "hot_alpha"]["delta"] < -10 < 10 < rows["hotprog", "hot_beta"]["delta"]
     _n, both = compare(*pair)
-    assert both >= 4
+    # hot_alpha, hot_beta and at least one more (main, a libc or kernel symbol: which ones
+    # catch samples in both 2 s runs depends on the machine's load)
+    assert both >= 3
 
 
 @pytest.mark.parametrize("compute", ["ratio", "delta", "delta-abs"])
