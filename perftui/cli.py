@@ -528,6 +528,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """(the browser's parser, the subcommands' parser)."""
     from .analysis.timespec import TIME_HELP
 
+    time_help = TIME_HELP.replace("%", "%%")  # argparse formats help with %
+
     commands = "\n".join(f"  {name:<10} {text}" for name, text in COMMAND_HELP.items())
     main = argparse.ArgumentParser(
         prog="perftui", formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -569,7 +571,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p.add_argument("--symbols", action="store_true", help="per-symbol counts too")
     p.add_argument("--all", action="store_true", help="list sections without samples too")
     _add_modules_dir(p)
-    p.add_argument("--time", metavar="START,END", help=TIME_HELP)
+    p.add_argument("--time", metavar="START,END", help=time_help)
     p.add_argument("--cpu", metavar="LIST", help="only samples on these CPUs, e.g. 0-3,7")
     p.add_argument("--pid", metavar="LIST", help="only samples of these process ids")
     p.add_argument("--event", metavar="NAME", help="only the samples of this event")
@@ -599,7 +601,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p.add_argument("--folded", action="store_true",
                    help="folded stacks (comm;outermost;...;leaf COUNT), for flame graphs")
     p.add_argument("--speedscope", metavar="OUT", help="write a speedscope file to OUT")
-    p.add_argument("--time", metavar="START,END", help=TIME_HELP)
+    p.add_argument("--time", metavar="START,END", help=time_help)
     p.add_argument("--cpu", metavar="LIST", help="CPUs, e.g. 0-3,7")
     p.add_argument("--pid", metavar="LIST", help="process ids")
     p.add_argument("--tid", metavar="LIST", help="thread ids")
@@ -624,7 +626,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p.add_argument("--stdio", action="store_true",
                    help="the table as text even on a terminal (where the browser opens)")
     p.add_argument("--time", metavar="RANGE[:RANGE]",
-                   help="only these times, one RANGE for both or OLD:NEW (" + TIME_HELP + ")")
+                   help="only these times, one RANGE for both or OLD:NEW (" + time_help + ")")
     p.add_argument("--cpu", metavar="LIST", help="only samples on these CPUs, e.g. 0-3,7")
     _symbol_args(p)
     _add_cache_options(p)

@@ -68,6 +68,14 @@ def test_help_lists_every_subcommand_with_a_description() -> None:
         assert len(line.split()) > 3, f"{name} has no description in --help"
 
 
+@pytest.mark.parametrize("name", cli.SUBCOMMANDS)
+def test_every_subcommand_prints_its_help(name: str) -> None:
+    """argparse formats help strings with %: a literal % (perf's 10%/2) must not break it."""
+    r = run(name, "--help")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("usage: perftui") and not r.stderr
+
+
 def test_every_option_of_every_subcommand_has_help() -> None:
     main_p, sub_p = cli.build_parser()
     parsers = [main_p]
