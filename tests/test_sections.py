@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -301,3 +302,50 @@ def test_per_event_counts_and_event_filter(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--event", "x"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "cpu-clock, task-clock" in r.stderr
+
+
+def _text_functions_by_readelf() -> list[tuple[str, int, int]]:
+    """(name, value, size) of demo_nic's sized FUNC symbols in .text, as readelf lists them."""
+    if shutil.which("readelf") is None:
+        pytest.fail("readelf (binutils) is needed") if os.environ.get("CI") == "true" \
+            else pytest.skip("no readelf")
+    secs = subprocess.run(["readelf", "-SW", str(NIC)], capture_output=True, text=True,
+                          check=True).stdout
+    ndx = next(int(ln.split("]")[0].split("[")[1]) for ln in secs.splitlines()
+               if "]" in ln and ln.split("]")[1].split()[:1] == [".text"])
+    out = []
+    for ln in subprocess.run(["readelf", "-sW", str(NIC)], capture_output=True, text=True,
+                             check=True).stdout.splitlines():
+        f = ln.split()
+        if len(f) == 8 and f[3] == "FUNC" and f[6] == str(ndx) and int(f[2]):
+            out.append((f[7], int(f[1], 16), int(f[2])))
+    return out
+
+
+def test_mmap_fallback_names_symbols_from_assumed_text(tmp_path: Path) -> None:
+    """Without KMOD_SEC_MAP, a module's symbols are named from .text at the MMAP start (perf's
+    rule), and every view says the .text is assumed."""
+    funcs = _text_functions_by_readelf()
+    assert len(funcs) >= 3
+    at = layout()
+    ips = [(at[".text"] + value + size // 2, Misc.KERNEL) for _n, value, size in funcs
+           for _ in range(2)]
+    p = tmp_path / "f.data"
+    plant(p, ips, with_kmod=False)
+    rep = report(p)
+    d = sections_json(rep, symbols=True)
+    (m,) = d["modules"]
+    (s,) = m["sections"]
+    assert s["name"] is None and s["source"] == "MMAP"
+    assert s["symbols_note"] == "assumed .text: no section map in this recording"
+    assert sorted((x["name"], x["samples"]) for x in s["symbols"]) == \
+        sorted((n, 2) for n, _v, _s in funcs)
+    out = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--symbols",
+                          "--modules-dir", str(MODS)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "(assumed .text: no section map in this recording)" in out.stdout
+    # without the module file there is nothing to assume: no note, no names
+    d = sections_json(report(p, dirs=[]), symbols=True)
+    (s,) = d["modules"][0]["sections"]
+    assert "symbols_note" not in s
+    assert s["symbols"] == [{"name": NO_SYMBOL, "samples": len(ips)}]

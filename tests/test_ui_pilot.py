@@ -733,3 +733,33 @@ async def test_no_color_is_honoured(demo: Path, monkeypatch: pytest.MonkeyPatch)
     for c in colours:
         r, g, b = (int(c[i:i + 2], 16) for i in (0, 2, 4))
         assert max(r, g, b) - min(r, g, b) <= 24, c
+
+
+@sync
+async def test_section_without_a_section_map_names_assumed_text(plan: DemoPlan,
+                                                                 tmp_path: Path) -> None:
+    """The demo with its KMOD_SEC_MAP records stripped: a module is one MMAP, its symbols
+    named from .text at the MMAP start (perf's rule) — as many as the generator put in
+    .text — and the drill-down says the .text is assumed."""
+    import subprocess
+    import sys
+
+    stripped = tmp_path / "stripped.data"
+    subprocess.run([sys.executable, "-m", "perftui", "inject", str(plan.path), "--strip",
+                    "-o", str(stripped)], check=True, capture_output=True)
+    async with browse(stripped) as (app, pilot):
+        pane = app.query_one(SectionsPane)
+        await pilot.press("m", "down", "enter")
+        await settle(pilot)
+        scr = app.screen
+        assert isinstance(scr, SectionScreen)
+        e = app.model.smap.entries[scr.entry]
+        assert e.section is None
+        table = scr.query_one("#symbols", DataTable)
+        assert str(table.border_subtitle) == "assumed .text: no section map in this recording"
+        mod = e.path.rsplit("/", 1)[1].removesuffix(".ko")
+        want = {sym: n for (m, sec, sym), n in plan.in_symbols.items()
+                if (m, sec) == (mod, ".text")}
+        got = {scr.symbol_names[r]: int(str(table.get_row_at(r)[0]).replace(",", ""))
+               for r in range(table.row_count)}
+        assert got == want and pane.entry_of_row[1] == scr.entry

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..perfdata import Feature, Recording
 from ..symbols.modfiles import ModuleFiles
-from ..symbols.sectionmap import SectionMap, build_section_map
+from ..symbols.sectionmap import SOURCE_MMAP, SectionMap, build_section_map
 from ..symbols.symtable import NO_SYMBOL
 from .filters import Filter, FilterContext
 from .sections import (
@@ -24,6 +24,9 @@ from .sections import (
     stream_sections,
 )
 
+#: the section a module's MMAP is taken for without a section map (perf's rule)
+ASSUMED_SECTION = ".text"
+
 
 @dataclass
 class SectionReport:
@@ -34,27 +37,48 @@ class SectionReport:
     counts: SectionCounts
     files: ModuleFiles
 
+    def symbols_section(self, entry: int) -> str | None:
+        """The section of the module file whose symbols name an entry's addresses (None:
+        no file, or no such section).  A whole module from the MMAP fallback (no section
+        map) is named from ``.text`` at the MMAP start, as perf does (:meth:`assumed_text`)."""
+        e = self.smap.entries[entry]
+        mf = self.files.get(e.module, e.path)
+        section = ASSUMED_SECTION if e.section is None and e.source == SOURCE_MMAP \
+            else e.section
+        if mf is None or section is None or section not in mf.sections:
+            return None
+        return section
+
+    def assumed_text(self, entry: int) -> bool:
+        """Whether an entry's symbols come from ``.text`` assumed at the module MMAP's
+        start (no KMOD_SEC_MAP for it): the views say so (``ASSUMED_TEXT``)."""
+        e = self.smap.entries[entry]
+        return e.section is None and self.symbols_section(entry) is not None
+
     def symbol_counts(self, entry: int) -> list[tuple[str, int]]:
         """(symbol, samples) in one section entry, by count; needs the module file."""
         e = self.smap.entries[entry]
         ips, weights = self.counts.ip_counts(entry)
         if not len(ips):
             return []
-        mf = self.files.get(e.module, e.path)
-        if mf is None or e.section is None or e.section not in mf.sections:
+        section = self.symbols_section(entry)
+        if section is None:
             return [(NO_SYMBOL, int(weights.sum()))]
+        mf = self.files.get(e.module, e.path)
+        assert mf is not None
         offsets = ips - np.uint64(e.start)
-        return mf.symbols(e.section).counts(offsets, weights)
+        return mf.symbols(section).counts(offsets, weights)
 
     def symbol_of(self, entry: int, ips: np.ndarray) -> list[str]:
         """``symbol+0xoff`` for each ip of an entry (``[module]section+0xoff`` when unknown),
         looked up for all ips at once."""
         e = self.smap.entries[entry]
         offs = np.asarray(ips, dtype=np.uint64) - np.uint64(e.start)
+        section = self.symbols_section(entry)
         mf = self.files.get(e.module, e.path)
-        if mf is None or e.section is None or e.section not in mf.sections:
+        if mf is None or section is None:
             return [f"{e.label}+{int(o):#x}" for o in offs]
-        table = mf.symbols(e.section)
+        table = mf.symbols(section)
         idx = table.lookup(offs)
         out = []
         for o, k in zip(offs.tolist(), idx.tolist(), strict=True):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from ..analysis.sectionreport import SectionReport
+from ..symbols.resolver import ASSUMED_TEXT
 from ..textsafe import safe
 
 
@@ -33,6 +34,8 @@ def sections_json(rep: SectionReport, symbols: bool = False) -> dict[str, Any]:
                              zip(rep.rec.attrs, rep.counts.by_event(k), strict=True)}
         if symbols:
             sec["symbols"] = [{"name": s, "samples": c} for s, c in rep.symbol_counts(k)]
+            if rep.assumed_text(k):
+                sec["symbols_note"] = ASSUMED_TEXT
         m["sections"].append(sec)
         m["samples"] += n
     modules = sorted(mods.values(), key=lambda m: (-m["samples"], m["name"]))
@@ -77,6 +80,8 @@ def print_sections(d: dict[str, Any], out: TextIO, symbols: bool,
             w(safe(f"  {name:<22} {s['start']:#018x}-{s['end']:#018x} {s['end'] - s['start']:>9}"
                    f" {s['samples']:>9} {pct:6.2f}%  {s['source']}") + "\n")
             if symbols:
+                if s.get("symbols_note"):
+                    w(f"      ({s['symbols_note']})\n")
                 for sym in s.get("symbols", []):
                     w(safe(f"      {sym['samples']:>9}  {sym['name']}") + "\n")
         if quiet and not show_all:

@@ -11,6 +11,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ..analysis.sections import split_by
+from ..symbols.resolver import ASSUMED_TEXT
 from ..symbols.symtable import NO_SYMBOL
 from ..textsafe import safe
 from .model import Model
@@ -122,6 +123,8 @@ class SectionScreen(BackScreen):
         with Horizontal():
             table = SymbolList(id="symbols", cursor_type="row")
             table.border_title = "symbols"
+            if rep.assumed_text(self.entry):  # the MMAP fallback: perf's rule, said so
+                table.border_subtitle = ASSUMED_TEXT
             yield table
             with Vertical(id="splits"):
                 cpu: DataTable = NavTable(id="by-cpu", classes="split", cursor_type="row")
