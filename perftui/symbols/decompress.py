@@ -51,24 +51,8 @@ class MemStream:
 
 def read_capped(path: str, max_size: int) -> bytes:
     """The bytes of a regular file, at most ``max_size`` of them."""
+    fd, _size = open_regular(path, max_size, FileError)
     try:
-        st = os.stat(path)
-    except OSError as e:
-        raise FileError(path, f"cannot stat: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise FileError(path, f"not a regular file ({file_kind(st.st_mode)})")
-    if st.st_size > max_size:
-        raise FileError(path, f"file is {st.st_size} bytes, over the {mib(max_size)} cap")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise FileError(path, f"cannot open: {e.strerror or e}") from None
-    try:
-        st = os.fstat(fd)  # the file opened may not be the one stat()ed
-        if not stat.S_ISREG(st.st_mode):
-            raise FileError(path, f"not a regular file ({file_kind(st.st_mode)})")
         chunks: list[bytes] = []
         total = 0
         while True:
@@ -84,6 +68,35 @@ def read_capped(path: str, max_size: int) -> bytes:
     finally:
         os.close(fd)
     return b"".join(chunks)
+
+
+def open_regular(path: str, max_size: int, error: type[FileError] = FileError
+                 ) -> tuple[int, int]:
+    """Open a regular file of at most ``max_size`` bytes (never a FIFO or a device: the
+    open does not block, and the file opened is checked again); return ``(fd, size)``.
+    Problems raise ``error(path, problem)``."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError) as e:
+        raise error(path, f"cannot stat: {getattr(e, 'strerror', None) or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise error(path, f"not a regular file ({file_kind(st.st_mode)})")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise error(path, f"cannot open: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)  # the file opened may not be the one stat()ed
+        if not stat.S_ISREG(st.st_mode):
+            raise error(path, f"not a regular file ({file_kind(st.st_mode)})")
+        if st.st_size > max_size:
+            raise error(path, f"file is {st.st_size} bytes, over the {mib(max_size)} cap")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
 
 
 def file_kind(mode: int) -> str:

@@ -29,6 +29,7 @@ import numpy as np
 
 from perftui.symbols.decompress import ELF_MAGIC, MemStream, decompress, one_line, read_capped
 from perftui.symbols.errors import FileError
+from perftui.symbols.lookup import cstr
 from perftui.symbols.symtable import SymbolTable
 
 if TYPE_CHECKING:  # pyelftools is imported when it is first needed (start-up time)
@@ -208,7 +209,7 @@ class ElfImage:
             names = self.data[int(s["offset"]) : int(s["offset"]) + int(s["size"])]
         out = []
         for i, h in enumerate(table.tolist()):
-            sec = Section(i, _cstr(names, h[0]), h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[9])
+            sec = Section(i, cstr(names, h[0]), h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[9])
             if i and sec.type not in (SHT_NULL, SHT_NOBITS):
                 self._check(sec.offset, sec.size, f"section {i} ({sec.name})")
             out.append(sec)
@@ -291,7 +292,7 @@ class ElfImage:
     def symbol_name(self, i: int) -> str:
         """Name of symbol ``i`` of :meth:`raw_symbols` ("" when it has none)."""
         sym, strtab, _ = self.raw_symbols()
-        return _cstr(strtab, int(sym["name"][i])) if 0 <= i < len(sym) else ""
+        return cstr(strtab, int(sym["name"][i])) if 0 <= i < len(sym) else ""
 
     def functions(self, name: str | None = None) -> list[FunctionSymbol]:
         """Defined FUNC/IFUNC symbols (all, or those called ``name``), in table order."""
@@ -301,7 +302,7 @@ class ElfImage:
         keep &= sym["shndx"] < SHN_LORESERVE
         out = []
         for i in np.flatnonzero(keep):
-            nm = _cstr(strtab, int(sym["name"][i]))
+            nm = cstr(strtab, int(sym["name"][i]))
             if name is not None and nm != name:
                 continue
             r = sym[i]
@@ -333,7 +334,7 @@ class ElfImage:
             | ((typ == STT_NOTYPE) & (sym["size"] > 0))
         )
         rows = sym[keep]
-        names = [_cstr(strtab, int(n)) for n in rows["name"]]
+        names = [cstr(strtab, int(n)) for n in rows["name"]]
         ok = [bool(n) and not n.startswith("$") for n in names]  # ARM mapping symbols
         rows = rows[np.array(ok, bool)] if len(rows) else rows
         names = [n for n, k in zip(names, ok, strict=True) if k]
@@ -463,14 +464,6 @@ _SYM_DTYPE = np.dtype(
     [("name", "u8"), ("info", "u1"), ("shndx", "u8"), ("value", "u8"), ("size", "u8")]
 )
 
-
-def _cstr(table: bytes, off: int) -> str:
-    """The NUL-terminated string at ``off`` ("" when out of range)."""
-    if off >= len(table):
-        return ""
-    end = table.find(b"\0", off)
-    raw = table[off:] if end < 0 else table[off:end]
-    return raw.decode("utf-8", "backslashreplace")
 
 
 def open_elf(path: str, max_size: int = 1 << 30) -> ElfImage:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pyelftools is imported when a module file is first read (st
 
 from .decompress import ELF_MAGIC, MemStream, decompress, one_line, read_capped
 from .errors import FileError, ModuleFileError
+from .lookup import cstr
 from .modnames import module_name
 from .symtable import SymbolTable, empty_table
 
@@ -150,7 +151,7 @@ class ModuleFile:
         # address -> (rank, name, size, [names])
         best: dict[int, tuple[tuple[int, ...], str, int, list[str]]] = {}
         for row in sym[keep]:
-            name = _cstr(self._strtab, int(row["name"]))
+            name = cstr(self._strtab, int(row["name"]))
             if not name or name.startswith("$"):  # ARM/RISC-V mapping symbols: $x, $d, ...
                 continue
             value, size = int(row["value"]), int(row["size"])
@@ -248,7 +249,7 @@ def _parse(
     sections: dict[str, SectionInfo] = {}
     notes = []
     for index, h in enumerate(headers):
-        name = _cstr(names, int(h["sh_name"]))
+        name = cstr(names, int(h["sh_name"]))
         nobits = h["sh_type"] == "SHT_NOBITS"
         off, size = int(h["sh_offset"]), int(h["sh_size"])
         if index and not nobits and h["sh_type"] != "SHT_NULL":
@@ -266,14 +267,6 @@ def _parse(
     modinfo = _modinfo(image, sections.get(".modinfo"))
     return sections, build_id, symtab, strtab, modinfo
 
-
-def _cstr(table: bytes, off: int) -> str:
-    """The NUL-terminated string at ``off`` of a string table ("" when out of range)."""
-    if off >= len(table):
-        return ""
-    end = table.find(b"\0", off)
-    raw = table[off:] if end < 0 else table[off:end]
-    return raw.decode("utf-8", "backslashreplace")
 
 
 def _build_id(elf: ELFFile, notes: list[Any]) -> str | None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 import stat
 
-from perftui.symbols.decompress import file_kind, mib
+from perftui.symbols.decompress import mib
+from perftui.symbols.decompress import open_regular as open_capped
 from perftui.symbols.errors import FileError
 from perftui.textsafe import safe
 
@@ -45,28 +46,7 @@ def is_regular_file(path: str) -> bool:
 
 def open_regular(path: str, max_size: int) -> tuple[int, int]:
     """Open a regular file of at most ``max_size`` bytes; return ``(fd, size)``."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError) as e:
-        raise SymbolFileError(path, f"cannot stat: {getattr(e, 'strerror', None) or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise SymbolFileError(path, f"not a regular file ({file_kind(st.st_mode)})")
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    flags |= getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as e:
-        raise SymbolFileError(path, f"cannot open: {e.strerror or e}") from None
-    try:
-        st = os.fstat(fd)  # the file opened may not be the one stat()ed
-        if not stat.S_ISREG(st.st_mode):
-            raise SymbolFileError(path, f"not a regular file ({file_kind(st.st_mode)})")
-        if st.st_size > max_size:
-            raise SymbolFileError(path, f"file is {st.st_size} bytes, over the {mib(max_size)} cap")
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, st.st_size
+    return open_capped(path, max_size, SymbolFileError)
 
 
 def read_at(fd: int, path: str, offset: int, size: int, what: str) -> bytes:

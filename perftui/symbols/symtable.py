@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .lookup import as_u64, nearest_start
+
 #: Name under which :meth:`SymbolTable.counts` puts offsets that no symbol covers.
 NO_SYMBOL = "[no symbol]"
 
@@ -61,22 +63,11 @@ class SymbolTable:
 
         Negative offsets (signed input) give -1.
         """
-        arr = np.asarray(offsets)
-        if arr.ndim == 0:
-            arr = arr.reshape(1)
-        result = np.full(arr.shape, -1, dtype=np.int64)
-        if not len(self.starts) or not arr.size:
+        u, valid = as_u64(offsets)
+        result = np.full(u.shape, -1, dtype=np.int64)
+        if not len(self.starts) or not u.size:
             return result
-        if arr.dtype.kind == "i":
-            valid = arr >= 0
-            u = np.where(valid, arr, 0).astype(np.uint64)
-        elif arr.dtype.kind == "u":
-            valid = np.ones(arr.shape, dtype=bool)
-            u = arr.astype(np.uint64)
-        else:
-            raise TypeError(f"offsets must be integers, not {arr.dtype}")
-        idx = np.searchsorted(self.starts, u, side="right").astype(np.int64) - 1
-        hit = valid & (idx >= 0)
+        idx, hit = nearest_start(self.starts, u, valid)
         safe_idx = np.where(hit, idx, 0)
         hit &= u < self.ends[safe_idx]
         result[hit] = idx[hit]

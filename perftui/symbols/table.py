@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from .lookup import as_u64, nearest_start
+
 __all__ = [
     "KIND_FUNC",
     "KIND_LABEL",
@@ -213,25 +215,11 @@ class SymbolTable:
         ``addrs`` must be in :attr:`space` (for an ELF file: ``ip - map.start + map.pgoff``).
         Negative values (signed input) give -1.
         """
-        arr = np.asarray(addrs)
-        if arr.ndim == 0:
-            arr = arr.reshape(1)
-        result = np.full(arr.shape, -1, dtype=np.int64)
-        if not len(self.starts) or not arr.size:
+        u, valid = as_u64(addrs)
+        result = np.full(u.shape, -1, dtype=np.int64)
+        if not len(self.starts) or not u.size:
             return result
-        if arr.dtype.kind == "i":
-            valid = arr >= 0
-            u = np.where(valid, arr, 0).astype(_U64)
-        elif arr.dtype.kind == "u":
-            valid = np.ones(arr.shape, dtype=bool)
-            u = arr.astype(_U64, copy=False)
-        elif arr.dtype == object:
-            return self.lookup(np.array([int(a) for a in arr.ravel()], dtype=_U64)).reshape(
-                arr.shape)
-        else:
-            raise TypeError(f"addresses must be integers, not {arr.dtype}")
-        idx = np.searchsorted(self.starts, u, side="right").astype(np.int64) - 1
-        has = valid & (idx >= 0)
+        idx, has = nearest_start(self.starts, u, valid)
         i = np.where(has, idx, 0)
         start, end = self.starts[i], self.ends[i]
         hit = has & ((u < end) | ((u == start) & (end == start)))
