@@ -22,10 +22,10 @@ from ..analysis.annotatefunction import SampleLeaves
 from ..analysis.annotator import Annotator
 from ..analysis.filters import FILTER_HELP, FILTER_RULES, Filter, FilterError
 from ..analysis.sectionreport import SectionReport
-from ..crash import crash_line, write_traceback
 from ..perfdata import Recording, RecordType
 from ..textsafe import safe
 from .annotate import AnnotateScreen, SampleTarget, Target
+from .crashing import CrashReportingApp
 from .model import Model
 from .screens import HelpScreen, InfoScreen, PromptScreen, SamplesScreen, SectionScreen
 from .widgets.panes import Detail, HeaderLine, SectionsPane
@@ -102,7 +102,7 @@ class PerftuiCommands(Provider):
             yield Hit(1.0, name, action, help=help_text)
 
 
-class PerftuiApp(App[int]):
+class PerftuiApp(CrashReportingApp):
     """Browse one recording.  ``recording`` is opened already; indexing starts on mount.
 
     ``stream`` is the pipe a pipe-mode recording is read from: after a cancel the app
@@ -162,22 +162,9 @@ class PerftuiApp(App[int]):
         self.return_path: ReturnPath | None = None
         self._timeline_at = 0.0
         self._timeline_cost = 0.0
-        self.crash_report: str | None = None  # the one line after a crash
         self._sections_shown = False
         self._notes_shown = 0
         self._annotator: Annotator | None = None
-
-    # -- a crash: the traceback goes to a file, the terminal gets one line ----------------
-    def _handle_exception(self, error: Exception) -> None:
-        if self.crash_report is None:
-            self.crash_report = crash_line(error, write_traceback(error))
-        super()._handle_exception(error)
-
-    def _print_error_renderables(self) -> None:
-        if self.crash_report is None:
-            super()._print_error_renderables()
-            return
-        self._exit_renderables.clear()  # Textual's own (long) traceback: in the file
 
     def compose(self) -> ComposeResult:
         m = self.model

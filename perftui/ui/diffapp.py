@@ -14,7 +14,7 @@ from typing import Any
 from rich.markup import escape
 from rich.text import Text
 from textual import work
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
@@ -23,9 +23,9 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
 from ..analysis.diff import Diff, DiffRow
-from ..crash import crash_line, write_traceback
 from ..present.diff import COMPUTE_COLUMNS, is_kernel, key_value, mismatch_text
 from ..textsafe import safe
+from .crashing import CrashReportingApp
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level
 from .widgets.panes import bar
 from .widgets.timeline import Timeline
@@ -143,7 +143,7 @@ class DiffHelp(Screen):
         self.query_one("#help", Static).update(self._text())
 
 
-class DiffApp(App[int]):
+class DiffApp(CrashReportingApp):
     """Compare two recordings (opened already; indexed on mount)."""
 
     TITLE = "perftui diff"
@@ -192,19 +192,6 @@ class DiffApp(App[int]):
         self.cursor_of: dict[Level, int] = {}  # where the cursor was on each level
         self.progress = {"OLD": "", "NEW": ""}
         self.comparing = False  # a regroup or a compare asked for and not shown yet
-        self.crash_report: str | None = None  # the one line after a crash
-
-    # -- a crash: the traceback goes to a file, the terminal gets one line (as the browser)
-    def _handle_exception(self, error: Exception) -> None:
-        if self.crash_report is None:
-            self.crash_report = crash_line(error, write_traceback(error))
-        super()._handle_exception(error)
-
-    def _print_error_renderables(self) -> None:
-        if self.crash_report is None:
-            super()._print_error_renderables()
-            return
-        self._exit_renderables.clear()
 
     def compose(self) -> ComposeResult:
         m = self.model
