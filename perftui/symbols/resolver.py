@@ -495,7 +495,12 @@ class Resolver:
 
     # -- samples -------------------------------------------------------------------------------
     def samples(self, rows: np.ndarray, callchains: bool = True) -> ResolvedSamples:
-        """Every name of SAMPLE index ``rows`` (one block: keep blocks to ~10^5 rows)."""
+        """Every name of SAMPLE index ``rows`` (one block: keep blocks to ~10^5 rows).
+        Thread-safe: the browser's workers share one resolver."""
+        with self._lock:
+            return self._samples(rows, callchains)
+
+    def _samples(self, rows: np.ndarray, callchains: bool) -> ResolvedSamples:
         rec = self.rec
         c = rec.columns
         rows = np.asarray(rows, dtype=np.int64)
