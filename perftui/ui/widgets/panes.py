@@ -244,14 +244,16 @@ class SectionsPane(DataTable):
         self.border_title = f"module sections · {src}"
         ksamples = max(1, d["kernel_samples"])
         if src == "none":
-            # one wide column, so that the message is not cut to the section column's width
+            # one column as wide as the message (short lines: the pane is narrow at 80x24)
+            lines = ["no module sections in this", "recording: no KMOD_SEC_MAP record",
+                     "and no kernel-module MMAP"]
             self.clear(columns=True)
-            self.add_column("module sections")
+            self.add_column("module sections", width=max(map(len, lines)))
             self.border_subtitle = "no KMOD_SEC_MAP and no module MMAP in this recording"
             self.summary = self.border_subtitle
-            self.add_row(Text("no module sections in this recording:", style="dim"))
-            self.add_row(Text("no KMOD_SEC_MAP record and no module MMAP", style="dim"))
-            self.entry_of_row += [-1, -1]
+            for line in lines:
+                self.add_row(Text(line, style="dim"))
+            self.entry_of_row += [-1] * len(lines)
             return
         scope = " · filtered" if m.scope_text() else ""
         self.border_title = f"module sections · {src}{scope}"
