@@ -54,8 +54,7 @@ def input_path(args: argparse.Namespace) -> str:
     if getattr(args, "demo", False):
         from .demo import demo_path
 
-        if hasattr(args, "modules_dir"):
-            args.modules_dir = [*args.modules_dir, demo_modules_dir()]
+        _demo_symbols(args)
         return str(demo_path())
     if args.input and args.file and args.input != args.file:
         raise UsageError(f"two inputs given: {args.file} and -i {args.input}")
@@ -221,6 +220,17 @@ def _summary(r: dict[str, Any]) -> str:
 
 
 # -- sections ---------------------------------------------------------------------------
+def _demo_symbols(args: argparse.Namespace) -> None:
+    """``--demo``: its module files and its kernel's kallsyms, unless given."""
+    if hasattr(args, "modules_dir") and demo_modules_dir() not in args.modules_dir:
+        args.modules_dir = [*args.modules_dir, demo_modules_dir()]
+    if hasattr(args, "kallsyms") and args.kallsyms is None and \
+            getattr(args, "vmlinux", None) is None:
+        from .demo import demo_kallsyms
+
+        args.kallsyms = str(demo_kallsyms())
+
+
 def demo_modules_dir() -> str:
     from .demo import MODULES_DIR
 
@@ -426,7 +436,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         from .demo import demo_path
 
         args.files = [str(demo_path()), str(demo_path(patched=True))]
-        args.modules_dir = [*args.modules_dir, demo_modules_dir()]
+        _demo_symbols(args)
     try:
         old_path, new_path = diff_files(args.files)
         req = DiffRequest(keys=parse_sort(args.sort), compute=parse_compute(args.compute),
@@ -542,7 +552,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     _add_input(main)
     main.add_argument("new_file", nargs="?", metavar="NEW",
                       help="a second recording: compare FILE (OLD) with it, as perftui diff")
-    _add_modules_dir(main)
+    _symbol_args(main)
     _add_cache_options(main)
     main.add_argument("--version", action="version", version=_version(),
                       help="print the version and exit")
@@ -717,15 +727,13 @@ def _quiet_stdout() -> None:
 def run_browser(args: argparse.Namespace) -> int:
     """Open the browser on FILE, ``-`` (a pipe-mode stream on stdin) or the demo; print a
     text report instead when standard output is not a terminal (as perf report does)."""
-    modules_dirs = list(args.modules_dir)
     path = input_path(args)
-    if args.demo:
-        modules_dirs.append(demo_modules_dir())
+    symbols = symbol_options(args)
+    modules_dirs = symbols.modules_dirs
     if args.new_file:  # two recordings: the diff
         from .present.diffrun import DiffRequest
-        from .symbols.resolver import SymbolOptions
 
-        req = DiffRequest(symbols=SymbolOptions(modules_dirs=modules_dirs), cache=_cache(args))
+        req = DiffRequest(symbols=symbols, cache=_cache(args))
         if not sys.stdout.isatty():
             return text_diff(path, args.new_file, req)
         return diff_browser(path, args.new_file, req)
@@ -738,7 +746,7 @@ def run_browser(args: argparse.Namespace) -> int:
         rec = open_input(path, spill=True, cache=_cache(args), mapped=True)
     from .ui.app import PerftuiApp
 
-    app = PerftuiApp(rec, modules_dirs, stream=stream)
+    app = PerftuiApp(rec, modules_dirs, stream=stream, symbols=symbols)
     code = app.run()
     errors = rec.errors
     rec.close()

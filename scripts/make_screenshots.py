@@ -24,9 +24,10 @@ from pathlib import Path
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")  # before textual is imported
 
-from perftui.demo import MODULES_DIR
+from perftui.demo import MODULES_DIR, demo_kallsyms
 from perftui.demo.generate import PATCHED_SEED, generate
 from perftui.perfdata import open_recording
+from perftui.symbols.resolver import SymbolOptions
 from perftui.ui.app import PerftuiApp
 from perftui.ui.widgets.panes import SectionsPane
 
@@ -47,9 +48,13 @@ SHOTS: dict[str, list[str]] = {
 }
 
 
+#: what perftui --demo reads: the demo modules and the demo kernel's kallsyms
+DEMO_SYMBOLS = SymbolOptions(kallsyms=str(demo_kallsyms()), modules_dirs=[str(MODULES_DIR)])
+
+
 async def shoot(recording: Path, name: str, keys: list[str], out: Path) -> Path:
     rec = open_recording(recording.name)
-    app = PerftuiApp(rec, [str(MODULES_DIR)])
+    app = PerftuiApp(rec, [str(MODULES_DIR)], symbols=DEMO_SYMBOLS)
     try:
         async with app.run_test(size=SIZE) as pilot:
             deadline = time.monotonic() + 60
@@ -82,7 +87,7 @@ async def shoot_diff(name: str, keys: list[str], out: Path) -> Path:
     from perftui.ui.diffmodel import DiffModel
 
     old, new = open_recording("perf.data.old"), open_recording("perf.data")
-    app = DiffApp(DiffModel.of(old, new, [str(MODULES_DIR)]))
+    app = DiffApp(DiffModel.of(old, new, [str(MODULES_DIR)], DEMO_SYMBOLS))
     try:
         async with app.run_test(size=SIZE) as pilot:
             deadline = time.monotonic() + 60

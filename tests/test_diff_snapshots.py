@@ -15,8 +15,9 @@ import pytest
 from textual.pilot import Pilot
 
 from perftui.demo import MODULES_DIR
-from perftui.demo.generate import PATCHED_SEED, generate
+from perftui.demo.generate import PATCHED_SEED, generate, kallsyms_text
 from perftui.perfdata import open_recording
+from perftui.symbols.resolver import SymbolOptions
 from perftui.ui.diffapp import DiffApp
 from perftui.ui.diffmodel import DiffModel
 
@@ -35,6 +36,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("diffsnap")
     generate(d / "before.data")
     generate(d / "after.data", PATCHED_SEED, patched=True)
+    (d / "kallsyms").write_text(kallsyms_text())  # as perftui diff --demo reads it
     return d
 
 
@@ -43,7 +45,8 @@ def diff_app(pair: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[DiffApp]:
     monkeypatch.chdir(pair)  # relative names: the snapshots do not show tmp paths
     old, new = open_recording("before.data"), open_recording("after.data")
     try:
-        yield DiffApp(DiffModel.of(old, new, [str(MODULES_DIR)]))
+        yield DiffApp(DiffModel.of(old, new, [str(MODULES_DIR)], SymbolOptions(
+            kallsyms=str(pair / "kallsyms"), modules_dirs=[str(MODULES_DIR)])))
     finally:
         old.close()
         new.close()

@@ -61,3 +61,34 @@ def test_module_text_names_equal_perf(stripped: tuple[Path, Path]) -> None:
            for r in json.loads(buf.getvalue())["rows"] if r["dso"].startswith("[demo")}
     print(f"module rows: {len(want)} from perf, {len(got)} from perftui")
     assert got == want
+
+
+def test_demo_kernel_names_equal_perf_with_its_kallsyms(stripped: tuple[Path, Path]) -> None:
+    """The demo kernel's samples, named from the demo's kallsyms (``--demo`` reads it), as
+    perf names them from the same file with ``--kallsyms``."""
+    from perftui.demo import demo_kallsyms
+
+    data, symfs = stripped
+    perf = require("perf")
+    ks = str(demo_kallsyms())
+    p = subprocess.run([perf, "report", "-i", str(data), "--symfs", str(symfs), "--kallsyms",
+                        ks, "--stdio", "--no-children", "-g", "none", "--sort", "dso,sym",
+                        "-t", ";", "-n", "--show-total-period"], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-400:]
+    want = {}
+    for line in p.stdout.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        f = [x.strip() for x in line.split(";")]
+        if f[3] == "[kernel.kallsyms]":
+            want[re.sub(r"^\[k\] ", "", f[4])] = (int(f[1]), int(f[2]))
+    assert "native_safe_halt" in want and len(want) >= 6, want
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(["report", str(data), "--json", "--no-children", "--sort",
+                             "dso,sym", "--kallsyms", ks, "--modules-dir",
+                             str(MODULES_DIR)]) == 0
+    got = {r["sym"]: (r["samples"], r["period"]) for r in json.loads(buf.getvalue())["rows"]
+           if r["dso"] == "[kernel.kallsyms]"}
+    assert got == want

@@ -14,8 +14,9 @@ from textual.pilot import Pilot
 from uihelpers import settle, wait_indexed
 
 from perftui.demo import MODULES_DIR
-from perftui.demo.generate import generate
+from perftui.demo.generate import generate, kallsyms_text
 from perftui.perfdata import Recording, open_recording
+from perftui.symbols.resolver import SymbolOptions
 from perftui.ui.app import PerftuiApp
 
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
@@ -34,6 +35,7 @@ SCREENS: dict[str, tuple[str, ...]] = {
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("snapshots")
     generate(d / "demo.data")
+    (d / "kallsyms").write_text(kallsyms_text())  # as perftui --demo reads it
     return d
 
 
@@ -43,7 +45,8 @@ def demo_app(demo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Perftu
     monkeypatch.chdir(demo_dir)
     rec: Recording = open_recording("demo.data")
     try:
-        yield PerftuiApp(rec, [str(MODULES_DIR)])
+        yield PerftuiApp(rec, [str(MODULES_DIR)], symbols=SymbolOptions(
+            kallsyms=str(demo_dir / "kallsyms")))
     finally:
         rec.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import __version__
@@ -16,13 +17,13 @@ def cache_dir() -> Path:
     return Path(base) / "perftui"
 
 
-def demo_path(patched: bool = False) -> Path:
-    """The demo recording, generated once into the user's cache directory; ``patched``:
-    the "after" recording of ``perftui diff --demo``."""
-    from .generate import PATCHED_SEED, generate
+#: the generator's revision: a changed generator makes a new demo file, never a stale one
+REVISION = 2
 
-    seed = PATCHED_SEED if patched else 6116
-    target = cache_dir() / f"demo-{__version__}{'-patched' if patched else ''}.data"
+
+def _write_atomically(target: Path, write: Callable[[str], object]) -> Path:
+    """``write(tmp)`` into the cache directory, then renamed to ``target``; a private
+    temporary directory when the cache cannot be written."""
     if target.is_file():
         return target
     try:
@@ -30,12 +31,34 @@ def demo_path(patched: bool = False) -> Path:
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".demo-", suffix=".tmp")
         os.close(fd)
     except OSError:  # read-only home: use a private temporary directory
-        target = Path(tempfile.mkdtemp(prefix="perftui-demo-")) / "demo.data"
-        return generate(target, seed, patched)
+        target = Path(tempfile.mkdtemp(prefix="perftui-demo-")) / target.name
+        write(str(target))
+        return target
     try:
-        generate(tmp, seed, patched)
+        write(tmp)
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return target
+
+
+def demo_kallsyms() -> Path:
+    """The demo kernel's kallsyms (``--demo`` reads it as ``--kallsyms``)."""
+    from .generate import kallsyms_text
+
+    def write(path: str) -> None:
+        with open(path, "w") as f:
+            f.write(kallsyms_text())
+
+    return _write_atomically(cache_dir() / f"demo-{__version__}-r{REVISION}.kallsyms", write)
+
+
+def demo_path(patched: bool = False) -> Path:
+    """The demo recording, generated once into the user's cache directory; ``patched``:
+    the "after" recording of ``perftui diff --demo``."""
+    from .generate import PATCHED_SEED, generate
+
+    seed = PATCHED_SEED if patched else 6116
+    name = f"demo-{__version__}-r{REVISION}{'-patched' if patched else ''}.data"
+    return _write_atomically(cache_dir() / name, lambda p: generate(p, seed, patched))

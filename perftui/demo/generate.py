@@ -32,10 +32,28 @@ FREQ = 1000  # samples per second per busy CPU
 # module file -> load base; sections follow each other, page aligned, as the loader does
 MODULE_BASES = {"demo-kvm": 0xFFFFFFFFC0A3C000, "demo_nic": 0xFFFFFFFFC0B00000,
                 "demo_crc": 0xFFFFFFFFC0C41000}
+#: the kernel MMAP's length: perf writes the kernel text's ([kernel.kallsyms]_text up to
+#: _etext); every function of VMLINUX_FUNCS lies inside it
+KERNEL_LEN = 0x1E01000
 VMLINUX_FUNCS = [("native_safe_halt", 0x1B7B9A0, 0x20), ("copy_user_generic_string",
                  0x1B7BC20, 0x40), ("clear_page_erms", 0x1B6AA90, 0x30),
                  ("__softirqentry_text_start", 0x1E00000, 0x80), ("do_syscall_64", 0x1B6E140,
                  0x90), ("_raw_spin_unlock_irqrestore", 0x1B80F10, 0x30)]
+#: the demo kernel's /proc/kallsyms (``perftui --demo`` reads it as ``--kallsyms``): the
+#: functions the samples land in, the callers in their callchains, and what lies between
+#: (kallsyms has no sizes: a symbol ends where the next starts, as perf reads it)
+DEMO_KALLSYMS = sorted([(0, "T", "_text"), (0, "T", "_stext"),
+                        *((off, "T", name) for name, off, _size in VMLINUX_FUNCS),
+                        (0x1B6AAC0, "T", "clear_page_rep"), (0x1B6E1D0, "T", "do_int80_syscall_32"),
+                        (0x1B7B9C0, "T", "default_idle"), (0x1B7BA40, "T", "default_idle_call"),
+                        (0x1B7BC60, "T", "copy_user_enhanced_fast_string"),
+                        (0x1B80F40, "T", "_raw_spin_lock"), (0x1E00080, "T", "_etext")])
+
+
+def kallsyms_text() -> str:
+    """:data:`DEMO_KALLSYMS` in /proc/kallsyms's format."""
+    return "".join(f"{KERNEL_TEXT + off:016x} {kind} {name}\n"
+                   for off, kind, name in DEMO_KALLSYMS)
 
 
 USER_IMAGE = {"bash": "bash", "qemu": "qemu", "vcpu0": "qemu", "vcpu1": "qemu",
@@ -218,7 +236,7 @@ def write_demo(path: str | Path, seed: int = 6116, patched: bool = False) -> Dem
             plan.records[kind] += 1
             w.write(raw)
 
-        put("MMAP", b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": KERNEL_TEXT, "len": 0x1400000,
+        put("MMAP", b.kernel("MMAP", {"pid": -1, "tid": 0, "addr": KERNEL_TEXT, "len": KERNEL_LEN,
                                   "pgoff": KERNEL_TEXT, "filename": "[kernel.kallsyms]_text"},
                          misc=Misc.KERNEL))
         for p in sorted(mods.values(), key=lambda p: p.sections[".text"]):

@@ -23,6 +23,7 @@ from ..analysis.annotator import Annotator
 from ..analysis.filters import FILTER_HELP, FILTER_RULES, Filter, FilterError
 from ..analysis.sectionreport import SectionReport
 from ..perfdata import Recording, RecordType
+from ..symbols.resolver import SymbolOptions
 from ..textsafe import safe
 from .annotate import AnnotateScreen, SampleTarget, Target
 from .crashing import CrashReportingApp
@@ -150,9 +151,10 @@ class PerftuiApp(CrashReportingApp):
     ]
 
     def __init__(self, recording: Recording, modules_dirs: list[str] | None = None,
-                 auto_index: bool = True, stream: BinaryIO | None = None) -> None:
+                 auto_index: bool = True, stream: BinaryIO | None = None,
+                 symbols: SymbolOptions | None = None) -> None:
         super().__init__()
-        self.model = Model(recording, modules_dirs)
+        self.model = Model(recording, modules_dirs, symbols)
         self.auto_index = auto_index
         self.stream = stream
         self.cancel_requested = False

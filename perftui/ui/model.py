@@ -6,6 +6,7 @@ while widgets read the prefix indexed so far.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from typing import Any
@@ -50,9 +51,12 @@ def location_text(res: Resolver, loc: int, off: int) -> str:
 class Model:
     """A recording plus everything the views derive from it."""
 
-    def __init__(self, rec: Recording, modules_dirs: list[str] | None = None) -> None:
+    def __init__(self, rec: Recording, modules_dirs: list[str] | None = None,
+                 symbols: SymbolOptions | None = None) -> None:
+        """``symbols``: perf's symbol options (kallsyms, vmlinux, symfs...); its module
+        directories are ``modules_dirs`` when given."""
         self.rec = rec
-        self.modules_dirs = list(modules_dirs or [])
+        self.modules_dirs = list(modules_dirs or (symbols.modules_dirs if symbols else []))
         self.lock = threading.Lock()
         self.done = False
         self.bytes_done = 0
@@ -63,7 +67,8 @@ class Model:
         self.symbolizer: Symbolizer | None = None
         # names of every address (perf's rules), built in the worker after indexing
         self.resolver: Resolver | None = None
-        self.symbol_options = SymbolOptions(modules_dirs=self.modules_dirs)
+        self.symbol_options = dataclasses.replace(symbols or SymbolOptions(),
+                                                  modules_dirs=self.modules_dirs)
         self.sample_rows: np.ndarray | None = None  # SAMPLE index rows, ascending
         self.leaf_loc: np.ndarray | None = None  # location id of each sample's ip
         self.leaf_off: np.ndarray | None = None  # its offset into the symbol
