@@ -59,6 +59,16 @@ def after(keys: tuple[str, ...]) -> Callable[[Pilot], object]:
             await settle(pilot)
             await pilot.app.workers.wait_for_complete()  # (the annotate screen's worker)
             await settle(pilot)
+        # a screen filled by a worker (annotate) lays its table out, then centres the hottest
+        # row after a refresh: on a loaded machine that takes more than one pause
+        screen = pilot.app.screen
+        for _ in range(200):
+            if getattr(screen, "loaded", True):
+                break
+            await pilot.pause(0.05)
+        await pilot.wait_for_scheduled_animations()
+        for _ in range(3):
+            await pilot.pause(0.05)
 
     return run_before
 

@@ -249,12 +249,15 @@ class AnnotateScreen(BackScreen):
         row = self.row_of[k]
         table.move_cursor(row=row, animate=False, scroll=False)
 
-        def center() -> None:
-            table.scroll_to(y=max(0, row - max(1, table.scrollable_content_region.height) // 2),
-                            animate=False, immediate=True)
+        def center(tries: int = 20) -> None:
+            y = max(0, row - max(1, table.scrollable_content_region.height) // 2)
+            table.scroll_to(y=y, animate=False, immediate=True)
+            # the table sizes its rows after a refresh: until it has, the scroll is clamped
+            # short of the row (seen on a loaded machine); try again after the next refresh
+            if table.scroll_y < y and tries:
+                self.call_after_refresh(center, tries - 1)
 
         center()
-        self.call_after_refresh(center)
 
     def current(self) -> int | None:
         """The instruction under the cursor (the next one when on a source line)."""
