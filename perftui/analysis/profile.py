@@ -9,12 +9,13 @@ codes per sample (or per callchain entry), combined, then ``np.unique`` + ``binc
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..perfdata.grouping import group_ids
 from ..symbols.locations import Locations
 from ..symbols.resolved import ResolvedSamples
 
@@ -62,12 +63,15 @@ class KeyCodes:
         self.sym_code = np.zeros(0, np.int64)
         self.module_code = np.zeros(0, np.int64)
         self.section_code = np.zeros(0, np.int64)
+        self._names: dict[str, list[str]] | None = None
         self.refresh()
 
     @property
     def names(self) -> dict[str, list[str]]:
         """Code -> name, per named key (dso short names, modules, sections)."""
-        return {k: list(v) for k, v in self._ids.items()}
+        if self._names is None:  # made once per refresh: a report asks per cell
+            self._names = {k: list(v) for k, v in self._ids.items()}
+        return self._names
 
     def _code(self, key: str, name: str) -> int:
         ids = self._ids[key]
@@ -77,18 +81,36 @@ class KeyCodes:
         """Codes for the locations added since the last call."""
         locs = self.locs
         have = len(self._codes["dso"])
-        for i in range(have, len(locs)):
-            d = locs.dsos[locs.dso[i]]
-            self._codes["dso"].append(self._code("dso", d.short_name))
-            self._codes["module"].append(self._code(
-                "module", d.module if d.module is not None else d.short_name))
-            self._codes["section"].append(self._code("section", locs.section[i] or NO_VALUE))
-            # perf compares resolved symbols by dso short name and [start, end), unresolved
-            # addresses by the address alone (sort__sym_cmp)
-            sym = ((d.short_name, locs.start[i], locs.end[i]) if locs.name[i] is not None
-                   else ("", locs.start[i], -1))
-            self._codes["sym"].append(self._sym_ids.setdefault(sym, len(self._sym_ids)))
-        if have != len(locs) or not len(self.sym_code):
+        # (another thread may be appending: only the locations complete in every list)
+        n = min(len(locs.dso), len(locs.name), len(locs.start), len(locs.end),
+                len(locs.section))
+        # per dso once, in the order their first locations come (a short name can cost a
+        # regular expression): its short name, dso code and module code
+        dso_of = locs.dso[have:n]
+        short: dict[int, str] = {}
+        dcode: dict[int, int] = {}
+        mcode: dict[int, int] = {}
+        for di in dict.fromkeys(dso_of):
+            d = locs.dsos[di]
+            sn = short[di] = d.short_name
+            dcode[di] = self._code("dso", sn)
+            mcode[di] = self._code("module", d.module if d.module is not None else sn)
+        self._codes["dso"].extend([dcode[di] for di in dso_of])
+        self._codes["module"].extend([mcode[di] for di in dso_of])
+        sections = self._ids["section"]
+        self._codes["section"].extend([sections.setdefault(x or NO_VALUE, len(sections))
+                                       for x in locs.section[have:n]])
+        # perf compares resolved symbols by dso short name and [start, end), unresolved
+        # addresses by the address alone (sort__sym_cmp)
+        sym_ids = self._sym_ids
+        self._codes["sym"].extend([
+            sym_ids.setdefault((short[di], st, en) if nm is not None else ("", st, -1),
+                               len(sym_ids))
+            for di, nm, st, en in zip(dso_of, locs.name[have:n], locs.start[have:n],
+                                      locs.end[have:n], strict=True)])
+        if have != n:
+            self._names = None
+        if have != n or not len(self.sym_code):
             self.dso_code = np.asarray(self._codes["dso"], dtype=np.int64)
             self.module_code = np.asarray(self._codes["module"], dtype=np.int64)
             self.section_code = np.asarray(self._codes["section"], dtype=np.int64)
@@ -164,13 +186,14 @@ def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     low = keys.min(axis=0)
     k = keys - low
     card = k.max(axis=0) + 1
-    if float(np.prod(card.astype(np.float64))) < 2.0**62:
+    space = float(np.prod(card.astype(np.float64)))
+    if space < 2.0**62:
         mult = np.ones(keys.shape[1], dtype=np.int64)
         for i in range(keys.shape[1] - 2, -1, -1):
             mult[i] = mult[i + 1] * card[i + 1]
         flat = k @ mult if keys.shape[1] else np.zeros(len(keys), np.int64)
-        _u, first, inv = np.unique(flat, return_index=True, return_inverse=True)
-        return keys[first], inv.reshape(-1), first
+        _u, inv, first = group_ids(flat, int(space))
+        return keys[first], inv, first
     uniq, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
     return uniq, inv.reshape(-1), first
 
@@ -219,7 +242,53 @@ def order_rows(prof: Profile, comm_names: Sequence[str] | None = None) -> None:
                 out.append(_bytes(names[k][code]))
         return tuple(out)
 
-    prof.rows.sort(key=key_of)
+    rows = prof.rows
+    if len(rows) < 1000 or max((max(r.self_period, r.children_period) for r in rows),
+                               default=0) >= 1 << 62:
+        rows.sort(key=key_of)
+        return
+    # the same order, by numpy: each key as the rank of what it compares (lexsort is
+    # stable, as list.sort); ~10x faster on the 10^5 rows of a big report
+    cols: list[np.ndarray] = [
+        -np.array([r.children_period if prof.children else r.self_period for r in rows],
+                  dtype=np.int64)]
+    if prof.children:
+        cols.append(-np.array([r.self_period for r in rows], dtype=np.int64))
+    for i, k in enumerate(prof.keys):
+        codes = np.array([r.key[i] for r in rows], dtype=np.int64)
+        if k == "comm" and comm_names is not None:
+            cols.append(_ranks(codes, comm_names.__getitem__))
+        elif k in ("comm", "pid", "tid", "cpu"):
+            cols.append(codes)
+        elif k == "sym":
+            cols.append(_sym_ranks(locs, np.array([r.loc for r in rows], dtype=np.int64)))
+        else:
+            cols.append(_ranks(codes, names[k].__getitem__))
+    order = np.lexsort(cols[::-1])
+    prof.rows = [rows[j] for j in order.tolist()]
+
+
+def _ranks(codes: np.ndarray, text: Callable[[int], str]) -> np.ndarray:
+    """Per code, the rank of its text in strcmp order (equal texts: equal ranks)."""
+    uniq, inv = np.unique(codes, return_inverse=True)
+    texts = [_bytes(text(int(c))) for c in uniq]
+    order = sorted(set(texts))
+    rank = {t: j for j, t in enumerate(order)}
+    return np.array([rank[t] for t in texts], dtype=np.int64)[inv.reshape(-1)]
+
+
+def _sym_ranks(locs: Locations, loc: np.ndarray) -> np.ndarray:
+    """Per row location: resolved names first, by their bytes, then unresolved addresses
+    by value (as ``order_rows``'s key)."""
+    uniq, inv = np.unique(loc, return_inverse=True)
+    named = [locs.name[int(x)] for x in uniq]
+    texts = sorted({_bytes(n) for n in named if n is not None})
+    rank = {t: j for j, t in enumerate(texts)}
+    addrs = sorted({locs.start[int(x)] for x, n in zip(uniq, named, strict=True) if n is None})
+    arank = {a: len(texts) + j for j, a in enumerate(addrs)}
+    out = [rank[_bytes(n)] if n is not None else arank[locs.start[int(x)]]
+           for x, n in zip(uniq, named, strict=True)]
+    return np.array(out, dtype=np.int64)[inv.reshape(-1)]
 
 
 def _bytes(s: str) -> bytes:

@@ -11,8 +11,10 @@ import numpy as np
 from ..perfdata import Recording, RecordType
 from ..symbols.resolved import ResolvedSamples
 from ..symbols.resolver import Resolver
+from ..symbols.samplelocs import SampleLocs
 from .filters import Filter, FilterContext
 from .profile import Profile, build_profile
+from .sampleprofile import profile_of
 
 BLOCK = 1 << 16  # samples resolved at a time: bounds the temporaries
 
@@ -89,6 +91,50 @@ def event_profiles(res: Resolver, rows: np.ndarray, keys: tuple[str, ...], child
             continue
         prof = build_profile(resolved_blocks(res, mine, children, dsos, comms), res.locs, keys,
                              children, res.comm_names)
+        name = rec.attrs[a].display_name if rec.attrs else "?"
+        out.append(EventProfile(name, a, prof))
+        if len(rec.attrs) <= 1:
+            break
+    return out
+
+
+def located_keep(sl: SampleLocs, pos: np.ndarray, dsos: frozenset[str] | None,
+                 comms: frozenset[str] | None) -> np.ndarray:
+    """:func:`keep_only` on positions of ``sl``: those whose own location is in one of
+    ``dsos`` (short or long name) and whose thread name is one of ``comms``."""
+    ok = np.ones(len(pos), dtype=bool)
+    locs = sl.locs
+    if dsos is not None and len(pos):
+        names = np.array([(d.short_name in dsos or d.name in dsos) for d in locs.dsos],
+                         dtype=bool)
+        ok &= names[locs.dso_of()[sl.leaf[pos]]]
+    if comms is not None and len(pos):
+        ok &= np.array([n in comms for n in sl.comm_names], dtype=bool)[sl.comm[pos]]
+    return pos[ok]
+
+
+def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
+                     keys: tuple[str, ...], children: bool,
+                     dsos: frozenset[str] | None = None,
+                     comms: frozenset[str] | None = None) -> list[EventProfile]:
+    """:func:`event_profiles` from every sample's resolved locations: one profile per event
+    that has samples among ``rows`` (in attr order)."""
+    c = rec.columns
+    attrs = c["attr"][rows]
+    out = []
+    codes = None
+    for a in range(max(len(rec.attrs), 1)):
+        mine = rows[attrs == a] if len(rec.attrs) > 1 else rows
+        if len(rec.attrs) > 1 and not len(mine):
+            continue
+        pos = sl.positions(mine)
+        if dsos or comms:
+            pos = located_keep(sl, np.arange(len(sl))[pos], dsos, comms)
+        r = sl.rows[pos]
+        tid = c["tid"][r] if any(k in ("pid", "tid") for k in keys) else None
+        cpu = c["cpu"][r] if "cpu" in keys else None
+        prof = profile_of(sl, pos, tid, cpu, keys, children, sl.comm_names, codes)
+        codes = prof.codes  # one location table: its codes are made once
         name = rec.attrs[a].display_name if rec.attrs else "?"
         out.append(EventProfile(name, a, prof))
         if len(rec.attrs) <= 1:

@@ -48,6 +48,7 @@ DTYPES = frozenset({"|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8", "<f8
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 _KEY = re.compile(r"[0-9a-f]{32}\Z")
 _ORPHAN_AGE = 24 * 3600
+ATTACHMENT_PREFIX = "att-"
 
 
 class CacheError(Exception):
@@ -104,16 +105,39 @@ def _hash_blocks(buf: memoryview, block: int) -> list[str]:
             for lo in range(0, len(buf), block)] or [xxhash.xxh3_128_hexdigest(b"")]
 
 
-def _dir_bytes(path: str) -> int:
+def _dir_bytes(path: str, depth: int = 1) -> int:
+    """Bytes on disk of the files in ``path`` and (``depth`` levels of) its directories."""
     total = 0
     try:
         with os.scandir(path) as it:
             for e in it:
                 with contextlib.suppress(OSError):
-                    total += e.stat(follow_symlinks=False).st_blocks * 512
+                    if depth > 0 and e.is_dir(follow_symlinks=False):
+                        total += _dir_bytes(e.path, depth - 1)
+                    else:
+                        total += e.stat(follow_symlinks=False).st_blocks * 512
     except OSError:
         pass
     return total
+
+
+def _write_specs(store: ColumnStore, arrays: dict[str, np.ndarray], rows: int
+                 ) -> dict[str, dict[str, Any]]:
+    """Write the arrays ``store`` does not hold yet; their manifest specs (checksums)."""
+    specs = {}
+    for name, a in arrays.items():
+        if not _NAME.match(name):
+            raise ValueError(f"bad array name {name!r}")
+        a = np.ascontiguousarray(a)
+        path = store.path(name)
+        if name not in store.names() and not os.path.exists(path):
+            with open(path, "wb") as f:
+                f.write(a.view(np.uint8).data if len(a) else b"")
+        block = BLOCK_ROWS if rows == len(a) else max(1, SMALL_BLOCK // a.dtype.itemsize)
+        raw = a.view(np.uint8).data if len(a) else memoryview(b"")
+        specs[name] = {"dtype": a.dtype.str, "length": len(a), "block": block,
+                       "blocks": _hash_blocks(raw, block * a.dtype.itemsize)}
+    return specs
 
 
 @dataclass
@@ -277,20 +301,7 @@ class IndexCache:
         manifest and rename the store into place as entry ``key``; then keep the cache
         under its limit.  False (noted) when the entry is not kept."""
         try:
-            specs = {}
-            for name, a in arrays.items():
-                if not _NAME.match(name):
-                    raise ValueError(f"bad array name {name!r}")
-                a = np.ascontiguousarray(a)
-                path = store.path(name)
-                if name not in store.names() and not os.path.exists(path):
-                    with open(path, "wb") as f:
-                        f.write(a.view(np.uint8).data if len(a) else b"")
-                block = BLOCK_ROWS if manifest["rows"] == len(a) else max(
-                    1, SMALL_BLOCK // a.dtype.itemsize)
-                raw = a.view(np.uint8).data if len(a) else memoryview(b"")
-                specs[name] = {"dtype": a.dtype.str, "length": len(a), "block": block,
-                               "blocks": _hash_blocks(raw, block * a.dtype.itemsize)}
+            specs = _write_specs(store, arrays, manifest["rows"])
             manifest = {**manifest, "magic": MAGIC, "format": FORMAT_VERSION, "key": key,
                         "arrays": specs, "created": time.time()}
             size = sum(a.nbytes for a in arrays.values())
@@ -316,6 +327,69 @@ class IndexCache:
         self.evict(keep=key)
         return True
 
+    # -- attachments: results derived from an entry's recording, kept inside the entry --
+    def attachment_dir(self, key: str, name: str) -> str:
+        return os.path.join(self.entry_dir(key), ATTACHMENT_PREFIX + name)
+
+    def attachment(self, key: str, name: str) -> CachedIndex | None:
+        """Attachment ``name`` of entry ``key`` if its manifest checks out (its arrays are
+        checked by the caller, :meth:`CachedIndex.check`); a bad one is removed."""
+        d = self.attachment_dir(key, name)
+        if not _NAME.match(name) or not os.path.isdir(d):
+            return None
+        try:
+            manifest = read_manifest(os.path.join(d, "manifest"))
+            if manifest.get("magic") != MAGIC or manifest.get("key") != f"{key}/{name}":
+                raise CacheError("manifest of another attachment")
+            _check_arrays(manifest)
+        except (CacheError, OSError, ValueError, KeyError, TypeError) as e:
+            self.discard(d, f"cached {name} not usable ({_why(e)}): computing it again")
+            return None
+        return CachedIndex(d, manifest)
+
+    def begin_attachment(self, key: str) -> ColumnStore | None:
+        """A store for a new attachment of entry ``key`` (None: no such entry, or it
+        cannot be written)."""
+        entry = self.entry_dir(key)
+        if not os.path.isdir(entry):
+            return None
+        self._sweep(entry)
+        d = os.path.join(entry, f".tmp-{os.getpid()}-{os.urandom(4).hex()}")
+        try:
+            os.mkdir(d, 0o700)
+        except OSError as e:
+            self.note(f"results not cached: cannot write in {entry} ({_why(e)})")
+            return None
+        return ColumnStore(d, keep=True)
+
+    def commit_attachment(self, store: ColumnStore, key: str, name: str,
+                          manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
+        """Checksum ``arrays`` and rename ``store`` into place as attachment ``name`` of
+        entry ``key`` (replacing an older one); then keep the cache under its limit."""
+        try:
+            if not _NAME.match(name):
+                raise ValueError(f"bad attachment name {name!r}")
+            specs = _write_specs(store, arrays, manifest["rows"])
+            manifest = {**manifest, "magic": MAGIC, "format": FORMAT_VERSION,
+                        "key": f"{key}/{name}", "arrays": specs, "created": time.time()}
+            write_manifest(os.path.join(store.directory, "manifest"), manifest)
+            store.close()
+            target = self.attachment_dir(key, name)
+            if os.path.isdir(target):
+                self.discard(target)
+            try:
+                os.rename(store.directory, target)
+            except OSError:  # another process was first, or the entry went: keep theirs
+                store.discard()
+                return False
+            store.detach()
+        except OSError as e:
+            self.note(f"results not cached in {self.directory} ({_why(e)})")
+            store.discard()
+            return False
+        self.evict(keep=key)
+        return True
+
     def _forget_replaced(self, key: str, path: str) -> None:
         """Entries of an earlier file of the same name (rewritten, replaced) go."""
         for e in self.entries():
@@ -334,10 +408,12 @@ class IndexCache:
             self.discard(self.entry_dir(e.key))
             total -= e.nbytes
 
-    def _sweep(self) -> None:
-        """Remove temporary directories that no running perftui owns."""
+    def _sweep(self, directory: str | None = None) -> None:
+        """Remove temporary directories that no running perftui owns (in the cache, or in
+        ``directory``)."""
+        directory = directory or self.directory
         try:
-            names = os.listdir(self.directory)
+            names = os.listdir(directory)
         except OSError:
             return
         now = time.time()
@@ -345,7 +421,7 @@ class IndexCache:
             m = re.fullmatch(r"\.(tmp|trash)-(\d+)-[0-9a-f]+", n)
             if not m:
                 continue
-            p = os.path.join(self.directory, n)
+            p = os.path.join(directory, n)
             pid = int(m.group(2))
             try:
                 old = now - os.stat(p).st_mtime > _ORPHAN_AGE
@@ -442,6 +518,14 @@ def check_manifest(m: dict[str, Any], key: str, files: list[dict[str, Any]]) -> 
               for f in m.get("files", [])]
     if mine != theirs:
         raise CacheError("made for another file")
+    _check_arrays(m)
+    if not isinstance(m.get("state"), dict):
+        raise CacheError("no state")
+
+
+def _check_arrays(m: dict[str, Any]) -> None:
+    """Raise CacheError unless the row count, the array specs, state and meta are
+    well-formed."""
     rows = m.get("rows")
     if not isinstance(rows, int) or rows < 0:
         raise CacheError("bad row count")
@@ -458,5 +542,5 @@ def check_manifest(m: dict[str, Any], key: str, files: list[dict[str, Any]]) -> 
                 and block > 0 and isinstance(blocks, list)
                 and all(isinstance(b, str) for b in blocks)):
             raise CacheError(f"{name}: bad shape")
-    if not isinstance(m.get("state"), dict) or not isinstance(m.get("meta"), dict):
-        raise CacheError("no state")
+    if not isinstance(m.get("meta"), dict):
+        raise CacheError("no meta")

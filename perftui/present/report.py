@@ -67,6 +67,21 @@ def report_json(prof: Profile, names: Names, event: str) -> dict[str, Any]:
             "children": prof.children, "rows": rows}
 
 
+def key_column(prof: Profile, names: Names, i: int) -> list[str]:
+    """:func:`key_text` of sort key ``i`` for every row (each distinct code, or location
+    for ``sym``, written once)."""
+    key = prof.keys[i]
+    done: dict[int, str] = {}
+    out = []
+    for r in prof.rows:
+        c = r.loc if key == "sym" else r.key[i]
+        t = done.get(c)
+        if t is None:
+            t = done[c] = key_text(prof, names, r, i)
+        out.append(t)
+    return out
+
+
 def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
     """perf report --stdio's table (``-g none``): header lines, then one line a row."""
     w = out.write
@@ -74,17 +89,21 @@ def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
     w(f"# Event count (approx.): {prof.total_period}\n#\n")
     heads = (["Children", "Self"] if prof.children else ["Overhead"])
     keys = [HEADERS[k] for k in prof.keys]
-    cells = [[key_text(prof, names, r, i) for i in range(len(prof.keys))] for r in prof.rows]
-    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(keys)]
+    cols = [key_column(prof, names, i) for i in range(len(prof.keys))]
+    widths = [max([len(h), *map(len, cols[i])]) for i, h in enumerate(keys)]
     head = "  ".join(f"{h:>8}" for h in heads)
     w("# " + head + "  " + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(keys))
       + "\n")
     w("# " + "  ".join("." * 8 for _ in heads) + "  "
       + "  ".join("." * widths[i] for i in range(len(keys))) + "\n#\n")
-    for r, c in zip(prof.rows, cells, strict=True):
-        pct = ([f"{prof.children_overhead(r):7.2f}%", f"{prof.overhead(r):7.2f}%"]
-               if prof.children else [f"{prof.overhead(r):7.2f}%"])
-        line = "  " + "  ".join(f"{p:>8}" for p in pct) + "  " + "  ".join(
-            f"{v:<{widths[i]}}" for i, v in enumerate(c))
-        w(safe(line.rstrip()) + "\n")
+    line = ("  " + "  ".join("{:>8}" for _ in heads) + "  "
+            + "  ".join(f"{{:<{widths[i]}}}" for i in range(len(keys))))
+    # safe() per line only when some cell needs it (it changes nothing otherwise)
+    clean = all(safe(t) == t for col in cols for t in set(col))
+    ov, ch = prof.overhead, prof.children_overhead
+    for k, r in enumerate(prof.rows):
+        pct = ((f"{ch(r):7.2f}%", f"{ov(r):7.2f}%") if prof.children
+               else (f"{ov(r):7.2f}%",))
+        text = line.format(*pct, *(c[k] for c in cols)).rstrip()
+        w((text if clean else safe(text)) + "\n")
     w("\n")

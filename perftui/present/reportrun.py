@@ -12,10 +12,12 @@ from typing import Any, TextIO
 
 from ..analysis.calltree import build_tree
 from ..analysis.filters import Filter, FilterContext
-from ..analysis.report import event_profiles, has_callchains, resolved_blocks, sample_rows
+from ..analysis.report import has_callchains, located_profiles, resolved_blocks, sample_rows
 from ..perfdata import Recording
 from ..symbols.locations import Locations
 from ..symbols.resolver import Resolver, SymbolOptions
+from ..symbols.samplestore import sample_locs
+from ..symbols.sectionmap import build_section_map
 from .export import folded_stacks, speedscope
 from .records import jsonable
 from .report import Names, print_report, report_json
@@ -53,31 +55,47 @@ def names_of(res: Resolver) -> Names:
 
 def run_report(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> None:
     """Write the report of an indexed recording to ``out`` (notes to ``err``)."""
+    children = has_callchains(rec) if req.children is None else req.children
+    if rec.index_origin == "walk":
+        rec.save_index()  # the next open maps it; the names below are kept with it
+    if req.folded or req.speedscope:
+        stacks_out(rec, req, out, err)
+    else:
+        table(rec, req, children, out, err)
+
+
+def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> None:
+    """Folded stacks and/or a speedscope file."""
     res = Resolver(rec, req.symbols)
     rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=res.smap))
-    children = has_callchains(rec) if req.children is None else req.children
-    if req.folded or req.speedscope:
-        tree = build_tree(resolved_blocks(res, rows, True, req.dsos, req.comms), top_down=True)
-        names = names_of(res)
-
-        def loc_name(loc: int) -> str:
-            return frame_name(names.locs, loc)
-
-        def comm_name(c: int) -> str:
-            return res.comm_names[c]
-
-        if req.folded:
-            for line, count in folded_stacks(tree, loc_name, comm_name):
-                out.write(f"{line} {count}\n")
-        if req.speedscope:
-            doc = speedscope(tree, loc_name, comm_name,
-                             lambda loc: names.locs.dso_name(loc, short=False),
-                             os.path.basename(rec.path))
-            write_atomically(req.speedscope, json.dumps(doc))
-        _notes(res, err)
-        return
-    eps = event_profiles(res, rows, req.keys, children, req.dsos, req.comms)
+    tree = build_tree(resolved_blocks(res, rows, True, req.dsos, req.comms), top_down=True)
     names = names_of(res)
+
+    def loc_name(loc: int) -> str:
+        return frame_name(names.locs, loc)
+
+    def comm_name(c: int) -> str:
+        return res.comm_names[c]
+
+    if req.folded:
+        for line, count in folded_stacks(tree, loc_name, comm_name):
+            out.write(f"{line} {count}\n")
+    if req.speedscope:
+        doc = speedscope(tree, loc_name, comm_name,
+                         lambda loc: names.locs.dso_name(loc, short=False),
+                         os.path.basename(rec.path))
+        write_atomically(req.speedscope, json.dumps(doc))
+    _notes(res, err)
+
+
+def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: TextIO
+          ) -> None:
+    """The hotspot table, from every sample's locations (resolved, or from the cache)."""
+    sl, _res = sample_locs(rec, req.symbols, children, lambda: Resolver(rec, req.symbols))
+    smap = build_section_map(rec) if req.flt.section else None
+    rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=smap))
+    eps = located_profiles(rec, sl, rows, req.keys, children, req.dsos, req.comms)
+    names = Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
     if req.json:
         docs = [report_json(ep.profile, names, ep.event) for ep in eps]
         d: dict[str, Any] = dict(docs[0]) if docs else {
@@ -89,13 +107,17 @@ def run_report(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
     else:
         for ep in eps:
             print_report(ep.profile, names, ep.event, out)
-    _notes(res, err)
+    _write_notes(sl.notes, err)
 
 
 def _notes(res: Resolver, err: TextIO) -> None:
+    _write_notes(res.notes, err)
+
+
+def _write_notes(notes: list[str], err: TextIO) -> None:
     from ..textsafe import safe
 
-    for n in dict.fromkeys(res.notes):
+    for n in dict.fromkeys(notes):
         err.write(safe(f"perftui report: {n}") + "\n")
 
 

@@ -70,7 +70,7 @@ class DsoFiles:
         return msg
 
 
-def _join_symfs(symfs: str | None, path: str) -> str:
+def join_symfs(symfs: str | None, path: str) -> str:
     """perf's ``path__join(symfs, path)``."""
     if not symfs:
         return path
@@ -106,28 +106,28 @@ def _debuglink(path: str) -> str | None:
 def _user_candidates(path: str, bid: str | None, symfs: str | None,
                      debug_dir: str) -> list[str]:
     out: list[str] = []
-    real = _join_symfs(symfs, path)
+    real = join_symfs(symfs, path)
     directory = os.path.dirname(real)
     if is_regular_file(real):
         link = _debuglink(real)
         if link:
             out += [os.path.join(directory, link), os.path.join(directory, ".debug", link),
-                    _join_symfs(symfs, "/usr/lib/debug") + os.path.dirname(real) + "/" + link]
+                    join_symfs(symfs, "/usr/lib/debug") + os.path.dirname(real) + "/" + link]
     if bid:
         # perf's build_id_cache__basename: the vDSO is kept as "vdso", other files as "elf"
         base_name = "vdso" if path.startswith("[vdso") else "elf"
         out += [_cache_entry(debug_dir, bid, base_name), _cache_entry(debug_dir, bid, "debug")]
     if path.startswith("["):  # [vdso] and friends exist only in the build-id cache
         return out
-    out += [_join_symfs(symfs, "/usr/lib/debug") + path + ".debug",
-            _join_symfs(symfs, "/usr/lib/debug") + path]
+    out += [join_symfs(symfs, "/usr/lib/debug") + path + ".debug",
+            join_symfs(symfs, "/usr/lib/debug") + path]
     if bid:
-        out.append(_join_symfs(symfs, f"/usr/lib/debug/.build-id/{bid[:2]}/{bid[2:]}.debug"))
+        out.append(join_symfs(symfs, f"/usr/lib/debug/.build-id/{bid[:2]}/{bid[2:]}.debug"))
     out.append(real)
     d, base = os.path.split(path)
-    out.append(_join_symfs(symfs, os.path.join(d, ".debug", base)))
+    out.append(join_symfs(symfs, os.path.join(d, ".debug", base)))
     if path.startswith("/usr/lib/"):
-        out.append(_join_symfs(symfs, "/usr/lib/debug") + path[4:])
+        out.append(join_symfs(symfs, "/usr/lib/debug") + path[4:])
     return out
 
 
@@ -174,9 +174,9 @@ def find_dso_files(path: str, build_id: str | None = None, symfs: str | None = N
     res = DsoFiles(path, build_id=want)
     cache = debug_dir if debug_dir is not None else default_debug_dir()
     bid = want
-    if bid is None and is_regular_file(_join_symfs(symfs, path)):
+    if bid is None and is_regular_file(join_symfs(symfs, path)):
         try:
-            with open_elf(_join_symfs(symfs, path)) as img:
+            with open_elf(join_symfs(symfs, path)) as img:
                 bid = normalize_build_id(img.build_id)
         except SymbolFileError:
             bid = None
@@ -212,7 +212,7 @@ def find_vmlinux(build_id: str | None, os_release: str | None, vmlinux: str | No
     want = normalize_build_id(build_id)
     res = DsoFiles("[kernel.kallsyms]", build_id=want)
     if vmlinux is not None:
-        cands = [vmlinux if vmlinux.startswith("/") else _join_symfs(symfs, vmlinux)]
+        cands = [vmlinux if vmlinux.startswith("/") else join_symfs(symfs, vmlinux)]
     else:
         cands = []
         cache = debug_dir if debug_dir is not None else default_debug_dir()

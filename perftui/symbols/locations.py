@@ -55,6 +55,8 @@ class Locations:
     end: list[int] = field(default_factory=list)  # symbol end (exclusive), or address + 1
     section: list[str | None] = field(default_factory=list)  # module section, if known
     _ids: dict[tuple[int, str | None, int, int], int] = field(default_factory=dict)
+    #: per dso: (sorted unresolved addresses, their ids), for :meth:`unresolved_ids`
+    _unres: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def dso_id(self, name: str, kernel: bool = False, module: str | None = None) -> int:
         """The index of a dso, added on first use."""
@@ -98,6 +100,31 @@ class Locations:
             self.start.extend(new)
             self.end.extend([a + 1 for a in new])
             self.section.extend([section] * n)
+        return out
+
+    def unresolved_ids(self, dso: int, addrs: np.ndarray, section: str | None = None
+                       ) -> np.ndarray:
+        """:meth:`add_unresolved` for an array of addresses (u64, repeats welcome): the
+        addresses met before are found in a sorted per-dso array, so only new ones cost
+        Python work (callchains repeat the same unresolved addresses block after block)."""
+        addrs = np.asarray(addrs, dtype=np.uint64)
+        known, ids = self._unres.get(dso, (np.zeros(0, np.uint64), np.zeros(0, np.int32)))
+        out = np.empty(len(addrs), dtype=np.int32)
+        if len(known):
+            at = np.minimum(np.searchsorted(known, addrs), len(known) - 1)
+            hit = known[at] == addrs
+            out[hit] = ids[at[hit]]
+        else:
+            hit = np.zeros(len(addrs), dtype=bool)
+        if not hit.all():
+            miss = np.flatnonzero(~hit)
+            new = np.unique(addrs[miss])
+            new_ids = np.asarray(self.add_unresolved(dso, new.tolist(), section),
+                                 dtype=np.int32)
+            out[miss] = new_ids[np.searchsorted(new, addrs[miss])]
+            merged = np.concatenate([known, new])
+            order = np.argsort(merged, kind="stable")
+            self._unres[dso] = (merged[order], np.concatenate([ids, new_ids])[order])
         return out
 
     def __len__(self) -> int:

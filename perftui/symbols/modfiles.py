@@ -7,7 +7,7 @@ from typing import Any
 
 from ..perfdata import Feature, Recording, RecordType
 from .kofile import ModuleFile, ModuleFileError, load_module
-from .modlocate import find_module_file
+from .modlocate import Located, find_module_file
 from .modnames import is_module_path, module_name
 
 
@@ -43,6 +43,8 @@ class ModuleFiles:
     files: dict[str, ModuleFile | None] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
     paths: dict[str, str | None] = field(default_factory=dict)
+    #: the path the recording gave for each module looked up (the first one asked for)
+    record_paths: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
     def of(cls, rec: Recording, modules_dirs: list[str] | None = None,
@@ -52,14 +54,19 @@ class ModuleFiles:
         return cls(list(modules_dirs or []), rec.feature(Feature.OSRELEASE),
                    recording_build_ids(rec, build_id_records))
 
+    def locate(self, module: str, record_path: str | None) -> Located:
+        """Where the file of ``module`` is (nothing loaded but what checking its build id
+        takes)."""
+        return find_module_file(module, record_path, self.modules_dirs, self.os_release,
+                                build_id=self.build_ids.get(module), debug_dir=self.debug_dir)
+
     def get(self, module: str, record_path: str | None) -> ModuleFile | None:
         if module in self.files:
             return self.files[module]
-        bid = self.build_ids.get(module)
-        loc = find_module_file(module, record_path, self.modules_dirs, self.os_release,
-                               build_id=bid, debug_dir=self.debug_dir)
+        loc = self.locate(module, record_path)
         mf: ModuleFile | None = None
         self.paths[module] = loc.path
+        self.record_paths[module] = record_path
         if loc.path is None:
             self.notes[module] = loc.message or "module file not found"
         else:

@@ -22,7 +22,6 @@ Where names come from, per map kind (docs/architecture.md, "Symbols"):
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,25 +31,23 @@ import numpy as np
 
 from ..perfdata import Feature, Recording, RecordType
 from ..perfdata.constants import Misc
+from ..perfdata.grouping import stable_order, unique_inverse
 from .cache import SymbolCache
-from .dsofiles import find_dso_files, find_vmlinux
 from .dsonames import KERNEL_DSO, MapKind
 from .errors import FileError
 from .kallsyms import (
     Kallsyms,
-    cached_kallsyms_path,
     load_kallsyms,
-    running_kernel_matches,
 )
 from .locations import Locations
 from .modfiles import ModuleFiles
 from .modnames import module_name
-from .perfmap import load_perf_map, perf_map_path
+from .perfmap import load_perf_map
 from .resolved import ResolvedSamples
 from .safefile import SymbolFileError
 from .sectionmap import SOURCE_KMOD, SectionMap, build_section_map
+from .sources import SourceFinder, file_ident, kernel_source
 from .threads import ThreadModel
-from .vdso import running_vdso_file
 
 ASSUMED_TEXT = "assumed .text: no section map in this recording"
 U64 = np.uint64
@@ -125,6 +122,8 @@ class Resolver:
         self.modfiles = modfiles if modfiles is not None else ModuleFiles.of(
             rec, self.opts.modules_dirs)
         self.cache = cache or SymbolCache()
+        self.finder = SourceFinder(rec, self.opts, self.modfiles)
+        self._sources: dict[str, Any] = {}
         self.locs = Locations()
         self.notes: list[str] = []
         self.kernel_source: str | None = None
@@ -138,6 +137,16 @@ class Resolver:
                                        if e.source == SOURCE_KMOD], dtype=np.int64)
         self.kernel_dso = self.locs.dso_id(KERNEL_DSO, kernel=True)
         self._kmod_modules = {e.module for e in self.smap.entries if e.source == SOURCE_KMOD}
+
+    def sources(self) -> dict[str, Any]:
+        """Every symbol source used so far, described (:mod:`.sources`): what a saved
+        result of this resolver depends on besides the recording and the options."""
+        out = dict(self._sources)
+        for module, record_path in self.modfiles.record_paths.items():
+            path = self.modfiles.paths.get(module)
+            out[f"module\0{module}"] = {"record_path": record_path,
+                                         "file": [path, file_ident(path)]}
+        return out
 
     # -- names of threads ---------------------------------------------------------------
     @property
@@ -153,28 +162,9 @@ class Resolver:
         if self._kernel_loaded:
             return self._kallsyms
         self._kernel_loaded = True
-        o = self.opts
-        bid = kernel_build_id(self.rec)
-        release = self.rec.feature(Feature.OSRELEASE)
-        tries: list[tuple[str, str]] = []
-        if o.kallsyms:
-            tries.append(("kallsyms", o.kallsyms))
-        if o.vmlinux or not o.kallsyms:
-            vm = find_vmlinux(bid, release, o.vmlinux, o.symfs, o.debug_dir)
-            if vm.syms:
-                tries.insert(0 if o.vmlinux else len(tries), ("vmlinux", vm.syms))
-            elif o.vmlinux:
-                self.notes.append(f"kernel: {vm.message()}")
-        if not o.kallsyms:
-            cached = cached_kallsyms_path(bid, o.debug_dir) if bid else None
-            if cached:
-                tries.append(("kallsyms", cached))
-            if running_kernel_matches(bid, release):
-                tries.append(("kallsyms", o.proc_kallsyms))
-            elif os.path.exists(o.proc_kallsyms):
-                self.notes.append("kernel: /proc/kallsyms not used: the recording was made "
-                                  "on another kernel (build id or release differs)")
-        for kind, path in tries:
+        tries, notes = self.finder.kernel_tries(kernel_build_id(self.rec))
+        self.notes.extend(notes)
+        for k, (kind, path) in enumerate(tries):
             try:
                 ks = self._load_kernel(kind, path)
             except (SymbolFileError, FileError) as e:
@@ -182,7 +172,9 @@ class Resolver:
                 continue
             self._kallsyms, self.kernel_source = ks, f"{kind} {path}"
             self.kernel_file = (kind, path)
+            self._sources["kernel"] = kernel_source(tries, k)
             return ks
+        self._sources["kernel"] = kernel_source(tries, -1)
         if not tries:
             self.notes.append("kernel: no symbols (give --kallsyms FILE or --vmlinux FILE)")
         return None
@@ -249,21 +241,16 @@ class Resolver:
         perf finds them (the same files the resolver reads); None, with a note, when
         there is none.  The vDSO comes from the build-id cache, else this kernel's own
         (perf's way) when its build id (or, without one, the os release) says it is the
-        recorded one."""
-        o = self.opts
-        files = find_dso_files(path, build_id or None, o.symfs, o.debug_dir)
+        recorded one.  What was found is kept in :meth:`sources`."""
         if not vdso:
+            files, self._sources[f"user\0{path}\0{build_id}"] = self.finder.user(
+                path, build_id)
             if not files.found:
                 self.notes.append(files.message())
                 return None
             return files.syms or path, files.runtime
-        own = running_vdso_file()
-        cand = files.syms if files.found else None
-        if cand is None and own is not None:
-            release = self.rec.feature(Feature.OSRELEASE)
-            same_kernel = build_id or release == os.uname().release
-            if same_kernel:
-                cand = own
+        cand, files, self._sources[f"vdso\0{path}\0{build_id}"] = self.finder.vdso(
+            path, build_id)
         if cand is None:
             self.notes.append(files.message())
             return None
@@ -292,7 +279,7 @@ class Resolver:
             return None
 
     def _jit_table(self, pid: int) -> Table | None:
-        path = perf_map_path(pid, self.opts.perfmap_dir)
+        path, self._sources[f"jit\0{pid}"] = self.finder.jit(pid)
         try:
             pm = self.cache.get(("perfmap", path),
                                 lambda: load_perf_map(pid, self.opts.perfmap_dir))
@@ -344,25 +331,25 @@ class Resolver:
             idx = np.full(n, -1, dtype=np.int64)
         hit = idx >= 0
         if hit.any():
-            need = np.unique(idx[hit])
-            missing = need[dt.loc_of_sym[need] < 0]
             t = dt.table
             assert t is not None
-            ends = getattr(t, "ends", None)
-            for i in missing.tolist():
-                start = int(t.starts[i])
-                end = int(ends[i]) if ends is not None else start + 1
-                dt.loc_of_sym[i] = self.locs.add(dt.dso, t.names[i], start + base, end + base,
-                                                 dt.section)
-            locs[hit] = dt.loc_of_sym[idx[hit]]
-            offs[hit] = addrs[hit] - t.starts[idx[hit]]
+            hidx = idx[hit]
+            have = dt.loc_of_sym[hidx]
+            new = have < 0
+            if new.any():  # symbols met for the first time (rare after the first blocks)
+                ends = getattr(t, "ends", None)
+                for i in np.unique(hidx[new]).tolist():
+                    start = int(t.starts[i])
+                    end = int(ends[i]) if ends is not None else start + 1
+                    dt.loc_of_sym[i] = self.locs.add(dt.dso, t.names[i], start + base,
+                                                     end + base, dt.section)
+                have = dt.loc_of_sym[hidx]
+            locs[hit] = have
+            offs[hit] = addrs[hit] - t.starts[hidx]
         miss = ~hit
         if miss.any():
             shown = (addrs[miss] + U64(base)) if raw is None else raw[miss]
-            uniq, inv = np.unique(shown, return_inverse=True)
-            ids = np.asarray(self.locs.add_unresolved(dt.dso, uniq.tolist(), dt.section),
-                             dtype=np.int32)
-            locs[miss] = ids[inv.reshape(-1)]
+            locs[miss] = self.locs.unresolved_ids(dt.dso, shown, dt.section)
         return locs, offs
 
     def resolve(self, map_ids: np.ndarray, ips: np.ndarray, kernel: np.ndarray,
@@ -414,8 +401,7 @@ class Resolver:
             return locs, offs
         # per distinct map (a Python loop over maps, not entries): its table and how its
         # addresses are translated; then one vectorised pass per table
-        uniq, inv = np.unique(map_ids[rest], return_inverse=True)
-        inv = inv.reshape(-1)
+        uniq, inv = unique_inverse(map_ids[rest])
         table_of = np.zeros(len(uniq), np.int64)
         shift = np.zeros(len(uniq), dtype=U64)  # subtracted from the ip
         add = np.zeros(len(uniq), dtype=U64)  # then added (pgoff)
@@ -442,7 +428,7 @@ class Resolver:
         t_of = table_of[inv]
         with np.errstate(over="ignore"):
             addrs = ips[rest] - shift[inv] + add[inv]
-        order = np.argsort(t_of, kind="stable")
+        order = stable_order(t_of)
         bounds = np.searchsorted(t_of[order], np.arange(-2, len(tables) + 1))
         for k, dt in enumerate(tables):
             seg = order[bounds[k + 2]:bounds[k + 3]]
