@@ -130,10 +130,8 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
         pos = sl.positions(mine)
         if dsos or comms:
             pos = located_keep(sl, np.arange(len(sl))[pos], dsos, comms)
-        r = sl.rows[pos]
-        tid = c["tid"][r] if any(k in ("pid", "tid") for k in keys) else None
-        cpu = c["cpu"][r] if "cpu" in keys else None
-        prof = profile_of(sl, pos, tid, cpu, keys, children, sl.comm_names, codes)
+        prof = profile_of(sl, pos, {"tid": c["tid"], "cpu": c["cpu"]}, keys, children,
+                          sl.comm_names, codes)
         codes = prof.codes  # one location table: its codes are made once
         name = rec.attrs[a].display_name if rec.attrs else "?"
         out.append(EventProfile(name, a, prof))

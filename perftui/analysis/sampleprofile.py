@@ -11,7 +11,8 @@ callchain with the row's keys).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,16 +25,35 @@ Parts = tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
 class Packer:
-    """Integer columns of known ranges folded into one int64 (mixed radix) and back."""
+    """Integer columns folded into one int64 (mixed radix) and back.  A column is either
+    a range ``[low, low + card)``, or compacted: its values present, ranked (``rank``
+    maps ``value - low`` to the rank, ``values`` a rank to the value), so that the folded
+    space is the product of the values present, not of the ranges."""
 
     def __init__(self) -> None:
         self.lows: list[int] = []
         self.cards: list[int] = []
+        self.ranks: list[np.ndarray | None] = []
+        self.values: list[np.ndarray | None] = []
 
     def add(self, col: np.ndarray) -> None:
         lo, hi = (int(col.min()), int(col.max())) if len(col) else (0, 0)
+        self.add_range(lo, hi - lo + 1)
+
+    def add_range(self, lo: int, card: int) -> None:
         self.lows.append(lo)
-        self.cards.append(hi - lo + 1)
+        self.cards.append(card)
+        self.ranks.append(None)
+        self.values.append(None)
+
+    def add_present(self, lo: int, present: np.ndarray) -> None:
+        """A compacted column: ``present[v - lo]`` for each value ``v`` met."""
+        values = np.flatnonzero(present)
+        rank = np.cumsum(present, dtype=np.int64) - 1
+        self.lows.append(lo)
+        self.cards.append(max(1, len(values)))
+        self.ranks.append(rank)
+        self.values.append(values + lo)
 
     @property
     def space(self) -> int:
@@ -41,15 +61,18 @@ class Packer:
 
     def pack(self, cols: list[np.ndarray], n: int) -> np.ndarray:
         flat = np.zeros(n, dtype=np.int64)
-        for col, lo, card in zip(cols, self.lows, self.cards, strict=True):
+        for col, lo, card, rank in zip(cols, self.lows, self.cards, self.ranks, strict=True):
             flat *= card
-            flat += col - lo if lo else col
+            v = col - lo if lo else col
+            flat += rank[v] if rank is not None else v
         return flat
 
     def unpack(self, flat: np.ndarray) -> list[np.ndarray]:
         out = []
-        for lo, card in zip(reversed(self.lows), reversed(self.cards), strict=True):
-            out.append(flat % card + lo)
+        for lo, card, values in zip(reversed(self.lows), reversed(self.cards),
+                                    reversed(self.values), strict=True):
+            r = flat % card
+            out.append(values[r] if values is not None else r + lo)
             flat = flat // card
         return out[::-1]
 
@@ -67,6 +90,74 @@ def _grouped(cols: list[np.ndarray], n: int) -> tuple[list[np.ndarray], np.ndarr
     return pk.unpack(u), inv, first
 
 
+#: Samples grouped at a time: bounds the per-sample temporaries (RssAnon) at any size.
+CHUNK = 1 << 20
+
+
+@dataclass
+class Groups:
+    """Samples grouped by key columns: the distinct rows (columns), and per group the sum
+    of the periods, the sample count and the first sample (position in the selection)."""
+
+    cols: list[np.ndarray]
+    period: np.ndarray
+    count: np.ndarray
+    first: np.ndarray
+
+
+def group_samples(n: int, columns: Callable[[int, int], list[np.ndarray]],
+                  period: Callable[[int, int], np.ndarray],
+                  ranges: Sequence[int | None]) -> Groups:
+    """:class:`Groups` of ``n`` samples whose key columns for samples ``[lo, hi)`` are
+    ``columns(lo, hi)`` and periods ``period(lo, hi)``, a chunk at a time: per chunk
+    grouped and summed, then the chunks' groups merged.  ``ranges``: per column, the
+    number of values it can take (``[0, k)``), or None when unknown; a column with a
+    known range is compacted to the values present (a first pass notes them)."""
+    if not n:
+        return Groups([], np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    lows = [0 if r is not None else np.iinfo(np.int64).max for r in ranges]
+    highs = [0 if r is not None else np.iinfo(np.int64).min for r in ranges]
+    present = [np.zeros(r, dtype=bool) if r is not None else None for r in ranges]
+    for lo in range(0, n, CHUNK):  # the values or the range of every column
+        for j, c in enumerate(columns(lo, min(n, lo + CHUNK))):
+            pj = present[j]
+            if pj is not None:
+                pj[c] = True
+            else:
+                lows[j] = min(lows[j], int(c.min()))
+                highs[j] = max(highs[j], int(c.max()))
+    pk = Packer()
+    for lo, hi, pj in zip(lows, highs, present, strict=True):
+        if pj is not None:
+            pk.add_present(0, pj)
+        else:
+            pk.add_range(lo, hi - lo + 1)
+    if pk.space >= 2**62:  # too wide for one int64: all at once, by rows
+        cols = columns(0, n)
+        uniq, inv, first = _group(np.stack(cols, axis=1))
+        m = len(first)
+        p = period(0, n).astype(np.int64)
+        return Groups([uniq[:, j] for j in range(uniq.shape[1])], sum_by(inv, p, m),
+                      np.bincount(inv, minlength=m).astype(np.int64), first)
+    keys, sums, counts, firsts = [], [], [], []
+    for lo in range(0, n, CHUNK):
+        hi = min(n, lo + CHUNK)
+        u, inv, first = group_ids(pk.pack(columns(lo, hi), hi - lo), pk.space)
+        m = len(u)
+        keys.append(u)
+        sums.append(sum_by(inv, period(lo, hi).astype(np.int64), m))
+        counts.append(np.bincount(inv, minlength=m).astype(np.int64))
+        firsts.append(first + lo)
+    if len(keys) == 1:
+        return Groups(pk.unpack(keys[0]), sums[0], counts[0], firsts[0])
+    u, inv, _f = group_ids(np.concatenate(keys), pk.space)
+    m = len(u)
+    first = np.full(m, n, dtype=np.int64)
+    np.minimum.at(first, inv, np.concatenate(firsts))
+    return Groups(pk.unpack(u), sum_by(inv, np.concatenate(sums), m),
+                  sum_by(inv, np.concatenate(counts), m), first)
+
+
 def _loc_keys(codes: KeyCodes, keys: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(dense id of each location's loc-key codes, the first location of each id)."""
     cols = [{"dso": codes.dso_code, "sym": codes.sym_code, "module": codes.module_code,
@@ -78,47 +169,70 @@ def _loc_keys(codes: KeyCodes, keys: tuple[str, ...]) -> tuple[np.ndarray, np.nd
     return inv, first
 
 
-def _sample_columns(sl: SampleLocs, pos: np.ndarray | slice, tid: np.ndarray | None,
-                    cpu: np.ndarray | None, keys: tuple[str, ...]) -> list[np.ndarray]:
-    cols = []
-    for k in keys:
-        if k == "comm":
-            cols.append(sl.comm[pos].astype(np.int64))
-        elif k in ("pid", "tid"):
-            assert tid is not None
-            cols.append(tid.astype(np.int64))  # perf's pid key is the thread
-        elif k == "cpu":
-            assert cpu is not None
-            cols.append(cpu.astype(np.int64))
-    return cols
-
-
-def profile_of(sl: SampleLocs, pos: np.ndarray | slice, tid: np.ndarray | None,
-               cpu: np.ndarray | None, keys: tuple[str, ...], children: bool,
+def profile_of(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.ndarray],
+               keys: tuple[str, ...], children: bool,
                comm_names: Sequence[str] | None = None,
                codes: KeyCodes | None = None) -> Profile:
-    """The table of the samples at positions ``pos`` of ``sl`` (``tid``, ``cpu``: theirs,
-    parallel to ``pos``, when ``keys`` has them), grouped by ``keys``."""
+    """The table of the samples at positions ``pos`` of ``sl``, grouped by ``keys``
+    (``index``: the index columns, for the tid and cpu keys)."""
     if children and sl.stack is None:
         raise ValueError("the callchains were not resolved")
     codes = codes if codes is not None else KeyCodes(sl.locs, keys)
     codes.refresh()
-    period = sl.period[pos]
-    n = len(period)
-    total_period = int(period.sum(dtype=np.uint64))
+    if isinstance(pos, slice):
+        base, n = pos.indices(len(sl))[0], len(range(*pos.indices(len(sl))))
+
+        def take(lo: int, hi: int) -> np.ndarray | slice:
+            return slice(base + lo, base + hi)
+    else:
+        n = len(pos)
+
+        def take(lo: int, hi: int) -> np.ndarray | slice:
+            return pos[lo:hi]
     lk, lk_loc = _loc_keys(codes, keys)
-    skeys = _sample_columns(sl, pos, tid, cpu, keys)
+    by = sl.stack if children else sl.leaf
+    assert by is not None
+    ranges: list[int | None] = []
+    for k in keys:
+        if k == "comm":
+            ranges.append(len(sl.comm_names))
+        elif k in _PER_SAMPLE:
+            ranges.append(None)
+    ranges.append(len(sl.stack_starts) - 1 if children else int(lk.max(initial=-1)) + 1)
+
+    def columns(lo: int, hi: int) -> list[np.ndarray]:
+        p = take(lo, hi)
+        cols = []
+        for k in keys:
+            if k == "comm":
+                cols.append(sl.comm[p].astype(np.int64))
+            elif k in ("pid", "tid"):  # perf's pid key is the thread
+                cols.append(index["tid"][sl.rows[p]].astype(np.int64))
+            elif k == "cpu":
+                cols.append(index["cpu"][sl.rows[p]].astype(np.int64))
+        last = by[p].astype(np.int64)
+        cols.append(last if children else lk[last])
+        return cols
+
+    g = group_samples(n, columns, lambda lo, hi: sl.period[take(lo, hi)], ranges)
+    total_period = int(g.period.astype(np.uint64).sum(dtype=np.uint64))
     rows: list[ProfileRow] = []
     if n:
         if not children:
-            parts = _self_rows(skeys, lk, sl.leaf[pos], period.astype(np.int64), n)
+            parts = (g.cols, g.period, np.zeros(len(g.first), np.int64), g.count,
+                     _leaf_at(sl, pos, g.first))
         else:
-            assert sl.stack is not None
-            parts = _children_rows(sl, skeys, sl.stack[pos], lk, period.astype(np.int64), n)
+            parts = _children_rows(sl, g, lk)
         rows = _rows(_keys(codes, keys, parts[0], lk_loc), *parts[1:])
     prof = Profile(keys, children, total_period, n, rows, codes)
     order_rows(prof, comm_names)
     return prof
+
+
+def _leaf_at(sl: SampleLocs, pos: np.ndarray | slice, first: np.ndarray) -> np.ndarray:
+    at = first + pos.indices(len(sl))[0] if isinstance(pos, slice) else pos[first]
+    out: np.ndarray = sl.leaf[at].astype(np.int64)
+    return out
 
 
 def _keys(codes: KeyCodes, keys: tuple[str, ...], packed: list[np.ndarray],
@@ -146,24 +260,14 @@ def _rows(keys: np.ndarray, self_p: np.ndarray, child_p: np.ndarray, count: np.n
                                       child_p.tolist(), count.tolist(), strict=True)]
 
 
-def _self_rows(skeys: list[np.ndarray], lk: np.ndarray, leaf: np.ndarray,
-               period: np.ndarray, n: int) -> Parts:
-    cols, inv, first = _grouped([*skeys, lk[leaf]], n)
-    m = len(first)
-    self_p = sum_by(inv, period, m)
-    count = np.bincount(inv, minlength=m).astype(np.int64)
-    return cols, self_p, np.zeros(m, np.int64), count, leaf[first].astype(np.int64)
-
-
-def _children_rows(sl: SampleLocs, skeys: list[np.ndarray], stack: np.ndarray,
-                   lk: np.ndarray, period: np.ndarray, n: int) -> Parts:
-    # groups of samples alike in everything the rows depend on
-    g_cols, g_inv, g_first = _grouped([*skeys, stack.astype(np.int64)], n)
-    ng = len(g_first)
-    g_period = sum_by(g_inv, period, ng)
-    g_count = np.bincount(g_inv, minlength=ng).astype(np.int64)
-    g_sk = g_cols[:-1]
-    g_stack = g_cols[-1]
+def _children_rows(sl: SampleLocs, g: Groups, lk: np.ndarray) -> Parts:
+    """Rows with children from the groups of samples alike in their per-sample keys and
+    their stack: each group adds to its own row and to each distinct row of its stack's
+    callchain, once."""
+    ng = len(g.first)
+    g_period, g_count, g_first = g.period, g.count, g.first
+    g_sk = g.cols[:-1]
+    g_stack = g.cols[-1]
     starts = sl.stack_starts
     g_leaf = sl.stack_locs[starts[g_stack]].astype(np.int64)
     g_own = lk[g_leaf]
