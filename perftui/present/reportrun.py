@@ -91,7 +91,8 @@ def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
 def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: TextIO
           ) -> None:
     """The hotspot table, from every sample's locations (resolved, or from the cache)."""
-    sl, _res = sample_locs(rec, req.symbols, children, lambda: Resolver(rec, req.symbols))
+    # (the resolver is not kept: its symbol tables go before the counting)
+    sl = sample_locs(rec, req.symbols, children, lambda: Resolver(rec, req.symbols))[0]
     smap = build_section_map(rec) if req.flt.section else None
     rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=smap))
     eps = located_profiles(rec, sl, rows, req.keys, children, req.dsos, req.comms)

@@ -71,29 +71,71 @@ def unordered(rec: Recording) -> bool:
 
 
 def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
-    """Index rows in the order perf 6.1 delivers them, given :func:`queue_times`."""
-    base = rec.merged_order().astype(np.int64)
-    if unordered(rec) or not len(base):
-        return base
-    n = len(base)
-    ts = times[base]
-    is_round = rec.columns["type"][base] == RecordType.FINISHED_ROUND
+    """Index rows in the order perf 6.1 delivers them, given :func:`queue_times`.
+
+    That is the rows sorted by (where they are delivered, their time, their place in the
+    file): a record delivered at once is delivered at its own place (time 0), a queued
+    one at the round that flushes it (or the end).  Built without sorting the records
+    delivered at once: they stay in file order, and each goes just before the queued
+    records delivered at its place or later (its time, 0, is below theirs)."""
+    n = len(rec.columns)
+    # merged_order is the file order unless several files of a directory are merged
+    in_file_order = rec.mode != "directory" or len(rec.stream_starts) < 2
+    if unordered(rec) or not n or not in_file_order:
+        base = np.asarray(rec.merged_order(), dtype=np.int64)
+        if unordered(rec) or not n:
+            return base
+    else:
+        base = np.zeros(0, np.int64)  # not needed: the file order
+    ts = times[:n] if in_file_order else times[base]
+    typ = rec.columns["type"]
+    is_round = (typ[:n] if in_file_order else typ[base]) == RecordType.FINISHED_ROUND
     queued = ts != _NO_TIME
-    round_pos = np.nonzero(is_round)[0]  # file positions of the rounds
     deliver = _delivery_rounds(ts, queued, is_round)
     if deliver is None:
         deliver = _replay_rounds(ts, queued, is_round)
-    # group: the file position a record is delivered at (its own, its round's, or the end)
-    group = np.arange(n, dtype=np.int64)
-    qpos = np.nonzero(queued)[0]
-    k = deliver[qpos]
-    at_end = k >= len(round_pos)
-    g = np.full(len(qpos), n, dtype=np.int64)
-    g[~at_end] = round_pos[k[~at_end]]
-    group[qpos] = g
-    sub = np.where(queued, ts, _NO_TIME)
-    perm = np.lexsort((np.arange(n), sub, group))
-    return base[perm]
+    round_pos = np.nonzero(is_round)[0]  # file positions of the rounds
+    del is_round
+    small = np.int32 if n < 2**31 - 2 else np.int64  # positions and rounds: kept per record
+    qpos = np.arange(n, dtype=small)[queued]
+    k = deliver[qpos].astype(np.int64)
+    del deliver
+    # the queued records by their round, then time, then file position (stable sorts):
+    # one key when (round, time) fits an int64, else two
+    tq = ts[qpos]
+    del ts
+    t0 = int(tq.min()) if len(tq) else 0
+    span = int(tq.max()) - t0 + 1 if len(tq) else 1
+    if (len(round_pos) + 1) * span < 2**63:
+        tq -= np.uint64(t0)  # in place, as everything here: 8 bytes a record each
+        key = tq.view(np.int64)
+        k *= span
+        key += k
+        del k
+        by = np.argsort(key, kind="stable")
+        qpos = qpos[by]
+        k = key[by]
+        del key, tq, by
+        k //= span
+    else:
+        by = np.lexsort((tq, k))
+        del tq
+        qpos, k = qpos[by], k[by]
+        del by
+    q_at = np.full(len(k), n, dtype=np.int64)  # where each is delivered (n: the end)
+    mid = k < len(round_pos)
+    q_at[mid] = round_pos[k[mid]]
+    del k, mid
+    rest = np.nonzero(~queued)[0]
+    del queued
+    slot = np.searchsorted(q_at, rest, side="left") + np.arange(len(rest), dtype=np.int64)
+    del q_at
+    out = np.empty(n, dtype=np.int64)
+    free = np.ones(n, dtype=bool)
+    free[slot] = False
+    out[slot] = rest if in_file_order else base[rest]
+    out[free] = qpos if in_file_order else base[qpos]
+    return out
 
 
 def _round_index(is_round: np.ndarray) -> np.ndarray:
@@ -107,12 +149,14 @@ def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray
     """The 0-based round that delivers each queued record (``R`` = the final flush), or
     None when an unordered record makes the running-maximum shortcut inexact."""
     n_rounds = int(is_round.sum())
-    r = _round_index(is_round)
-    out = np.full(len(ts), n_rounds, dtype=np.int64)
-    qpos = np.nonzero(queued)[0]
-    if not len(qpos) or not n_rounds:
+    # (round numbers as int32 while they fit, temporaries freed as soon as done: each
+    # costs 4 or 8 bytes a record)
+    rt = np.int32 if n_rounds < 2**31 - 1 else np.int64
+    out = np.full(len(ts), n_rounds, dtype=rt)
+    if not n_rounds or not queued.any():
         return out
-    qts, qr = ts[qpos], r[qpos]
+    qr = np.cumsum(is_round, dtype=rt)[queued]  # rounds before each queued record
+    qts = ts[queued]
     # max queued time read before round k (k = 0..R-1), then the limit of round k is the
     # max before round k-1: round 0 flushes nothing
     seg_max = np.zeros(n_rounds + 1, dtype=np.uint64)
@@ -121,18 +165,20 @@ def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray
     limit = np.zeros(n_rounds, dtype=np.uint64)
     limit[1:] = before[:-1]  # round k (0-based) flushes up to the max read before round k-1
     # earliest round after the record's own read position whose limit covers it
-    first = np.searchsorted(limit, qts, side="left")
-    k = np.maximum(first, qr)
-    k = np.minimum(k, n_rounds)
+    k = np.searchsorted(limit, qts, side="left")
+    np.maximum(k, qr, out=k)
+    np.minimum(k, n_rounds, out=k)
     # verify: no record may be older than what was already delivered when it is read
     delivered_max = np.zeros(n_rounds + 1, dtype=np.uint64)
     np.maximum.at(delivered_max, k, qts)
     last_flush = np.maximum.accumulate(delivered_max)
     seen = np.zeros(n_rounds + 1, dtype=np.uint64)
     seen[1:] = last_flush[:n_rounds]  # delivered before the record's segment is read
-    if (qts < seen[qr]).any():
+    step = 1 << 20
+    if any((qts[i:i + step] < seen[qr[i:i + step]]).any() for i in range(0, len(qts), step)):
         return None
-    out[qpos] = k
+    del qts, qr
+    out[queued] = k
     return out
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..perfdata.grouping import group_ids
 from .locations import Locations
 from .resolver import Resolver
 
@@ -119,7 +120,8 @@ class ChainTable:
     the empty one)."""
 
     def __init__(self) -> None:
-        self._ids: dict[int, int] = {}
+        self._hashes = np.zeros(0, np.uint64)  # sorted: the first chain of each hash
+        self._hash_ids = np.zeros(0, np.int64)
         self._starts = np.zeros(1 << 12, dtype=np.int64)
         self._locs = np.zeros(1 << 16, dtype=np.int32)
         self.n = 0
@@ -158,12 +160,15 @@ class ChainTable:
         if not n:
             return out
         h = chain_hashes(starts, locs)
-        uh, first, inv = np.unique(h, return_index=True, return_inverse=True)
-        inv = inv.reshape(-1)
+        uh, inv, first = group_ids(h)
         # every member must equal its group's first: else (a hash collision) it is exact
         # from here on, by its bytes
         odd = ~_same_chains(starts, locs, np.arange(n), starts, locs, first[inv])
-        known = np.array([self._ids.get(x, -1) for x in uh.tolist()], dtype=np.int64)
+        known = np.full(len(uh), -1, dtype=np.int64)
+        if len(self._hashes):
+            at = np.minimum(np.searchsorted(self._hashes, uh), len(self._hashes) - 1)
+            hit = self._hashes[at] == uh
+            known[hit] = self._hash_ids[at[hit]]
         have = known >= 0
         if have.any():  # a block's chain found in the table: compare with the table's
             ok = _same_chains(starts, locs, first[have], self.starts, self.locs, known[have])
@@ -174,8 +179,9 @@ class ChainTable:
         new = np.nonzero(known == -1)[0]
         if len(new):
             known[new] = self._add(starts, locs, first[new])
-            for x, i in zip(uh[new].tolist(), known[new].tolist(), strict=True):
-                self._ids[x] = i
+            at = np.searchsorted(self._hashes, uh[new])  # uh is sorted: so are these
+            self._hashes = np.insert(self._hashes, at, uh[new])
+            self._hash_ids = np.insert(self._hash_ids, at, known[new])
         out[:] = known[inv]
         if odd.any():
             self._exact(starts, locs, np.nonzero(odd)[0], out)

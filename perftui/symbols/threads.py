@@ -306,6 +306,15 @@ def _record_bytes(rec: Recording, rows: np.ndarray) -> Iterator[tuple[int, bytes
         yield i, bytes(buf[p:p + n])
 
 
+def _positions(order: np.ndarray) -> np.ndarray:
+    """Each row's position in ``order`` (int32 while the rows fit: it is kept per row)."""
+    n = len(order)
+    dt = np.int32 if n < 2**31 - 2 else np.int64
+    seq = np.empty(n, dtype=dt)
+    seq[order] = np.arange(n, dtype=dt)
+    return seq
+
+
 def _latest(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Index of the last sorted ``keys`` entry <= each query (-1 when none)."""
     return np.searchsorted(keys, query, side="right") - 1
@@ -314,18 +323,20 @@ def _latest(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
 class ThreadModel:
     """perf 6.1's threads, comms and maps of one indexed recording (see the module doc).
 
-    Attributes: ``seq`` (int64 per index row: its position in perf's processing order),
-    ``order`` (index rows in that order), ``names`` (comm strings; ids index it),
-    ``maps`` (:class:`~perftui.symbols.maps.MapTable`, map ids index it).
+    Attributes: ``seq`` (per index row: its position in perf's processing order; int32
+    while the rows fit), ``order`` (index rows in that order), ``names`` (comm strings;
+    ids index it), ``maps`` (:class:`~perftui.symbols.maps.MapTable`, map ids index it).
+    Only ``seq`` is kept per row: ``order`` and the times :meth:`map_at` needs are made
+    again when asked for (``fork_exit_times``: the FORK/EXIT trailer times to make them).
     """
 
     def __init__(self, rec: Recording, order: np.ndarray, replay: _Replay,
-                 times: np.ndarray) -> None:
+                 times: np.ndarray, seq: np.ndarray | None = None,
+                 fork_exit_times: dict[int, int] | None = None) -> None:
         self.rec = rec
-        self.order = order
-        n = len(order)
-        self.seq = np.empty(n, dtype=np.int64)
-        self.seq[order] = np.arange(n, dtype=np.int64)
+        self.seq = seq if seq is not None else _positions(order)
+        n = len(self.seq)
+        self._fork_exit_times = fork_exit_times
         self.names = replay.names
         self._name_ids = replay._name_ids
         self.maps: MapTable = replay.b.table()
@@ -337,7 +348,24 @@ class ThreadModel:
                                                                      cl[:, 2], cl[:, 3])
         self._state_key, self._state_obj, _ = self._log(sl[:, 0], sl[:, 1], sl[:, 2])
         # processing position -> ordering time seen so far (for time-only queries)
-        self._seq_time = np.maximum.accumulate(times[order]) if n else times[:0]
+        self._seq_time_kept: np.ndarray | None = None
+        if fork_exit_times is None:  # cannot be made again: made now
+            self._seq_time_kept = np.maximum.accumulate(times[order]) if n else times[:0]
+
+    @property
+    def order(self) -> np.ndarray:
+        """Index rows in perf's processing order (the inverse of :attr:`seq`)."""
+        out = np.empty(len(self.seq), dtype=np.int64)
+        out[self.seq] = np.arange(len(self.seq), dtype=np.int64)
+        return out
+
+    @property
+    def _seq_time(self) -> np.ndarray:
+        if self._seq_time_kept is None:
+            times = queue_times(self.rec, self._fork_exit_times)
+            self._seq_time_kept = (np.maximum.accumulate(times[self.order]) if len(times)
+                                   else times[:0])
+        return self._seq_time_kept
 
     def _log(self, tid: np.ndarray, seq1: np.ndarray, val: np.ndarray,
              time: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -382,10 +410,8 @@ class ThreadModel:
             if t in (RecordType.FORK, RecordType.EXIT):
                 fork_exit_times[i] = tt
         times = queue_times(rec, fork_exit_times)
-        order = processing_order(rec, times)
-        n = len(order)
-        seq = np.empty(n, dtype=np.int64)
-        seq[order] = np.arange(n, dtype=np.int64)
+        seq = _positions(processing_order(rec, times))
+        del times  # made again when map_at needs them
         touch = cls._touch_rows(rec, seq)
         arch = rec.feature(Feature.ARCH) or os.uname().machine
         replay = _Replay(x86_64=arch == "x86_64")
@@ -418,7 +444,8 @@ class ThreadModel:
                 replay.fork(ev.pid, ev.ppid, ev.tid, ev.ptid, ev.fork_exec, s, tm)
             elif isinstance(ev, Task):  # EXIT: perf only looks the thread up
                 replay.find(ev.pid, ev.tid, s, tm)
-        return cls(rec, order, replay, times)
+        none = np.zeros(0, np.int64)
+        return cls(rec, none, replay, none.astype(np.uint64), seq, fork_exit_times)
 
     @staticmethod
     def _touch_rows(rec: Recording, seq: np.ndarray) -> np.ndarray:
@@ -428,9 +455,14 @@ class ThreadModel:
         s = np.nonzero(c["type"] == RecordType.SAMPLE)[0]
         if not len(s):
             return s.astype(np.int64)
-        k = np.lexsort((seq[s], c["pid"][s], c["tid"][s]))
-        s = s[k]
-        tp = c["tid"][s].astype(np.int64) << 32 | (c["pid"][s].astype(np.int64) & 0xFFFFFFFF)
+        # by (tid, pid), then processing order: one key for the pair (which pairs, not
+        # their order, matters: the rows are sorted by seq afterwards)
+        tp = c["tid"][s].astype(np.int64)
+        tp <<= 32
+        tp |= c["pid"][s].view(np.uint32)  # the pid's 32 bits, as the low half
+        k = np.lexsort((seq[s], tp))
+        s, tp = s[k], tp[k]
+        del k
         first = np.ones(len(s), dtype=bool)
         first[1:] = tp[1:] != tp[:-1]
         return s[first].astype(np.int64)
