@@ -91,7 +91,7 @@ def _grouped(cols: list[np.ndarray], n: int) -> tuple[list[np.ndarray], np.ndarr
 
 
 #: Samples grouped at a time: bounds the per-sample temporaries (RssAnon) at any size.
-CHUNK = 1 << 20
+CHUNK = 1 << 19
 
 
 @dataclass

@@ -93,8 +93,11 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
     """The hotspot table, from every sample's locations (resolved, or from the cache)."""
     # (the resolver is not kept: its symbol tables go before the counting)
     sl = sample_locs(rec, req.symbols, children, lambda: Resolver(rec, req.symbols))[0]
-    smap = build_section_map(rec) if req.flt.section else None
-    rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=smap))
+    if req.flt.empty:
+        rows = sl.rows
+    else:
+        smap = build_section_map(rec) if req.flt.section else None
+        rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=smap))
     eps = located_profiles(rec, sl, rows, req.keys, children, req.dsos, req.comms)
     names = Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
     if req.json:

@@ -74,7 +74,7 @@ def attachment_name(opts: SymbolOptions) -> str:
 
 def sample_rows_all(rec: Recording) -> np.ndarray:
     """Every SAMPLE index row, ascending."""
-    return rec.rows_of_type(RecordType.SAMPLE).astype(np.int64)
+    return np.asarray(rec.rows_of_type(RecordType.SAMPLE), dtype=np.int64)
 
 
 def sample_locs(rec: Recording, opts: SymbolOptions, callchains: bool,
@@ -91,7 +91,9 @@ def sample_locs(rec: Recording, opts: SymbolOptions, callchains: bool,
         got = load(cache, key, name, rec, opts, rows, callchains)
         if got is not None:
             return got, None
+    del rows  # (made again after the resolver: not held while its thread model is built)
     res = make_resolver()
+    rows = sample_rows_all(rec)
     store = cache.begin_attachment(key) if cache is not None and key is not None else None
     alloc: Alloc = plain_alloc if store is None else store.array
     try:
