@@ -10,10 +10,12 @@ not the mapped file's pages, nor the page cache) is sampled from /proc every 5 m
 
 Both files of a pair are read once before they are measured (the page cache holds them,
 for perf as for perftui); short runs are repeated BENCH_REPEAT times (default 3), in
-turns with perf's, and the median is shown.  The index cache of these runs lives in
-BENCH_DIR/cache (emptied before the runs that must not find an entry).  BENCH_DIR keeps
-the files between runs; BENCH_BYTES sets the smaller size (default 520 MB);
-BENCH_RECORDS=0 skips the large recording.
+turns with perf's, and the median is shown; the ``report`` rows show the minimum of their
+runs (BENCH_REPORT=0 skips them).  The index cache of these runs lives in BENCH_DIR/cache
+(emptied before the runs that must not find an entry).  BENCH_DIR keeps the files between
+runs; BENCH_BYTES sets the smaller size (default 520 MB); BENCH_RECORDS=0 skips the large
+recording.  perftui's modules are byte-compiled first, as an installed package's are (with
+PYTHONDONTWRITEBYTECODE set, every run would compile them again: ~0.25 s).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -39,18 +42,23 @@ PY = sys.executable
 PERFTUI = [PY, "-m", "perftui"]
 BYTES_PER_RECORD = 103  # of the planted recording (data bytes / records), for the disk check
 REPEAT = max(1, int(os.environ.get("BENCH_REPEAT", 3)))
+REPORT = os.environ.get("BENCH_REPORT", "1") != "0"
 
 Row = tuple[str, str, str, str, str]
 
 
-def measure(cmd: list[str], stdin: Path | None = None) -> tuple[float, int, int, bytes]:
-    """Wall seconds, peak RssAnon (kB), exit status and stdout of ``cmd``."""
+def measure(cmd: list[str], stdin: Path | None = None, keep: bool = True
+            ) -> tuple[float, int, int, bytes]:
+    """Wall seconds, peak RssAnon (kB), exit status and stdout of ``cmd`` (``keep`` False:
+    its output goes to /dev/null, as for perf script's gigabyte)."""
     t0 = time.perf_counter()
     fin = open(stdin, "rb") if stdin else subprocess.DEVNULL  # noqa: SIM115
-    p = subprocess.Popen(cmd, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdin=fin, stdout=subprocess.PIPE if keep else subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
     peak = 0
     chunks: list[bytes] = []
-    reader = threading.Thread(target=lambda: chunks.append(p.stdout.read()))  # type: ignore
+    reader = threading.Thread(
+        target=lambda: chunks.append(p.stdout.read() if p.stdout else b""))
     reader.start()
     status = f"/proc/{p.pid}/status"
     while p.poll() is None:
@@ -195,6 +203,64 @@ def cached_rows(t: Table, big: Path) -> None:
           "MB")
 
 
+REPORT_KEYS = "comm,dso,sym"
+
+
+def best(cmd: list[str], times: int, before: Callable[[], None] | None = None,
+         keep: bool = True) -> tuple[float, int, int]:
+    """The minimum wall time, the largest peak RssAnon (kB) and the last exit status of
+    ``times`` runs of ``cmd`` (``before`` runs ahead of each)."""
+    runs = []
+    for _ in range(times):
+        if before is not None:
+            before()
+        t, anon, rc, _out = measure(cmd, keep=keep)
+        runs.append((t, anon, rc))
+    return min(r[0] for r in runs), max(r[1] for r in runs), runs[-1][2]
+
+
+def report_rows(t: Table, big: Path, stripped: Path) -> list[int]:
+    """``perftui report`` (a first run with an empty cache: index walked, names resolved;
+    then cached) next to ``perf report`` with the same sort keys on the same file, and
+    the resolver alone next to ``perf script``; minimum of BENCH_REPEAT runs each."""
+    warm(big, stripped)
+    codes = []
+    for mode in ("--no-children", "--children"):
+        ours = [*PERFTUI, "report", mode, "--sort", REPORT_KEYS, str(big)]
+        theirs = ["perf", "report", "-f", "--stdio", "-g", "none", mode, "--sort",
+                  REPORT_KEYS, "-i", str(stripped)]
+        t_first, a_first, rc1 = best(ours, REPEAT, before=clear_cache)
+        t_cached, a_cached, rc2 = best(ours, REPEAT)
+        t_perf, a_perf, _rc = best(theirs, REPEAT)
+        codes += [rc1, rc2]
+        what = f"report {mode} --sort {REPORT_KEYS}"
+        t.row(f"{what}: first run, empty cache (min of {REPEAT})", t_first, t_perf,
+              "<= 0.5x perf -g none", "s")
+        t.row(f"{what}: names cached (min of {REPEAT})", t_cached, t_perf,
+              "<= 0.5x perf -g none", "s")
+        t.row(f"{what}: peak RssAnon, first run", a_first / 1024, a_perf / 1024,
+              "<= 300 MB", "MB")
+        t.row(f"{what}: peak RssAnon, names cached", a_cached / 1024, a_perf / 1024,
+              "<= 300 MB", "MB")
+        if mode == "--children":  # perf's own default output: the call graph of each row
+            graph = ["perf", "report", "-f", "--stdio", "--children", "--sort", REPORT_KEYS,
+                     "-i", str(stripped)]
+            t_graph, _a, _rc = best(graph, REPEAT)
+            t.row(f"{what}: first run, vs perf --children with its call graphs", t_first,
+                  t_graph, "<= 0.5x perf", "s")
+            t.row(f"{what}: names cached, vs perf --children with its call graphs",
+                  t_cached, t_graph, "<= 0.5x perf", "s")
+    probe = [PY, str(HERE / "resolve_probe.py"), str(big)]
+    script = ["perf", "script", "-f", "-F", "comm,tid,ip,sym,dso", "-i", str(stripped)]
+    t_res, a_res, rc3 = best(probe, REPEAT)
+    t_script, a_script, _rc = best(script, REPEAT, keep=False)
+    codes.append(rc3)
+    t.row(f"resolver alone: every sample and callchain entry named (min of {REPEAT}; perf "
+          "script also prints them)", t_res, t_script, "", "s")
+    t.row("resolver alone: peak RssAnon", a_res / 1024, a_script / 1024, "", "MB")
+    return codes
+
+
 def big_records_that_fit(base: Path) -> int:
     """BIG_RECORDS, or fewer when the disk cannot hold the pair, its cache entry (~40 B a
     record) and 2 GB to spare."""
@@ -210,6 +276,11 @@ def main() -> int:
     if not shutil.which("perf"):
         print("bench: perf is not on the PATH; nothing to compare against")
         return 1
+    import compileall
+
+    import perftui
+
+    compileall.compile_dir(str(Path(perftui.__file__).parent), quiet=1)
     base = Path(os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="perftui-bench-"))
     os.environ["PERFTUI_CACHE_DIR"] = str(base / "cache")
     files = make(base, TARGET)
@@ -221,6 +292,7 @@ def main() -> int:
     size = big.stat().st_size
 
     t = Table()
+    load0 = f"{os.getloadavg()[0]:.2f}"
     from perftui.demo import demo_path
 
     floor = [probe(Path(demo_path()))[0]["first_screen_s"] for _ in range(REPEAT)]
@@ -238,8 +310,10 @@ def main() -> int:
     t.row("pipe mode info: RssAnon (2nd column: file mode)", a_pipe / 1024, a_file / 1024,
           "same as file", "MB")
     t.row("pipe mode info: time (2nd column: file mode)", t_pipe, t_file, "", "s")
+    rcs = report_rows(t, big, stripped) if REPORT else []
     print(f"\nrecording: {big} ({size / 1e6:.0f} MB, {n:,} records; 2x file: {n2:,} "
-          f"records); {os.cpu_count()} cores; exit codes {rc1} {rc2} {rc3}\n")
+          f"records); {os.cpu_count()} cores; load average before and after: {load0} / "
+          f"{os.getloadavg()[0]:.2f}; exit codes {rc1} {rc2} {rc3} {rcs}\n")
     t.print()
 
     records = big_records_that_fit(base)
