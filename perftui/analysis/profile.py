@@ -138,7 +138,7 @@ class KeyCodes:
         return np.stack(cols, axis=1) if cols else np.zeros((len(sample), 0), np.int64)
 
 
-@dataclass
+@dataclass(slots=True)
 class ProfileRow:
     """One row of the hotspot table."""
 

@@ -255,8 +255,9 @@ def _keys(codes: KeyCodes, keys: tuple[str, ...], packed: list[np.ndarray],
 
 def _rows(keys: np.ndarray, self_p: np.ndarray, child_p: np.ndarray, count: np.ndarray,
           loc: np.ndarray) -> list[ProfileRow]:
-    return [ProfileRow(tuple(k), int(lc), int(s), int(c), int(m))
-            for k, lc, s, c, m in zip(keys.tolist(), loc.tolist(), self_p.tolist(),
+    tuples = zip(*(keys[:, j].tolist() for j in range(keys.shape[1])), strict=True)
+    return [ProfileRow(k, lc, s, c, m)
+            for k, lc, s, c, m in zip(tuples, loc.tolist(), self_p.tolist(),
                                       child_p.tolist(), count.tolist(), strict=True)]
 
 

@@ -15,7 +15,7 @@ DENSE_MAX = 1 << 24
 
 def dense_limit(n: int) -> int:
     """The range of values up to which :func:`dense_unique` beats a sort for ``n`` keys."""
-    return min(DENSE_MAX, max(8 * n, 1 << 16))
+    return min(DENSE_MAX, max(4 * n, 1 << 16))
 
 
 def dense_unique(flat: np.ndarray, space: int, first: bool = True

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from ..analysis.calltree import build_tree
 from ..analysis.filters import Filter, FilterContext
 from ..analysis.report import has_callchains, located_profiles, resolved_blocks, sample_rows
+from ..heap import trim
 from ..perfdata import Recording
 from ..symbols.locations import Locations
 from ..symbols.resolver import Resolver, SymbolOptions
@@ -93,6 +94,7 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
     """The hotspot table, from every sample's locations (resolved, or from the cache)."""
     # (the resolver is not kept: its symbol tables go before the counting)
     sl = sample_locs(rec, req.symbols, children, lambda: Resolver(rec, req.symbols))[0]
+    trim()
     if req.flt.empty:
         rows = sl.rows
     else:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import xxhash
 
+from ..heap import trim
 from ..perfdata import Recording, RecordType
 from ..perfdata.colstore import ColumnStore
 from ..perfdata.indexcache import CachedIndex, CacheError, IndexCache
@@ -93,6 +94,7 @@ def sample_locs(rec: Recording, opts: SymbolOptions, callchains: bool,
             return got, None
     del rows  # (made again after the resolver: not held while its thread model is built)
     res = make_resolver()
+    trim()  # the thread model's temporaries
     rows = sample_rows_all(rec)
     store = cache.begin_attachment(key) if cache is not None and key is not None else None
     alloc: Alloc = plain_alloc if store is None else store.array
