@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 from test_profile_engine import key_of_row, make_locs, random_block
 
+from perftui.analysis import stacktree
 from perftui.analysis.calltree import build_tree
 from perftui.analysis.profile import build_profile
 from perftui.analysis.report import sample_rows
 from perftui.analysis.samplegroups import (
+    GroupCodes,
     GroupsBuilder,
     bottom_up,
     focus_trees,
@@ -23,7 +25,7 @@ from perftui.analysis.samplegroups import (
     select,
     top_down,
 )
-from perftui.analysis.stacktree import Interner, TrieBuilder
+from perftui.analysis.stacktree import Interner, PathInterner, TrieBuilder
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import generate
 from perftui.perfdata import open_recording
@@ -94,10 +96,36 @@ def test_interner_and_trie() -> None:
     assert t.lift(end, 0).tolist() == [roots[0], roots[0], -1, roots[1]]
 
 
+def test_path_interner_survives_hash_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a hash that makes every path of a length collide, paths are still told apart
+    (by their frames), block after block."""
+    rng = random.Random(9)
+    paths = [tuple(rng.randrange(-3, 6) for _ in range(rng.randrange(1, 5)))
+             for _ in range(400)]
+    for mul in (stacktree._HASH_MUL, np.uint64(0)):
+        monkeypatch.setattr(stacktree, "_HASH_MUL", mul)
+        it = PathInterner()
+        ref: dict[tuple[int, ...], int] = {}
+        for lo in range(0, 400, 100):
+            block = paths[lo:lo + 100]
+            starts = np.zeros(len(block) + 1, np.int64)
+            np.cumsum([len(p) for p in block], out=starts[1:])
+            got = it.ids(starts, np.array([x for p in block for x in p], np.int64))
+            for p, g in zip(block, got.tolist(), strict=True):
+                assert ref.setdefault(p, g) == g
+        assert len(set(ref.values())) == len(ref)
+        st, fr = it.paths()
+        for p, g in ref.items():
+            assert tuple(fr[st[g]:st[g + 1]].tolist()) == p
+
+
 @pytest.mark.parametrize("keys", KEY_SETS)
 @pytest.mark.parametrize("children", [True, False])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_group_profile_equals_report_engine(keys, children, seed) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("fold", [True, False])
+def test_group_profile_equals_report_engine(keys, children, seed, fold, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    if not fold:  # the general path: key tuples numbered by np.unique
+        monkeypatch.setattr(GroupCodes, "flat", lambda *a: None)
     locs = make_locs()
     blocks = random_blocks(seed)
     st = store_of(blocks, locs)
@@ -187,7 +215,7 @@ def test_focus_trees_and_samples_of_a_row(keys: tuple[str, ...]) -> None:
     gp = group_profile(sel, keys, children=True)
     ref = reference_stacks(blocks, mask)
     codes = gp.profile.codes
-    for r, row in enumerate(gp.rows[:12]):
+    for r, row in enumerate(gp.profile.rows[:12]):
         def key(loc: int, comm: int, tid: int) -> tuple[int, ...]:
             out = []
             for k in keys:

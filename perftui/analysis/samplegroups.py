@@ -16,15 +16,17 @@ self from the sample's own location, children once per distinct row along the st
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..symbols.locations import Locations
 from ..symbols.resolved import ResolvedSamples
-from .profile import KeyCodes, Profile, ProfileRow, _group, order_rows, stacks, sum_by
-from .stacktree import Interner, StackTree, Trie, TrieBuilder
+from .profile import SORT_KEYS, KeyCodes, Profile, ProfileRow, _group, stacks, sum_by
+from .stacktree import Interner, PathInterner, StackTree, Trie, TrieBuilder, spans
 
 #: keys that a sample's thread or CPU decides (the others come from a location)
 SAMPLE_KEYS = frozenset({"comm", "pid", "tid", "cpu"})
@@ -94,10 +96,10 @@ class GroupsBuilder:
         self.locs = locs
         self.comm_names = comm_names
         self.callchains = callchains
-        self._trie = TrieBuilder()
+        self._paths = PathInterner()
         self._slots = Interner()  # (tid, cpu, attr)
         self._pairs = Interner()  # (slot, leaf)
-        self._groups = Interner()  # (node, pair)
+        self._groups = Interner()  # (path, pair)
         self._rows: list[np.ndarray] = []
         self._group: list[np.ndarray] = []
         self._period: list[np.ndarray] = []
@@ -117,21 +119,23 @@ class GroupsBuilder:
         frames[pstart[:-1]] = -1 - s.comm.astype(np.int64)
         j = np.arange(len(sample), dtype=np.int64) - cstart[sample]
         frames[pstart[sample] + lengths[sample] - j] = loc  # outermost first
-        end = self._trie.add(pstart, frames)
+        path = self._paths.ids(pstart, frames)
         slot = self._slots.ids(((s.tid.astype(np.int64) + 1) << 32)
                                | (((s.cpu.astype(np.int64) + 1) & 0xFFFF) << 16)
                                | ((s.attr.astype(np.int64) + 1) & 0xFFFF))
         pair = self._pairs.ids((slot << 32) | s.leaf.astype(np.int64))
-        g = self._groups.ids((end << 32) | pair)
+        g = self._groups.ids((path << 32) | pair)
         self._rows.append(np.asarray(s.rows, dtype=np.int64))
         self._group.append(g.astype(np.int32))
         self._period.append(s.period.astype(np.int64))
         self.samples += n
 
     def finish(self) -> SampleGroups:
-        trie = self._trie.trie()
+        tb = TrieBuilder()
+        end = tb.add(*self._paths.paths())
+        trie = tb.trie()
         gk = self._groups.keys()
-        node = gk >> 32
+        node = end[gk >> 32]
         pk = self._pairs.keys()[gk & 0xFFFFFFFF]
         leaf = pk & 0xFFFFFFFF
         sk = self._slots.keys()[pk >> 32]
@@ -200,27 +204,144 @@ def select(store: SampleGroups, samples: np.ndarray | None = None,
     return Selection(store, samples, period, count)
 
 
-@dataclass
-class GroupRow(ProfileRow):
-    """A row of a group profile; ``uid`` is its place before ordering."""
+class GroupCodes:
+    """Key codes and sort ranks of a store's locations, threads and names, made once:
+    every hotspot table of the store reads them.  A rank orders codes as perf prints
+    them (names by strcmp; resolved symbols before addresses; numbers by value), equal
+    printed values having equal ranks."""
 
-    uid: int = -1
+    def __init__(self, st: SampleGroups) -> None:
+        self.master = KeyCodes(st.locs, SORT_KEYS)
+        n = len(self.master.sym_code)
+        locs = st.locs
+
+        def sym_key(i: int) -> tuple[int, bytes, int]:
+            name = locs.name[i]
+            return (0, _bytes(name), 0) if name is not None else (1, b"", locs.start[i])
+
+        self.loc_rank = _dense_rank([sym_key(i) for i in range(n)])
+        self.comm_rank = _dense_rank([_bytes(c) for c in list(st.comm_names)])
+        self.name_rank = {k: _dense_rank([_bytes(x) for x in v])
+                          for k, v in self.master.names.items()}
+        # how many values each key's code (plus one) takes: codes fold into one int64
+        m = self.master
+        self.card = {
+            "comm": len(st.comm_names) + 1,
+            "pid": int(st.tid.max(initial=-1)) + 2, "tid": int(st.tid.max(initial=-1)) + 2,
+            "cpu": int(st.cpu.max(initial=-1)) + 2,
+            "dso": len(m.names["dso"]) + 1, "module": len(m.names["module"]) + 1,
+            "section": len(m.names["section"]) + 1,
+            "sym": int(m.sym_code.max(initial=-1)) + 2}
+
+    def flat(self, keys: tuple[str, ...], st: SampleGroups, groups: np.ndarray,
+             loc: np.ndarray) -> np.ndarray | None:
+        """The key codes of entries (group, location) folded into one int64 (mixed
+        radix, in key order), or None when they do not fit."""
+        if float(np.prod([float(self.card[k]) for k in keys])) * (st.groups + 1) >= 2.0**62:
+            return None
+        m = self.master
+        out = np.zeros(len(groups), np.int64)
+        for k in keys:
+            if k == "comm":
+                col = st.comm[groups]
+            elif k in ("pid", "tid"):
+                col = st.tid[groups] + 1
+            elif k == "cpu":
+                col = st.cpu[groups] + 1
+            else:
+                col = getattr(m, f"{k}_code")[loc]
+            out = out * self.card[k] + col
+        return out
+
+    def unfold(self, keys: tuple[str, ...], flat: np.ndarray) -> np.ndarray:
+        """Key code columns of folded codes (:meth:`flat`'s inverse)."""
+        cols = []
+        rest = flat.copy()
+        for k in reversed(keys):
+            rest, col = np.divmod(rest, self.card[k])
+            cols.append(col - 1 if k in ("pid", "tid", "cpu") else col)
+        return np.stack(cols[::-1], axis=1) if cols else np.zeros((len(flat), 0), np.int64)
+
+    def codes(self, keys: tuple[str, ...]) -> KeyCodes:
+        """A :class:`KeyCodes` for ``keys`` sharing the master's arrays."""
+        c = copy.copy(self.master)
+        c.keys = keys
+        return c
+
+    def ranks(self, key: str, code: np.ndarray, loc: np.ndarray) -> np.ndarray:
+        """Sort ranks of rows by ``key`` (``code``: the key's codes, ``loc``: each row's
+        location)."""
+        table = {"comm": self.comm_rank, "sym": self.loc_rank}.get(key)
+        if key in ("pid", "tid", "cpu"):
+            return np.asarray(code, dtype=np.int64)
+        if key == "sym":
+            return np.asarray(self.loc_rank[loc], dtype=np.int64)
+        if table is None:
+            table = self.name_rank[key]
+        return np.asarray(table[code], dtype=np.int64)
+
+
+def _bytes(s: str) -> bytes:
+    """strcmp order: the UTF-8 bytes."""
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _dense_rank(values: Sequence[Any]) -> np.ndarray:
+    """Dense rank of each value (equal values, equal ranks)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    rank = np.zeros(len(values), np.int64)
+    r = -1
+    prev: Any = object()
+    for i in order:
+        if values[i] != prev:
+            r += 1
+            prev = values[i]
+        rank[i] = r
+    return rank
 
 
 @dataclass
 class GroupProfile:
-    """A hotspot table over a :class:`Selection`, with the way back to the groups:
+    """A hotspot table over a :class:`Selection`, rows in perf's order as arrays:
+    ``key`` (codes, one column per sort key), ``loc`` (a location of the row),
+    ``self_period``, ``children_period``, ``samples``; with the way back to the groups:
     ``row_of_group`` (each group's own row, -1 when it weighs nothing) and ``path_row``
     (the row of each stack entry of :attr:`SampleGroups.path_loc`, -1 likewise)."""
 
-    profile: Profile
+    keys: tuple[str, ...]
+    children: bool
     selection: Selection
+    codes: KeyCodes
+    key: np.ndarray
+    loc: np.ndarray
+    self_period: np.ndarray
+    children_period: np.ndarray
+    samples: np.ndarray
     row_of_group: np.ndarray
     path_row: np.ndarray
 
+    def __len__(self) -> int:
+        return len(self.loc)
+
     @property
-    def rows(self) -> list[ProfileRow]:
-        return self.profile.rows
+    def total_period(self) -> int:
+        return self.selection.total_period
+
+    @property
+    def total_samples(self) -> int:
+        return self.selection.total_samples
+
+    def row(self, i: int) -> ProfileRow:
+        """Row ``i`` as the report engine's row."""
+        return ProfileRow(tuple(int(x) for x in self.key[i]), int(self.loc[i]),
+                          int(self.self_period[i]), int(self.children_period[i]),
+                          int(self.samples[i]))
+
+    @property
+    def profile(self) -> Profile:
+        """The table as the report engine's :class:`Profile` (every row made)."""
+        return Profile(self.keys, self.children, self.total_period, self.total_samples,
+                       [self.row(i) for i in range(len(self))], self.codes)
 
     def groups_of_row(self, r: int, through: bool = True) -> np.ndarray:
         """Bool per group: its own location is in row ``r`` (``through``: or its stack
@@ -239,70 +360,66 @@ class _Groups:
         self.comm, self.tid, self.cpu = st.comm, st.tid, st.cpu
 
 
-def group_profile(sel: Selection, keys: tuple[str, ...], children: bool) -> GroupProfile:
+def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
+                  gc: GroupCodes | None = None) -> GroupProfile:
     """The hotspot table of ``sel`` by ``keys`` (``children``: with the cumulative
-    column), rows in perf's order."""
+    column), rows in perf's order (``gc``: the store's codes, made here if not given)."""
     st = sel.store
-    codes = KeyCodes(st.locs, keys)
-    view: ResolvedSamples = _Groups(st)  # type: ignore[assignment]
+    gc = gc if gc is not None else GroupCodes(st)
+    codes = gc.codes(keys)
     live = np.nonzero(sel.count > 0)[0]
-    k_self = codes.codes(view, live, st.leaf[live])
     period = sel.period[live]
-    keys_parts = [k_self]
-    self_parts = [period]
-    child_parts = [period if children else np.zeros(len(live), np.int64)]
-    count_parts = [sel.count[live]]
-    loc_parts = [st.leaf[live]]
-    # the stack entries of the live groups, each with its key codes
+    # the stack entries of the live groups
     ent = spans(st.path_start[live], st.path_start[live + 1])
     eg = st.path_group[ent]
     eloc = st.path_loc[ent]
-    k = codes.codes(view, eg, eloc)
+    # one int64 code per key tuple: folded when it fits, else numbered by np.unique
+    f_self = gc.flat(keys, st, live, st.leaf[live])
+    f_ent = gc.flat(keys, st, eg, eloc)
+    table: np.ndarray | None = None
+    if f_self is None or f_ent is None:
+        view: ResolvedSamples = _Groups(st)  # type: ignore[assignment]
+        both = np.concatenate([codes.codes(view, live, st.leaf[live]),
+                               codes.codes(view, eg, eloc)]).reshape(-1, len(keys))
+        table, dense, _f = _group(both)
+        f_self, f_ent = dense[:len(live)], dense[len(live):]
     # each distinct row once per group (a recursive stack counts once)
-    pair, pair_inv, first = _group(np.concatenate([eg[:, None], k], axis=1))
-    pg = pair[:, 0]
     slot = np.full(st.groups, -1, np.int64)
     slot[live] = np.arange(len(live))
-    own = np.all(pair[:, 1:] == k_self[slot[pg]], axis=1)
+    span = int(max(f_self.max(initial=0), f_ent.max(initial=0))) + 1
+    pair, first, pair_inv = np.unique(eg * span + f_ent, return_index=True,
+                                      return_inverse=True)
+    pg, pcode = np.divmod(pair, span)
+    own = pcode == f_self[slot[pg]]
     other = np.nonzero(~own)[0]
+    zeros = np.zeros(len(other), np.int64)
     # without children, rows only stacks reach are not shown, but entries still find them
-    keys_parts.append(pair[other, 1:])
-    self_parts.append(np.zeros(len(other), np.int64))
-    child_parts.append(sel.period[pg[other]] if children else np.zeros(len(other), np.int64))
-    count_parts.append(np.zeros(len(other), np.int64))
-    loc_parts.append(eloc[first[other]])
-    allk = np.concatenate(keys_parts).reshape(-1, len(keys))
-    uniq, inv, ufirst = _group(allk)
+    uniq, ufirst, inv = np.unique(np.concatenate([f_self, pcode[other]]), return_index=True,
+                                  return_inverse=True)
     m = len(uniq)
-    self_p = sum_by(inv, np.concatenate(self_parts), m)
-    child_p = sum_by(inv, np.concatenate(child_parts), m)
-    count = sum_by(inv, np.concatenate(count_parts), m)
-    loc = np.concatenate(loc_parts)[ufirst]
-    shown = (self_p > 0) | (child_p > 0) | (count > 0)
-    rows: list[ProfileRow] = [
-        GroupRow(tuple(int(x) for x in uniq[i]), int(loc[i]), int(self_p[i]), int(child_p[i]),
-                 int(count[i]), uid=i) for i in np.nonzero(shown)[0].tolist()]
-    prof = Profile(keys, children, sel.total_period, sel.total_samples, rows, codes)
-    order_rows(prof, st.comm_names)
+    self_p = sum_by(inv, np.concatenate([period, zeros]), m)
+    child_p = (sum_by(inv, np.concatenate([period, sel.period[pg[other]]]), m) if children
+               else np.zeros(m, np.int64))
+    count = sum_by(inv, np.concatenate([sel.count[live], zeros]), m)
+    loc = np.concatenate([st.leaf[live], eloc[first[other]]])[ufirst]
+    key = gc.unfold(keys, uniq) if table is None else table[uniq]
+    shown = np.nonzero((self_p > 0) | (child_p > 0) | (count > 0))[0]
+    # perf's order: overhead (children first when shown) descending, then each key as
+    # printed; ties keep the codes' order (as the report engine's stable sort does)
+    sort_keys = [gc.ranks(k, key[shown, i], loc[shown]) for i, k in enumerate(keys)]
+    primary = [-child_p[shown], -self_p[shown]] if children else [-self_p[shown]]
+    order = shown[np.lexsort([*reversed(sort_keys), *reversed(primary)])]
     pos = np.full(m, -1, np.int64)
-    pos[[r.uid for r in prof.rows if isinstance(r, GroupRow)]] = np.arange(len(prof.rows))
+    pos[order] = np.arange(len(order))
     row_of_group = np.full(st.groups, -1, np.int64)
     row_of_group[live] = pos[inv[:len(live)]]
     pair_uid = np.empty(len(pair), np.int64)
     pair_uid[own] = inv[slot[pg[own]]]
     pair_uid[other] = inv[len(live) + np.arange(len(other))]
     path_row = np.full(len(st.path_loc), -1, np.int64)
-    path_row[ent] = pos[pair_uid[pair_inv]]
-    return GroupProfile(prof, sel, row_of_group, path_row)
-
-
-def spans(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Every index of the ranges ``[begin[k], end[k])``, one range after another."""
-    lengths = np.asarray(end, dtype=np.int64) - np.asarray(begin, dtype=np.int64)
-    total = int(lengths.sum())
-    offset = np.repeat(np.asarray(begin, dtype=np.int64) - (np.cumsum(lengths) - lengths),
-                       lengths)
-    return offset + np.arange(total, dtype=np.int64)
+    path_row[ent] = pos[pair_uid[pair_inv.reshape(-1)]]
+    return GroupProfile(keys, children, sel, codes, key[order], loc[order], self_p[order],
+                        child_p[order], count[order], row_of_group, path_row)
 
 
 # -- call trees ------------------------------------------------------------------------------

@@ -61,6 +61,105 @@ class Interner:
         return self._keys
 
 
+_HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+_HASH_LEN = np.uint64(0xC2B2AE3D27D4EB4F)
+
+
+class PathInterner:
+    """Dense ids for whole paths (sequences of frames), met block by block.
+
+    Paths are hashed (64 bits) and interned by hash; every path is then compared with the
+    stored path of its id, and the rare one a collision would have merged is interned
+    exactly, by its frames.  :meth:`paths` gives the distinct paths in id order."""
+
+    def __init__(self) -> None:
+        self._ids = Interner()
+        self._lengths: list[np.ndarray] = []
+        self._frames: list[np.ndarray] = []
+        self._starts = np.zeros(1, np.int64)
+        self._flat = np.zeros(0, np.int64)
+        self._pending = 0
+        self._exact: dict[tuple[int, ...], int] = {}
+        self._by_hash_id: list[int] = []  # path id of each hash id
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1 + self._pending
+
+    def _flush(self) -> None:
+        if self._frames:
+            lengths = np.concatenate(self._lengths)
+            starts = np.zeros(len(lengths) + 1, np.int64)
+            np.cumsum(lengths, out=starts[1:])
+            self._starts = np.concatenate([self._starts[:-1], starts + self._starts[-1]])
+            self._flat = np.concatenate([self._flat, *self._frames])
+            self._lengths, self._frames, self._pending = [], [], 0
+
+    def _append(self, starts: np.ndarray, frames: np.ndarray, which: np.ndarray) -> None:
+        lengths = np.diff(starts)[which]
+        self._lengths.append(lengths)
+        self._frames.append(frames[spans(starts[which], starts[which] + lengths)])
+        self._pending += len(which)
+
+    def ids(self, starts: np.ndarray, frames: np.ndarray) -> np.ndarray:
+        """The id of each path ``frames[starts[k]:starts[k + 1]]`` (every path non-empty)."""
+        starts = np.asarray(starts, dtype=np.int64)
+        frames = np.asarray(frames, dtype=np.int64)
+        n = len(starts) - 1
+        lengths = np.diff(starts)
+        if not n:
+            return np.zeros(0, np.int64)
+        pos = np.arange(len(frames), dtype=np.int64) - np.repeat(starts[:-1], lengths)
+        with np.errstate(over="ignore"):
+            powers = np.cumprod(np.full(int(lengths.max()), _HASH_MUL, dtype=np.uint64))
+            w = (frames.astype(np.uint64) + np.uint64(1)) * powers[pos]
+            h = np.add.reduceat(w, starts[:-1]) ^ (lengths.astype(np.uint64) * _HASH_LEN)
+        before = len(self._ids)
+        hid = self._ids.ids(h.view(np.int64))
+        new_h = np.unique(hid[hid >= before])
+        # the first path of each new hash becomes the stored one
+        _u, first = np.unique(hid, return_index=True)
+        first_of = np.full(len(self._ids), -1, np.int64)
+        first_of[_u] = first
+        if len(new_h):
+            base = len(self)
+            self._append(starts, frames, first_of[new_h])
+            self._by_hash_id.extend(range(base, base + len(new_h)))
+        self._flush()
+        by_hash = np.asarray(self._by_hash_id, dtype=np.int64)
+        out: np.ndarray = by_hash[hid]
+        # every path against the stored one of its id
+        st, ln = self._starts[out], np.diff(self._starts)[out]
+        same = ln == lengths
+        ok_entry = np.zeros(len(frames), dtype=bool)
+        sel = np.repeat(same, lengths)
+        ok_entry[sel] = self._flat[np.repeat(st, lengths)[sel] + pos[sel]] == frames[sel]
+        bad = ~same
+        if not ok_entry.all():
+            bad |= np.logical_and.reduceat(ok_entry, starts[:-1]) == 0
+        for k in np.nonzero(bad)[0].tolist():  # a hash collision: by the frames
+            key = tuple(frames[starts[k]:starts[k + 1]].tolist())
+            got = self._exact.get(key)
+            if got is None:
+                got = self._exact[key] = len(self)
+                self._append(starts, frames, np.array([k]))
+                self._flush()
+            out[k] = got
+        return out
+
+    def paths(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, frames) of every distinct path, in id order."""
+        self._flush()
+        return self._starts, self._flat
+
+
+def spans(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Every index of the ranges ``[begin[k], end[k])``, one range after another."""
+    lengths = np.asarray(end, dtype=np.int64) - np.asarray(begin, dtype=np.int64)
+    offset = np.repeat(np.asarray(begin, dtype=np.int64) - (np.cumsum(lengths) - lengths),
+                       lengths)
+    return offset + np.arange(int(lengths.sum()), dtype=np.int64)
+
+
 class TrieBuilder:
     """Merges paths (root first) into a tree, block by block."""
 
