@@ -90,12 +90,18 @@ class SampleGroups:
 
 
 class GroupsBuilder:
-    """Turns blocks of resolved samples into :class:`SampleGroups`."""
+    """Turns blocks of resolved samples into :class:`SampleGroups`.
 
-    def __init__(self, locs: Locations, comm_names: Sequence[str], callchains: bool) -> None:
+    ``keep_samples`` False: the builder keeps only the groups; the caller stores what
+    :meth:`add` returns (each sample's group id) and hands the per-sample arrays to
+    :meth:`finish` (the browser keeps them in mapped files)."""
+
+    def __init__(self, locs: Locations, comm_names: Sequence[str], callchains: bool,
+                 keep_samples: bool = True) -> None:
         self.locs = locs
         self.comm_names = comm_names
         self.callchains = callchains
+        self.keep_samples = keep_samples
         self._paths = PathInterner()
         self._slots = Interner()  # (tid, cpu, attr)
         self._pairs = Interner()  # (slot, leaf)
@@ -105,11 +111,11 @@ class GroupsBuilder:
         self._period: list[np.ndarray] = []
         self.samples = 0
 
-    def add(self, s: ResolvedSamples) -> None:
-        """Add one block of samples."""
+    def add(self, s: ResolvedSamples) -> np.ndarray:
+        """Add one block of samples; the group id of each (int32)."""
         n = len(s)
         if not n:
-            return
+            return np.zeros(0, np.int32)
         sample, loc = stacks(s)  # leaf first
         lengths = np.bincount(sample, minlength=n).astype(np.int64)
         cstart = np.zeros(n + 1, np.int64)
@@ -124,13 +130,18 @@ class GroupsBuilder:
                                | (((s.cpu.astype(np.int64) + 1) & 0xFFFF) << 16)
                                | ((s.attr.astype(np.int64) + 1) & 0xFFFF))
         pair = self._pairs.ids((slot << 32) | s.leaf.astype(np.int64))
-        g = self._groups.ids((path << 32) | pair)
-        self._rows.append(np.asarray(s.rows, dtype=np.int64))
-        self._group.append(g.astype(np.int32))
-        self._period.append(s.period.astype(np.int64))
+        g = self._groups.ids((path << 32) | pair).astype(np.int32)
+        if self.keep_samples:
+            self._rows.append(np.asarray(s.rows, dtype=np.int64))
+            self._group.append(g)
+            self._period.append(s.period.astype(np.int64))
         self.samples += n
+        return g
 
-    def finish(self) -> SampleGroups:
+    def finish(self, rows: np.ndarray | None = None, group: np.ndarray | None = None,
+               period: np.ndarray | None = None) -> SampleGroups:
+        """The groups; ``rows``, ``group`` and ``period``: the per-sample arrays, when the
+        builder did not keep them (``keep_samples`` False)."""
         tb = TrieBuilder()
         end = tb.add(*self._paths.paths())
         trie = tb.trie()
@@ -147,8 +158,10 @@ class GroupsBuilder:
         def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
             return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
-        return SampleGroups(rows=cat(self._rows, np.int64), group=cat(self._group, np.int32),
-                            period=cat(self._period, np.int64), comm=comm, tid=tid, cpu=cpu,
+        if rows is None or group is None or period is None:
+            rows, group = cat(self._rows, np.int64), cat(self._group, np.int32)
+            period = cat(self._period, np.int64)
+        return SampleGroups(rows=rows, group=group, period=period, comm=comm, tid=tid, cpu=cpu,
                             attr=attr, leaf=leaf, node=node, trie=trie, locs=self.locs,
                             comm_names=self.comm_names, callchains=self.callchains)
 
@@ -336,6 +349,13 @@ class GroupProfile:
         return ProfileRow(tuple(int(x) for x in self.key[i]), int(self.loc[i]),
                           int(self.self_period[i]), int(self.children_period[i]),
                           int(self.samples[i]))
+
+    @property
+    def shell(self) -> Profile:
+        """The report engine's :class:`Profile` without its rows (what the words of a
+        row need: keys, codes, totals)."""
+        return Profile(self.keys, self.children, self.total_period, self.total_samples, [],
+                       self.codes)
 
     @property
     def profile(self) -> Profile:

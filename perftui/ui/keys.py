@@ -48,8 +48,13 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every place's keys: (title, [(keys, help)]), from the widgets' and screens' BINDINGS."""
     from .annotate import AnnotateScreen, AnnotateTable
     from .app import PerftuiApp
+    from .samplescreen import SampleLines
     from .screens import BackScreen, NavTable, SampleTable, SymbolList
+    from .widgets.calltrees import CallTreeList
+    from .widgets.flame import FlameGraph, FlamePane
+    from .widgets.hotspots import HotspotTable
     from .widgets.panes import Detail, SectionsPane
+    from .widgets.profile import ProfilePane
     from .widgets.records import RecordList
     from .widgets.timeline import Timeline
 
@@ -65,6 +70,10 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
                                               *NavTable.BINDINGS, *BackScreen.BINDINGS])),
         ("annotate", binding_lines([*AnnotateScreen.BINDINGS, *AnnotateTable.BINDINGS,
                                     *BackScreen.BINDINGS])),
+        ("profile (p)", binding_lines([*HotspotTable.BINDINGS, *ProfilePane.BINDINGS])),
+        ("call trees", binding_lines(CallTreeList.BINDINGS)),
+        ("flame graph (f)", binding_lines([*FlameGraph.BINDINGS, *FlamePane.BINDINGS])),
+        ("samples of a profile line", binding_lines(SampleLines.BINDINGS)),
     ]
 
 

@@ -1,29 +1,27 @@
-"""The profile views' data: every sample grouped once, then tables and trees per scope.
+"""The profile views' data: the model's grouped samples weighed per scope, cached.
 
-:class:`ProfileData` belongs to the app.  Once the model has its resolver (after
-indexing), a worker groups every sample (:mod:`perftui.analysis.samplegroups`) in two
-passes: first by its own location (from the model's per-sample leaf array: the hotspot
-table's self column at once), then with its callchain (children, call trees, the flame
-graph).  A scope (filter, timeline range, event, section) weighs the groups
-(:meth:`ProfileData.selection`, cached); a table by sort keys is numpy over the groups
-(:meth:`ProfileData.table`, cached): switching keys never resolves again.  No widgets here.
+The indexing worker groups every sample once, in the same pass that names them
+(:meth:`Model.build_names <perftui.ui.model.Model.build_names>`: the one resolver).  Here
+a scope (filter with the timeline range in it, event, module section) weighs the groups
+(:meth:`ProfileData.selection`: a mask and one ``bincount``), and a hotspot table by any
+sort keys is numpy over the groups (:meth:`ProfileData.table`); both are cached, so
+switching keys or coming back to a scope never resolves or counts again.  Everything here
+may be slow on a big recording: the views call it from thread workers.  No widgets here.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..analysis.filters import Filter
+from ..analysis.profile import DEFAULT_SORT
 from ..analysis.samplegroups import (
     GroupCodes,
     GroupProfile,
-    GroupsBuilder,
     GroupTree,
     SampleGroups,
     Selection,
@@ -33,23 +31,23 @@ from ..analysis.samplegroups import (
     select,
     top_down,
 )
-from ..perfdata.constants import Sample
-from ..symbols.resolved import ResolvedSamples
-from ..symbols.resolver import Resolver
+from ..analysis.stacktree import Trie, TrieBuilder
+from ..present.report import Names, key_text
+from ..present.reportrun import frame_name as folded_name
 from .model import Model
 
-BLOCK = 1 << 16  # samples resolved at a time
 MASK_BLOCK = 1 << 20  # samples masked at a time
 
 
 @dataclass(frozen=True)
 class Scope:
-    """Which samples a view counts: the filter (with the timeline range in it), one
-    event (attr index, None: all), and optionally one module section's own samples."""
+    """Which samples a view counts: the filter (the timeline range in it), one event
+    (attr index; None: every event), and optionally one module's samples, or one module
+    section's (``(module, section)``; section None: the whole module)."""
 
     flt: Filter
     attr: int | None = None
-    section: tuple[str, str] | None = None  # (module, section)
+    section: tuple[str, str | None] | None = None
 
 
 class ProfileData:
@@ -57,118 +55,84 @@ class ProfileData:
 
     def __init__(self, model: Model) -> None:
         self.model = model
-        self.store: SampleGroups | None = None
-        self.codes: GroupCodes | None = None
-        self.chains = False  # the store has the callchains (children, trees)
-        self.wants_chains = False  # the recording has callchains
-        self.state = "waiting for names"  # what the views say while there is no store
-        self.progress = ""  # "callchains 40%"
-        self.error: str | None = None
-        self.started = False
-        self.version = 0  # grows with each new store
-        self.timings: dict[str, float] = {}
         self._lock = threading.Lock()
-        self._selections: OrderedDict[tuple[int, Scope], Selection] = OrderedDict()
+        self._codes: GroupCodes | None = None
+        self._codes_of: SampleGroups | None = None
+        self._selections: OrderedDict[Scope, Selection] = OrderedDict()
         self._tables: OrderedDict[tuple[object, ...], GroupProfile] = OrderedDict()
+        self._labels: list[str] | None = None
+        self._flame_labels: list[str] | None = None
+        self._flame: tuple[SampleGroups, Trie, np.ndarray] | None = None
 
-    # -- building (in a worker) ------------------------------------------------------------
-    def build(self, changed: Callable[[], None]) -> None:
-        """Group every sample: own locations first, then callchains (call from a worker;
-        ``changed`` is called, from the worker, after each step)."""
-        m = self.model
-        res, rows, leaf = m.resolver, m.sample_rows, m.leaf_loc
-        if res is None or rows is None or leaf is None:
-            self.state = "no symbols: indexing did not finish"
-            changed()
-            return
-        rec = m.rec
-        self.wants_chains = any(a.sample_type & Sample.CALLCHAIN for a in rec.attrs)
-        t0 = time.monotonic()
-        self.state = "grouping samples"
-        changed()
-        b = GroupsBuilder(res.locs, res.comm_names, callchains=False)
-        for lo in range(0, len(rows), BLOCK):
-            b.add(self._leaf_block(res, rows[lo:lo + BLOCK], leaf[lo:lo + BLOCK]))
-        self._publish(b.finish(), chains=False)
-        self.timings["self"] = time.monotonic() - t0
-        changed()
-        if not self.wants_chains:
-            self.state = ""
-            changed()
-            return
-        t1 = time.monotonic()
-        b = GroupsBuilder(res.locs, res.comm_names, callchains=True)
-        done = 0
-        for s in res.blocks(rows, BLOCK, True):
-            b.add(s)
-            done += len(s)
-            self.progress = f"callchains {100 * done // max(1, len(rows))}%"
-            changed()
-        self._publish(b.finish(), chains=True)
-        self.progress = ""
-        self.timings["chains"] = time.monotonic() - t1
-        changed()
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def store(self) -> SampleGroups | None:
+        """The grouped samples (None until the names are built)."""
+        return self.model.groups
 
-    def _leaf_block(self, res: Resolver, rows: np.ndarray, leaf: np.ndarray
-                    ) -> ResolvedSamples:
-        """Samples named by their own location only (the model's leaf array)."""
-        rec = self.model.rec
-        c = rec.columns
-        n = len(rows)
-        comm, _names = res.model.sample_comms(rows)
-        period = rec.sample_values(rows, "period")
-        attrs = c["attr"][rows]
-        has = np.zeros(n, dtype=bool)
-        for a in np.unique(attrs).tolist():
-            if 0 <= a < len(rec.attrs) and \
-                    "period" in rec.decoder.sample_layouts[a].offsets:
-                has[attrs == a] = True
-        empty = np.zeros(0, np.uint64)
-        return ResolvedSamples(
-            rows=rows, period=np.where(has, period, np.uint64(1)),
-            comm=comm.astype(np.int32), pid=c["pid"][rows].astype(np.int32),
-            tid=c["tid"][rows].astype(np.int32), cpu=c["cpu"][rows].astype(np.int32),
-            attr=attrs.astype(np.int16), time=c["time"][rows],
-            leaf=np.asarray(leaf, dtype=np.int32), leaf_off=np.zeros(n, np.uint64),
-            chain_starts=np.zeros(n + 1, np.int64), chain_locs=np.zeros(0, np.int32),
-            chain_ips=empty, chain_offs=empty)
+    @property
+    def ready(self) -> bool:
+        return self.model.groups is not None
 
-    def _publish(self, store: SampleGroups, chains: bool) -> None:
-        codes = GroupCodes(store)
-        with self._lock:
-            self.store, self.codes, self.chains = store, codes, chains
-            self.version += 1
-            self._selections.clear()
-            self._tables.clear()
-            self.state = "" if chains or not self.wants_chains else self.state
+    @property
+    def callchains(self) -> bool:
+        st = self.model.groups
+        return bool(st is not None and st.callchains)
 
-    # -- reading (from the UI thread or a worker) ----------------------------------------------
     def attrs(self) -> list[int]:
         """The events with samples, in attr order."""
-        st = self.store
+        st = self.model.groups
         return st.attrs if st is not None else []
 
     def event_name(self, attr: int | None) -> str:
         rec = self.model.rec
         if attr is None or not 0 <= attr < len(rec.attrs):
-            return "all events"
+            return "every event"
         return rec.attrs[attr].display_name
 
-    def selection(self, scope: Scope) -> Selection | None:
-        """The groups weighed under ``scope`` (None before the first store)."""
-        with self._lock:
-            st, version = self.store, self.version
-            got = self._selections.get((version, scope))
+    def default_attr(self) -> int | None:
+        """perf shows each event apart: the first event with samples."""
+        attrs = self.attrs()
+        return attrs[0] if attrs else None
+
+    def codes(self) -> GroupCodes | None:
+        """The store's key codes and ranks (made once)."""
+        st = self.model.groups
         if st is None:
             return None
-        if got is not None:
-            return got
-        mask = self._mask(st, scope.flt)
-        sel = select(st, mask, scope.attr)
-        if scope.section is not None:
-            sel = sel.restrict(self._section_groups(st, scope.section))
         with self._lock:
-            self._selections[(version, scope)] = sel
+            if self._codes is not None and self._codes_of is st:
+                return self._codes
+        gc = GroupCodes(st)
+        with self._lock:
+            self._codes, self._codes_of = gc, st
+        return gc
+
+    def prepare(self, keys: tuple[str, ...] = DEFAULT_SORT) -> None:
+        """What the first open of the view needs (codes, the unfiltered table by ``keys``
+        of the first event, the labels): from the worker, right after the names."""
+        if self.model.groups is None:
+            return
+        self.codes()
+        scope = Scope(self.model.flt.within(self.model.time_range), self.default_attr())
+        self.table(scope, keys, True)
+        self.labels()
+
+    # -- weighing ---------------------------------------------------------------------------
+    def selection(self, scope: Scope) -> Selection | None:
+        """The groups weighed under ``scope`` (None before the names)."""
+        st = self.model.groups
+        if st is None:
+            return None
+        with self._lock:
+            got = self._selections.get(scope)
+        if got is not None and got.store is st:
+            return got
+        sel = select(st, self._mask(st, scope.flt), scope.attr)
+        if scope.section is not None:
+            sel = sel.restrict(self.section_groups(st, scope.section))
+        with self._lock:
+            self._selections[scope] = sel
             while len(self._selections) > 8:
                 self._selections.popitem(last=False)
         return sel
@@ -183,42 +147,156 @@ class ProfileData:
         return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
 
     @staticmethod
-    def _section_groups(st: SampleGroups, section: tuple[str, str]) -> np.ndarray:
-        """Groups whose own location is in the section ``(module, section)``."""
+    def section_locations(st: SampleGroups, section: tuple[str, str | None]) -> np.ndarray:
+        """Bool per location: in module ``section[0]`` (and its section ``section[1]``)."""
         locs = st.locs
         module, name = section
-        ok = np.array([locs.dsos[locs.dso[i]].module == module and locs.section[i] == name
-                       for i in range(len(locs))], dtype=bool)
-        out: np.ndarray = ok[st.leaf]
+        in_module = np.array([d.module == module for d in locs.dsos], dtype=bool)
+        ok = in_module[locs.dso_of()] if len(locs) else np.zeros(0, dtype=bool)
+        if name is not None and len(locs):
+            ok &= np.array([s == name for s in locs.section], dtype=bool)
+        return ok
+
+    def section_groups(self, st: SampleGroups, section: tuple[str, str | None]
+                       ) -> np.ndarray:
+        """Groups whose own location is in the module (section)."""
+        out: np.ndarray = self.section_locations(st, section)[st.leaf]
         return out
 
+    # -- tables and trees ---------------------------------------------------------------------
     def table(self, scope: Scope, keys: tuple[str, ...], children: bool
               ) -> GroupProfile | None:
-        """The hotspot table of ``scope`` by ``keys`` (cached)."""
+        """The hotspot table of ``scope`` by ``keys`` (cached); ``children`` only counts
+        when the recording has callchains."""
+        st = self.model.groups
         sel = self.selection(scope)
-        if sel is None:
+        if st is None or sel is None:
             return None
+        children = children and st.callchains
+        key = (scope, keys, children)
         with self._lock:
-            key = (self.version, scope, keys, children)
             got = self._tables.get(key)
-            codes = self.codes
-        if got is not None:
+        if got is not None and got.selection.store is st:
             return got
-        gp = group_profile(sel, keys, children and self.chains, codes)
+        gp = group_profile(sel, keys, children, self.codes())
         with self._lock:
             self._tables[key] = gp
             while len(self._tables) > 16:
                 self._tables.popitem(last=False)
         return gp
 
-    def trees(self, gp: GroupProfile, row: int | None) -> tuple[GroupTree, GroupTree]:
-        """(callers, callees) of a row of ``gp``; for ``row`` None, (bottom-up,
-        top-down) of the whole scope."""
-        if row is None:
-            return bottom_up(gp.selection), top_down(gp.selection)
+    @staticmethod
+    def focus(gp: GroupProfile, row: int) -> tuple[GroupTree, GroupTree]:
+        """(callers, callees) of a row of ``gp``."""
         return focus_trees(gp, row)
 
-    def flame(self, scope: Scope) -> GroupTree | None:
-        """The top-down tree of ``scope`` (the flame graph)."""
-        sel = self.selection(scope)
-        return top_down(sel) if sel is not None else None
+    @staticmethod
+    def whole_of(sel: Selection) -> tuple[GroupTree, GroupTree]:
+        """(top-down, bottom-up) call trees of a selection."""
+        return top_down(sel), bottom_up(sel)
+
+    def flame(self, sel: Selection) -> GroupTree:
+        """The flame graph's tree of a selection: top-down, thread names at the root,
+        and every address no symbol covers named by its dso alone (one frame per dso, as
+        flamegraph's stackcollapse-perf and ``perftui report --folded`` name them)."""
+        st = sel.store
+        with self._lock:
+            got = self._flame
+        if got is None or got[0] is not st:
+            got = (st, *flame_paths(st))
+            with self._lock:
+                self._flame = got
+        _st, trie, end = got
+        tree = trie.weigh(end, sel.period, sel.count)
+        return GroupTree(tree, np.arange(st.groups, dtype=np.int64), end, st.groups)
+
+    # -- names -----------------------------------------------------------------------------------
+    def names(self) -> Names | None:
+        res = self.model.resolver
+        if res is None:
+            return None
+        return Names(res.locs, lambda c: res.comm_names[c], res.thread_comm)
+
+    def labels(self) -> list[str]:
+        """Every location's label, lower case (the name filter reads them)."""
+        st = self.model.groups
+        if st is None:
+            return []
+        with self._lock:
+            got = self._labels
+        if got is not None and len(got) == len(st.locs):
+            return got
+        locs = st.locs
+        out = [locs.label(i).lower() for i in range(len(locs))]
+        with self._lock:
+            self._labels = out
+        return out
+
+    def flame_labels(self) -> list[str]:
+        """Every location's flame-graph name, lower case (``/`` paints by them)."""
+        st = self.model.groups
+        if st is None:
+            return []
+        with self._lock:
+            got = self._flame_labels
+        if got is not None and len(got) == len(st.locs):
+            return got
+        locs = st.locs
+        out = [folded_name(locs, i).lower() for i in range(len(locs))]
+        with self._lock:
+            self._flame_labels = out
+        return out
+
+    def matching_rows(self, gp: GroupProfile, text: str) -> np.ndarray:
+        """Rows of ``gp`` whose printed keys contain ``text`` (case-insensitive): the
+        symbol when the table has one, else any key (perf's ``/`` on symbols)."""
+        want = text.strip().lower()
+        if not want:
+            return np.arange(len(gp), dtype=np.int64)
+        names = self.names()
+        if names is None:
+            return np.zeros(0, np.int64)
+        hit = np.zeros(len(gp), dtype=bool)
+        keys = ("sym",) if "sym" in gp.keys else gp.keys
+        for k in keys:
+            i = gp.keys.index(k)
+            if k == "sym":
+                ok = np.array([want in s for s in self.labels()], dtype=bool)
+                hit |= ok[gp.loc] if len(ok) else False
+                continue
+            codes, first = np.unique(gp.key[:, i], return_index=True)
+            good = [int(c) for c, f in zip(codes.tolist(), first.tolist(), strict=True)
+                    if want in key_text(gp.shell, names, gp.row(int(f)), i).lower()]
+            hit |= np.isin(gp.key[:, i], good)
+        return np.nonzero(hit)[0]
+
+
+def unknown_by_dso(st: SampleGroups) -> np.ndarray:
+    """Each location's stand-in in the flame graph: itself when a symbol names it, else
+    the first unresolved location of its dso."""
+    locs = st.locs
+    n = len(locs)
+    out = np.arange(n, dtype=np.int64)
+    first: dict[int, int] = {}
+    for i in range(n):
+        if locs.name[i] is None:
+            out[i] = first.setdefault(locs.dso[i], i)
+    return out
+
+
+def flame_paths(st: SampleGroups) -> tuple[Trie, np.ndarray]:
+    """The trie of every group's stack under its thread, unresolved addresses merged by
+    dso (:func:`unknown_by_dso`), and the node each group's path ends at."""
+    canon = unknown_by_dso(st)
+    lengths = np.diff(st.path_start) + 1
+    starts = np.zeros(st.groups + 1, np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    frames = np.empty(int(starts[-1]), np.int64)
+    head = starts[:-1]
+    frames[head] = -1 - st.comm
+    body = np.ones(len(frames), dtype=bool)
+    body[head] = False
+    frames[body] = canon[st.path_loc] if len(st.path_loc) else st.path_loc
+    b = TrieBuilder()
+    end = b.add(starts, frames)
+    return b.trie(), end

@@ -85,7 +85,7 @@ class LineList(ScrollView, can_focus=True):
     def _head(self) -> int:
         return 1 if self.header() is not None else 0
 
-    def refresh_lines(self, cursor: int | None = None) -> None:
+    def reload(self, cursor: int | None = None) -> None:
         """The lines changed: redraw (and put the cursor at ``cursor``)."""
         self._segs.clear()
         n = self.line_count()
