@@ -28,10 +28,11 @@ Path = tuple[int, ...]
 @dataclass
 class Forest:
     """One tree under a heading: ``expanded`` holds the paths that are open (``()`` is
-    the heading itself)."""
+    the heading itself); ``top_down`` False for a tree whose paths go up to callers."""
 
     title: str
     tree: GroupTree
+    top_down: bool = True  # a path's end is a sampled function: Self means something
     expanded: set[Path] = field(default_factory=lambda: {()})
 
 
@@ -150,7 +151,10 @@ class CallTreeList(LineList):
         node = ln.node
         out = pct_text(int(t.total[node]), self.total)
         out.append(" ")
-        out.append_text(pct_text(int(t.self_period[node]), self.total))
+        if f.top_down:
+            out.append_text(pct_text(int(t.self_period[node]), self.total))
+        else:  # bottom-up paths end at the thread: a self share would say nothing
+            out.append(f"{'-':>7}", style="dim")
         out.append(f" {int(t.count[node]):>{self.count_width},}  ")
         d = ln.depth - 1
         if d > INDENT_CAP:

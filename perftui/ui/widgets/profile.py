@@ -334,10 +334,10 @@ class ProfilePane(Vertical):
         if row is None:
             td, bu = self.data.whole_of(gp.selection)
             forests = [Forest("top-down: callers first", td),
-                       Forest("bottom-up: sampled functions first", bu)]
+                       Forest("bottom-up: sampled functions first", bu, top_down=False)]
         else:
             callers, callees = self.data.focus(gp, row)
-            forests = [Forest("callers (bottom-up: who calls it)", callers),
+            forests = [Forest("callers (bottom-up: who calls it)", callers, top_down=False),
                        Forest("callees (top-down: what it calls)", callees)]
         for f in forests:
             f.tree.tree.children(-1)  # the children index, here rather than on the UI thread
