@@ -156,7 +156,8 @@ class PerftuiApp(CrashReportingApp):
                 tooltip="focus the module sections"),
         Binding("p", "profile", "Profile", id="app.profile",
                 tooltip="the profile: perf report's hotspot table, callers, callees and "
-                        "call trees, under the range and filter (again: back)"),
+                        "call trees, under the range and filter (again: back; from the "
+                        "timeline: to the profile)"),
         Binding("f", "flame", "Flame", id="app.flame",
                 tooltip="the flame graph of what is shown (again: back)"),
         Binding("l", "focus_records", "Records", show=False, id="app.records",
@@ -573,9 +574,17 @@ class PerftuiApp(CrashReportingApp):
         else:
             self.exit(0)
 
+    def _focus_in(self, selector: str) -> bool:
+        f = self.focused
+        pane = self.query_one(selector)
+        return f is not None and (f is pane or pane in f.ancestors)
+
     def action_profile(self) -> None:
         if self.body == "profile":
-            self.show_body("records")
+            if self._focus_in("#profile"):
+                self.show_body("records")
+            else:  # the timeline has the focus: back to the profile
+                self.query_one(ProfilePane).focus_view()
             return
         pane = self.query_one(ProfilePane)
         if pane.section is not None:  # opened from a section before: everything now
@@ -583,6 +592,9 @@ class PerftuiApp(CrashReportingApp):
         self.show_body("profile")
 
     def action_flame(self) -> None:
+        if self.body == "flame" and not self._focus_in("#flame"):
+            self.query_one(FlamePane).graph.focus()
+            return
         self.show_body(self.query_one(FlamePane).came_from if self.body == "flame"
                        else "flame")
 
