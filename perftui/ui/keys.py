@@ -19,6 +19,7 @@ KEY_NAMES = {
     "end": "End", "backspace": "Backspace", "up": "↑", "down": "↓", "left": "←",
     "right": "→", "tab": "Tab",
     "shift+tab": "shift+Tab", "shift+left": "shift+←", "shift+right": "shift+→",
+    "1": "1-9",  # the profile views' events: one line for the nine bindings
 }
 
 

@@ -48,10 +48,14 @@ class CallTreeList(LineList):
     """The trees' visible lines: ``total%  self%  samples  ▸ frame``."""
 
     BINDINGS = [
-        Binding("right,plus", "expand", "Expand", show=False, id="tree.expand",
-                key_display="→", tooltip="expand (again: into the first callee/caller)"),
-        Binding("left,minus", "collapse", "Collapse", show=False, id="tree.collapse",
-                key_display="←", tooltip="collapse (again: up to the parent)"),
+        Binding("right", "expand", "Expand", show=False, id="tree.expand",
+                tooltip="expand (again: into the first callee/caller)"),
+        Binding("plus", "expand", "Expand", show=False, id="tree.expand_plus",
+                tooltip="expand (again: into the first callee/caller)"),
+        Binding("left", "collapse", "Collapse", show=False, id="tree.collapse",
+                tooltip="collapse (again: up to the parent)"),
+        Binding("minus", "collapse", "Collapse", show=False, id="tree.collapse_minus",
+                tooltip="collapse (again: up to the parent)"),
         Binding("enter", "toggle_line", "Expand", id="tree.toggle",
                 tooltip="expand / collapse the line"),
         Binding("e", "subtree", "Subtree", show=False, id="tree.subtree",

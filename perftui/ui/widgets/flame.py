@@ -261,6 +261,8 @@ class FlameGraph(Widget, can_focus=True):
                                       Style(dim=True))])
             return Strip.blank(width)
         level = self.top + y
+        if level == len(self.levels) + 1:  # under the graph, where there is room: the key
+            return self._legend(width)
         if level >= len(self.levels):
             return Strip.blank(width)
         segs: list[Segment] = []
@@ -284,6 +286,15 @@ class FlameGraph(Widget, can_focus=True):
         if x < width:
             segs.append(Segment(" " * (width - x)))
         return Strip(segs, width)
+
+    @staticmethod
+    def _legend(width: int) -> Strip:
+        segs = []
+        for kind, name in LEGEND:
+            segs.append(Segment("  "))
+            segs.append(Segment("  ", Style(bgcolor=KIND_COLOURS[kind][0])))
+            segs.append(Segment(f" {name}", Style(dim=True)))
+        return Strip(segs).crop(0, width).extend_cell_length(width)
 
     def on_resize(self) -> None:
         if self.gtree is not None:
@@ -529,12 +540,7 @@ class FlamePane(Vertical):
         g = self.graph
         cur = g.current()
         if cur is None:
-            legend = Text(no_wrap=True, overflow="ellipsis")
-            for kind, name in LEGEND:
-                legend.append("  ")
-                legend.append("  ", style=Style(bgcolor=KIND_COLOURS[kind][0]))
-                legend.append(f" {name}")
-            self.query_one("#flame-status", Label).update(legend)
+            self.query_one("#flame-status", Label).update("")
             return
         self.query_one("#flame-status", Label).update(g.describe(cur.node))
 

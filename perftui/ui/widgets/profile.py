@@ -344,13 +344,15 @@ class ProfilePane(Vertical):
             if fresh:
                 _auto_open(f)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._grown, forests, gp)
+            self.app.call_from_thread(self._grown, forests, gp, fresh)
 
-    def _grown(self, forests: list[Forest], gp: GroupProfile) -> None:
+    def _grown(self, forests: list[Forest], gp: GroupProfile, fresh: bool) -> None:
         res = self.data.model.resolver
         if res is None or self.level != "trees":
             return
         self.trees.show(forests, gp.total_period, res.locs, res.comm_names)
+        if fresh and self.trees.line_count() > 1:
+            self.trees.cursor = 1  # the first root: the row's own frame
 
     def on_call_tree_list_samples_wanted(self, msg: CallTreeList.SamplesWanted) -> None:
         msg.stop()
