@@ -109,14 +109,19 @@ class ProfileData:
         return gc
 
     def prepare(self, keys: tuple[str, ...] = DEFAULT_SORT) -> None:
-        """What the first open of the view needs (codes, the unfiltered table by ``keys``
-        of the first event, the labels): from the worker, right after the names."""
+        """What the first open of the views needs (codes, the table by ``keys`` of the
+        first event under the current scope, the flame graph's tree, the labels): from the
+        worker, right after the names."""
         if self.model.groups is None:
             return
         self.codes()
         scope = Scope(self.model.flt.within(self.model.time_range), self.default_attr())
         self.table(scope, keys, True)
         self.labels()
+        sel = self.selection(scope)
+        if sel is not None:
+            self.flame(sel).tree.children(-1)
+        self.flame_labels()
 
     # -- weighing ---------------------------------------------------------------------------
     def selection(self, scope: Scope) -> Selection | None:
