@@ -570,3 +570,46 @@ async def test_before_the_names_the_views_say_so(plan: DemoPlan) -> None:
         await keys(pilot, "p")
         assert table(app).view is not None
 
+
+
+# -- a: annotate from the profile views ------------------------------------------------------------
+@sync
+async def test_a_annotates_the_row_line_or_frame(plan: DemoPlan) -> None:
+    from test_ui_annotate import instructions
+
+    from perftui.ui.annotate import AnnotateScreen
+
+    sym = "__demo_svm_vcpu_run"
+    want = planned_symbols(plan)[sym]
+
+    async def annotated() -> None:
+        screen = app.screen
+        assert isinstance(screen, AnnotateScreen), type(screen)
+        for _ in range(200):
+            if screen.loaded:
+                break
+            await pilot.pause(0.05)
+        assert sym in screen_text(app).splitlines()[0]
+        # its samples per instruction add up to the samples the generator put in it
+        assert sum(n for _a, n, _t in instructions(screen)) == want
+        await keys(pilot, "escape")
+
+    async with browse(plan.path) as (app, pilot):
+        await keys(pilot, "p", "a")  # comm,dso,sym: the first row's function is unnamed
+        assert len(app.screen_stack) == 1
+        await prompt(pilot, "s", "comm")
+        await keys(pilot, "a")  # no sym key: said, nothing opens
+        assert len(app.screen_stack) == 1
+        await prompt(pilot, "s", "sym")
+        await prompt(pilot, "slash", sym)
+        await keys(pilot, "a")
+        await annotated()
+        assert app.body == "profile" and app.focused is table(app)
+        await keys(pilot, "enter", "a")  # the callers' root: the function itself
+        await annotated()
+        assert app.query_one(ProfilePane).level == "trees"
+        await keys(pilot, "escape", "f")
+        await prompt(pilot, "slash", sym)
+        await keys(pilot, "n", "a")
+        await annotated()
+        assert app.body == "flame"

@@ -66,6 +66,8 @@ class CallTreeList(LineList):
                 tooltip="collapse every tree (perf's C)"),
         Binding("v", "samples", "Samples", id="tree.samples",
                 tooltip="the samples through the line (Enter on one: its record)"),
+        Binding("a", "annotate", "Annotate", show=False, id="tree.annotate",
+                tooltip="annotate the line's function (perf's a)"),
     ]
 
     class SamplesWanted(Message):
@@ -272,3 +274,13 @@ class CallTreeList(LineList):
             frame = int(f.tree.tree.frame[ln.node])
             title = f"{frame_text(self.locs, self.comm_names, frame).plain} · {f.title}"
         self.post_message(self.SamplesWanted(groups, title))
+
+    def action_annotate(self) -> None:
+        from .hotspots import annotate_location
+
+        ln = self.current()
+        if ln is None or ln.node < 0:
+            return
+        frame = int(self.forests[ln.forest].tree.tree.frame[ln.node])
+        if frame >= 0:
+            annotate_location(self, frame)

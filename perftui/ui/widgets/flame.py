@@ -69,6 +69,8 @@ class FlameGraph(Widget, can_focus=True):
                 tooltip="next / previous painted frame"),
         Binding("v", "samples", "Samples", id="flame.samples",
                 tooltip="the samples through the frame (Enter on one: its record)"),
+        Binding("a", "annotate", "Annotate", show=False, id="flame.annotate",
+                tooltip="annotate the frame's function (perf's a)"),
     ]
     DEFAULT_CSS = "FlameGraph { height: 1fr; }"
 
@@ -417,6 +419,16 @@ class FlameGraph(Widget, can_focus=True):
         cur = self.current()
         if cur is not None:
             self.post_message(self.SamplesWanted(cur.node))
+
+    def action_annotate(self) -> None:
+        from .hotspots import annotate_location
+
+        cur = self.current()
+        if cur is None or cur.node < 0 or self.gtree is None:
+            return
+        frame = int(self.gtree.tree.frame[cur.node])
+        if frame >= 0:
+            annotate_location(self, frame)
 
 
 class FlamePane(Vertical):

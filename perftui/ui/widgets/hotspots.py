@@ -9,6 +9,7 @@ import numpy as np
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
+from textual.widget import Widget
 
 from ...analysis.profile import Profile
 from ...analysis.samplegroups import GroupProfile
@@ -91,6 +92,8 @@ class HotspotTable(LineList):
         Binding("v", "samples", "Samples", id="hot.samples",
                 tooltip="the samples of the row (through it with Children; Enter on one: "
                         "its record)"),
+        Binding("a", "annotate", "Annotate", id="hot.annotate",
+                tooltip="annotate the row's function (perf's a)"),
     ]
 
     def __init__(self, **kw: object) -> None:
@@ -185,3 +188,23 @@ class HotspotTable(LineList):
     def action_choose(self) -> None:
         if self.current_row() is not None:
             self.post_message(TableAction(self, "focus"))
+
+    def action_annotate(self) -> None:
+        r = self.current_row()
+        v = self.view
+        if r is None or v is None:
+            return
+        if "sym" not in v.gp.keys:
+            self.notify("a annotates a function: sort by sym (s) first", timeout=3)
+            return
+        annotate_location(self, int(v.gp.loc[r]))
+
+
+def annotate_location(widget: Widget, loc: int) -> None:
+    """Open the annotate screen on a location of the model's resolver (a symbol)."""
+    app = widget.app
+    res = app.model.resolver  # type: ignore[attr-defined]
+    if res is None or not 0 <= loc < len(res.locs) or res.locs.name[loc] is None:
+        widget.notify("no symbol to annotate here (an address no symbol covers)", timeout=3)
+        return
+    app.open_annotate(loc)  # type: ignore[attr-defined]
