@@ -151,11 +151,13 @@ class CallTreeList(LineList):
         t = f.tree.tree
         if ln.node < 0:
             mark = "▾" if () in f.expanded else "▸"
-            out = Text(f"{mark} {f.title}", style="bold")
+            out = Text()
+            out.append(f"{mark} {f.title}", style="bold")
             out.append(f"  {t.grand_count:,} samples", style="dim")
             return out
         node = ln.node
-        out = pct_text(int(t.total[node]), self.total)
+        out = Text()
+        out.append_text(pct_text(int(t.total[node]), self.total))
         out.append(" ")
         if f.top_down:
             out.append_text(pct_text(int(t.self_period[node]), self.total))

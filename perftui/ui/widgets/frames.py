@@ -64,9 +64,11 @@ def frame_name(locs: Locations, comm_names: Sequence[str], frame: int,
 def frame_text(locs: Locations, comm_names: Sequence[str], frame: int,
                with_where: bool = True) -> Text:
     """``[k] name  (dso)`` of a location, or the thread's name in bold."""
+    t = Text()  # every part a span of its own: a base style would colour what follows
     if frame < 0:
-        return Text(safe(frame_name(locs, comm_names, frame), 200), style="bold")
-    t = Text(f"{level_mark(locs, frame)} ", style="dim")
+        t.append(safe(frame_name(locs, comm_names, frame), 200), style="bold")
+        return t
+    t.append(f"{level_mark(locs, frame)} ", style="dim")
     t.append(safe(locs.label(frame), 400))
     if with_where:
         t.append(f"  {safe(where_text(locs, frame), 80)}", style="dim")
@@ -81,4 +83,6 @@ def pct_style(p: float) -> str:
 def pct_text(part: int, total: int) -> Text:
     """``12.34%`` (7 cells), coloured as perf colours it."""
     p = 100.0 * part / total if total else 0.0
-    return Text(f"{p:6.2f}%", style=pct_style(p))
+    out = Text()
+    out.append(f"{p:6.2f}%", style=pct_style(p))  # a span: text appended after is not red
+    return out
