@@ -46,7 +46,7 @@ SHOTS: dict[str, list[str]] = {
     "annotate": ["m", "down", "enter", "a"],
     "diff": [],  # the diff browser (see shoot_diff)
     "profile": ["p"],
-    "calltrees": ["p", "down", "enter", "down", "right"],
+    "calltrees": ["p", "down", "down", "enter"],
     "flame": ["f", "down", "right", "down", "down", "down"],
 }
 

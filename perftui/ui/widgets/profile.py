@@ -382,15 +382,22 @@ class ProfilePane(Vertical):
 
 
 def _auto_open(f: Forest) -> None:
-    """Open the first root and the heaviest path below it, a few levels down."""
+    """Open the first root, then follow its heaviest path a few levels down while one
+    child carries at least half of its parent (a spread of small ones stays closed)."""
     t = f.tree.tree
     kids = t.children(-1)
-    path: tuple[int, ...] = ()
+    if not len(kids):
+        return
+    node = int(kids[0])
+    path: tuple[int, ...] = (int(t.frame[node]),)
+    f.expanded.add(path)
     for _ in range(AUTO_OPEN):
+        kids = t.children(node)
         if not len(kids):
             break
         node = int(kids[0])
+        if not len(t.children(node)) or \
+                2 * int(t.total[t.children(node)[0]]) < int(t.total[node]):
+            break
         path = (*path, int(t.frame[node]))
-        kids = t.children(node)
-        if len(kids):
-            f.expanded.add(path)
+        f.expanded.add(path)
