@@ -276,7 +276,8 @@ async def test_callers_and_callees_follow_the_plan(plan: DemoPlan) -> None:
         # keys: collapse, expand, subtree, all, collapse all
         tl = app.query_one(CallTreeList)
         n_open = len(tl.lines)
-        await keys(pilot, "down", "left")  # the root of the callers: collapsed
+        assert tl.lines[tl.cursor].depth == 1  # the cursor starts on the row's own frame
+        await keys(pilot, "left")  # the root of the callers: collapsed
         assert len(tl.lines) < n_open
         await keys(pilot, "right")
         assert len(tl.lines) == n_open
