@@ -614,3 +614,26 @@ async def test_a_annotates_the_row_line_or_frame(plan: DemoPlan) -> None:
         await keys(pilot, "n", "a")
         await annotated()
         assert app.body == "flame"
+
+
+@sync
+async def test_a_failing_count_is_said_and_the_browser_goes_on(
+        plan: DemoPlan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from perftui.ui.profiledata import ProfileData
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # where the traceback goes
+
+    def broken(*_a: object, **_k: object) -> None:
+        raise RuntimeError("planted failure")
+
+    async with browse(plan.path) as (app, pilot):
+        monkeypatch.setattr(ProfileData, "table", broken)
+        monkeypatch.setattr(ProfileData, "selection", broken)
+        await keys(pilot, "p")
+        line = table(app).line(0).plain
+        assert "internal error (RuntimeError: planted failure)" in line
+        assert list((tmp_path / "perftui").glob("crash-*.txt"))
+        await keys(pilot, "f")
+        assert "planted failure" in screen_text(app)
+        await keys(pilot, "escape", "escape", "l", "down")
+        assert app.is_running and app.body == "records"

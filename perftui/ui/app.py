@@ -155,11 +155,10 @@ class PerftuiApp(CrashReportingApp):
         Binding("m", "focus_sections", "Sections", id="app.sections",
                 tooltip="focus the module sections"),
         Binding("p", "profile", "Profile", id="app.profile",
-                tooltip="the profile: perf report's hotspot table, callers, callees and "
-                        "call trees, under the range and filter (again: back; from the "
-                        "timeline: to the profile)"),
+                tooltip="the profile: perf report's table, callers and callees, call trees "
+                        "(again: back)"),
         Binding("f", "flame", "Flame", id="app.flame",
-                tooltip="the flame graph of what is shown (again: back)"),
+                tooltip="the flame graph (again: back)"),
         Binding("l", "focus_records", "Records", show=False, id="app.records",
                 tooltip="focus the record list"),
         Binding("T", "focus_timeline", "Timeline", show=False, id="app.timeline",

@@ -69,12 +69,12 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("module sections", binding_lines(SectionsPane.BINDINGS)),
         ("section drill-down", binding_lines([*SymbolList.BINDINGS, *SampleTable.BINDINGS,
                                               *NavTable.BINDINGS, *BackScreen.BINDINGS])),
-        ("annotate", binding_lines([*AnnotateScreen.BINDINGS, *AnnotateTable.BINDINGS,
-                                    *BackScreen.BINDINGS])),
         ("profile (p)", binding_lines([*HotspotTable.BINDINGS, *ProfilePane.BINDINGS])),
         ("call trees", binding_lines(CallTreeList.BINDINGS)),
         ("flame graph (f)", binding_lines([*FlameGraph.BINDINGS, *FlamePane.BINDINGS])),
         ("samples of a profile line", binding_lines(SampleLines.BINDINGS)),
+        ("annotate", binding_lines([*AnnotateScreen.BINDINGS, *AnnotateTable.BINDINGS,
+                                    *BackScreen.BINDINGS])),
     ]
 
 

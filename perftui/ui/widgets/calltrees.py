@@ -67,7 +67,7 @@ class CallTreeList(LineList):
         Binding("v", "samples", "Samples", id="tree.samples",
                 tooltip="the samples through the line (Enter on one: its record)"),
         Binding("a", "annotate", "Annotate", show=False, id="tree.annotate",
-                tooltip="annotate the line's function (perf's a)"),
+                tooltip="annotate: the function of the line (perf's a)"),
     ]
 
     class SamplesWanted(Message):

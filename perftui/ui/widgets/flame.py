@@ -24,6 +24,7 @@ from textual.widgets import Label
 from textual.worker import get_current_worker
 
 from ...analysis.samplegroups import GroupTree
+from ...crash import crash_line, write_traceback
 from ...symbols.locations import Locations
 from ...textsafe import safe
 from ..profiledata import ProfileData, Scope
@@ -70,7 +71,7 @@ class FlameGraph(Widget, can_focus=True):
         Binding("v", "samples", "Samples", id="flame.samples",
                 tooltip="the samples through the frame (Enter on one: its record)"),
         Binding("a", "annotate", "Annotate", show=False, id="flame.annotate",
-                tooltip="annotate the frame's function (perf's a)"),
+                tooltip="annotate: the function of the frame (perf's a)"),
     ]
     DEFAULT_CSS = "FlameGraph { height: 1fr; }"
 
@@ -502,15 +503,26 @@ class FlamePane(Vertical):
 
     @work(thread=True, exclusive=True, group="flame")
     def _grow(self, scope: Scope) -> None:
-        sel = self.data.selection(scope)
-        if sel is None:
+        try:
+            sel = self.data.selection(scope)
+            if sel is None:
+                return
+            tree = self.data.flame(sel)
+            tree.tree.children(-1)  # the children index, off the UI thread
+            names = self.data.flame_labels()
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
             return
-        tree = self.data.flame(sel)
-        tree.tree.children(-1)  # the children index, off the UI thread
-        names = self.data.flame_labels()
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._grown, tree, sel.total_period, sel.total_samples,
                                       names)
+
+    def _failed(self, error: Exception) -> None:
+        line = safe(crash_line(error, write_traceback(error)), 300)
+        self.busy = False
+        self.graph.set_tree(None, 0, None, (), line)
+        self._title()
+        self.notify(line, severity="error", markup=False)
 
     def _grown(self, tree: GroupTree, total: int, samples: int, names: list[str]) -> None:
         res = self.data.model.resolver
@@ -583,10 +595,14 @@ class FlamePane(Vertical):
 
     @work(thread=True, exclusive=True, group="flame-samples")
     def _find_samples(self, tree: GroupTree, node: int, title: str) -> None:
-        sel = self.data.selection(self.scope())
-        if sel is None:
+        try:
+            sel = self.data.selection(self.scope())
+            if sel is None:
+                return
+            rows = sel.rows_of(tree.groups_through(node))
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
             return
-        rows = sel.rows_of(tree.groups_through(node))
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
                                       rows, title, "flame")

@@ -93,7 +93,7 @@ class HotspotTable(LineList):
                 tooltip="the samples of the row (through it with Children; Enter on one: "
                         "its record)"),
         Binding("a", "annotate", "Annotate", id="hot.annotate",
-                tooltip="annotate the row's function (perf's a)"),
+                tooltip="annotate: the function of the row (perf's a)"),
     ]
 
     def __init__(self, **kw: object) -> None:

@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 
 from ...analysis.profile import DEFAULT_SORT, SORT_KEYS, SortKeyError, parse_sort
 from ...analysis.samplegroups import GroupProfile
+from ...crash import crash_line, write_traceback
 from ...textsafe import safe
 from ..profiledata import ProfileData, Scope
 from .calltrees import CallTreeList, Forest
@@ -144,17 +145,30 @@ class ProfilePane(Vertical):
     @work(thread=True, exclusive=True, group="profile-table")
     def _count(self, scope: Scope, keys: tuple[str, ...], children: bool, find: str) -> None:
         data = self.data
-        gp = data.table(scope, keys, children)
-        names = data.names()
-        if gp is None or names is None:
+        try:
+            gp = data.table(scope, keys, children)
+            names = data.names()
+            if gp is None or names is None:
+                return
+            rows = (data.matching_rows(gp, find) if find
+                    else np.arange(len(gp), dtype=np.int64))
+            if scope.section is not None and LOCATION_KEYS & set(keys):
+                st = gp.selection.store
+                rows = rows[data.section_locations(st, scope.section)[gp.loc[rows]]]
+            view = TableView.make(gp, rows, names)
+        except Exception as e:  # a bug must not end the browser: said, traceback kept
+            self.app.call_from_thread(self._failed, e)
             return
-        rows = data.matching_rows(gp, find) if find else np.arange(len(gp), dtype=np.int64)
-        if scope.section is not None and LOCATION_KEYS & set(keys):
-            st = gp.selection.store
-            rows = rows[data.section_locations(st, scope.section)[gp.loc[rows]]]
-        view = TableView.make(gp, rows, names)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._counted, view)
+
+    def _failed(self, error: Exception) -> None:
+        line = crash_line(error, write_traceback(error))
+        self.busy = False
+        self.view = None
+        self.table.show(None, safe(line, 300))
+        self._title()
+        self.notify(safe(line, 300), severity="error", markup=False)
 
     def _counted(self, view: TableView) -> None:
         self.busy = False
@@ -331,18 +345,23 @@ class ProfilePane(Vertical):
 
     @work(thread=True, exclusive=True, group="profile-trees")
     def _grow(self, gp: GroupProfile, row: int | None, fresh: bool) -> None:
-        if row is None:
-            td, bu = self.data.whole_of(gp.selection)
-            forests = [Forest("top-down: callers first", td),
-                       Forest("bottom-up: sampled functions first", bu, top_down=False)]
-        else:
-            callers, callees = self.data.focus(gp, row)
-            forests = [Forest("callers (bottom-up: who calls it)", callers, top_down=False),
-                       Forest("callees (top-down: what it calls)", callees)]
-        for f in forests:
-            f.tree.tree.children(-1)  # the children index, here rather than on the UI thread
-            if fresh:
-                _auto_open(f)
+        try:
+            if row is None:
+                td, bu = self.data.whole_of(gp.selection)
+                forests = [Forest("top-down: callers first", td),
+                           Forest("bottom-up: sampled functions first", bu, top_down=False)]
+            else:
+                callers, callees = self.data.focus(gp, row)
+                forests = [Forest("callers (bottom-up: who calls it)", callers,
+                                  top_down=False),
+                           Forest("callees (top-down: what it calls)", callees)]
+            for f in forests:
+                f.tree.tree.children(-1)  # the children index, off the UI thread
+                if fresh:
+                    _auto_open(f)
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
+            return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._grown, forests, gp, fresh)
 
@@ -375,7 +394,11 @@ class ProfilePane(Vertical):
 
     @work(thread=True, exclusive=True, group="profile-samples")
     def _find_samples(self, gp: GroupProfile, groups: np.ndarray, title: str) -> None:
-        rows = gp.selection.rows_of(groups)
+        try:
+            rows = gp.selection.rows_of(groups)
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
+            return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
                                       rows, title, "profile")
