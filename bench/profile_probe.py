@@ -1,5 +1,6 @@
 """Run the browser headless on FILE and time its profile views (JSON on stdout):
 
+- ``indexed_s``: from opening the file to the end of indexing (or of checking the cache);
 - ``names_s``: from the end of indexing to every sample named and grouped (the one pass
   of the model's resolver that the record list's names and the profiles share);
 - ``open_ms``: ``p`` pressed once the names are there, to the hotspot table on screen;
@@ -54,6 +55,7 @@ async def main(path: str) -> dict:
     noting(HotspotTable, "view")
     noting(FlameGraph, "levels")
 
+    t_start = time.perf_counter()
     rec = open_recording(path, cache=IndexCache(), mapped=True)
     app = Probe(rec, [])
     out: dict = {"origin": None}
@@ -62,6 +64,7 @@ async def main(path: str) -> dict:
             await pilot.pause(0.01)
         t_indexed = time.perf_counter()
         out["origin"] = rec.index_origin
+        out["indexed_s"] = t_indexed - t_start
         while app.model.groups is None:
             await pilot.pause(0.01)
         out["names_s"] = time.perf_counter() - t_indexed
