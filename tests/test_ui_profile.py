@@ -468,6 +468,12 @@ async def test_every_level_goes_back(plan: DemoPlan) -> None:
         # p and f again toggle back
         await keys(pilot, "p", "p")
         assert app.body == "records"
+        # m and l from a profile view: the records and the pane asked for
+        await keys(pilot, "f", "m")
+        assert app.body == "records" and app.focused is not None
+        assert app.focused.id == "sections"
+        await keys(pilot, "p", "l")
+        assert app.body == "records" and app.focused is app.query_one(RecordList)
 
 
 # -- recordings without callchains, without samples, with hostile names -------------------------

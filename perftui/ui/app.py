@@ -636,9 +636,13 @@ class PerftuiApp(CrashReportingApp):
         self.push_screen(InfoScreen(self.model))
 
     def action_focus_sections(self) -> None:
+        if self.body != "records":  # under a profile view: the records and sections again
+            self.show_body("records")
         self.query_one(SectionsPane).focus()
 
     def action_focus_records(self) -> None:
+        if self.body != "records":
+            self.show_body("records")
         self.query_one(RecordList).focus()
 
     def action_focus_timeline(self) -> None:
