@@ -189,6 +189,30 @@ def browser_rows(t: Table, big: Path) -> None:
               "<= 50 ms", "ms")
 
 
+def profile_rows(t: Table, big: Path, stripped: Path) -> None:
+    """The browser's profile views (p, f) on the recording reopened from the cache; perf
+    report --children (what perf takes to show the same table) next to the names."""
+    os.environ["TEXTUAL_ANIMATIONS"] = "none"
+    perf_children, _a, _rc, _out = measure(
+        ["perf", "report", "-f", "--stdio", "--children", "--sort", "comm,dso,sym", "-i",
+         str(stripped)])
+    _t, anon, _rc, out = measure([PY, str(HERE / "profile_probe.py"), str(big)])
+    pr = json.loads(out.decode().strip().splitlines()[-1])
+    t.row(f"browser: every sample named and grouped, after indexing ({pr['samples']:,} "
+          "samples; 2nd column: perf report --children, the whole table)", pr["names_s"],
+          perf_children, "", "s")
+    t.row("browser: profile view (p) on screen, names ready", pr["open_ms"], None,
+          "<= 1000 ms", "ms")
+    t.row(f"browser: profile re-sorted (median of {len(pr['resort_each_ms'])} key sets)",
+          pr["resort_ms"], None, "<= 200 ms", "ms")
+    t.row("browser: profile re-sorted (slowest key set)", pr["resort_max_ms"], None,
+          "<= 200 ms", "ms")
+    t.row("browser: Children off (c)", pr["children_off_ms"], None, "", "ms")
+    t.row("browser: profile under a new timeline range", pr["range_ms"], None, "", "ms")
+    t.row("browser: flame graph (f) on screen", pr["flame_ms"], None, "", "ms")
+    t.row("browser: peak RssAnon with the profile views", anon / 1024, None, "", "MB")
+
+
 def cached_rows(t: Table, big: Path) -> None:
     """info and sections with the entry the browser left."""
     t_info, _a, _, _ = measure([*PERFTUI, "info", "--json", str(big)])
@@ -305,6 +329,7 @@ def main() -> int:
           (a_sec2 - a_sec1) * 1024 / max(1, n2 - n), None, "~0", "B")
     browser_rows(t, big)
     cached_rows(t, big)
+    profile_rows(t, big, stripped)
     t_pipe, a_pipe, rc3, _ = measure([*PERFTUI, "info", "-"], stdin=pipe)
     t_file, a_file, _, _ = measure([*PERFTUI, "info", "--no-cache", str(big)])
     t.row("pipe mode info: RssAnon (2nd column: file mode)", a_pipe / 1024, a_file / 1024,

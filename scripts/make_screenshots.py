@@ -45,6 +45,9 @@ SHOTS: dict[str, list[str]] = {
     "info": ["i"],
     "annotate": ["m", "down", "enter", "a"],
     "diff": [],  # the diff browser (see shoot_diff)
+    "profile": ["p"],
+    "calltrees": ["p", "down", "down", "enter"],
+    "flame": ["f", "down", "right", "down", "down", "down"],
 }
 
 
@@ -70,7 +73,8 @@ async def shoot(recording: Path, name: str, keys: list[str], out: Path) -> Path:
                 else:
                     await pilot.press(key)
                 await pilot.pause()
-                await app.workers.wait_for_complete()  # the annotate screen's worker
+                await app.workers.wait_for_complete()  # annotate, the profile views
+                await pilot.pause()
                 await pilot.pause()
             await pilot.pause(0.1)
             svg = out / f"{name}.svg"

@@ -1,10 +1,12 @@
 """A seeded random walk over every key binding: the browser must never raise.
 
 Each step is a key of a binding (of the app, the record list, the detail, the timeline,
-the section pane, the drill-down screens and the annotate screen), a filter typed into
-``/`` (valid and invalid), a ``g`` target, or a resize between 60x18 and 200x60.  After
-every step the record list's cursor must be on a row of the view.  The walk runs on the
-demo and on a truncated copy of it (indexing ends with an error there).
+the section pane, the drill-down screens, the annotate screen, the profile table, the
+call trees, the flame graph and the samples list), a filter typed into ``/`` (valid and
+invalid), a ``g`` target, sort keys or a name typed into the profile views' prompts, or a
+resize between 60x18 and 200x60.  After every step the record list's cursor must be on a row
+of the view.  The walk runs on the demo and on a truncated copy of it (indexing ends with an
+error there).
 
 Short by default and in CI (one walk of 1,000 steps on each recording, some 3,500 key
 presses, under a minute);
@@ -32,8 +34,13 @@ from perftui.demo.generate import generate
 from perftui.perfdata import open_recording
 from perftui.ui.annotate import AnnotateScreen, AnnotateTable
 from perftui.ui.app import PerftuiApp
+from perftui.ui.samplescreen import SampleLines
 from perftui.ui.screens import BackScreen, NavTable, PromptScreen, SampleTable, SymbolList
+from perftui.ui.widgets.calltrees import CallTreeList
+from perftui.ui.widgets.flame import FlameGraph, FlamePane
+from perftui.ui.widgets.hotspots import HotspotTable
 from perftui.ui.widgets.panes import Detail, SectionsPane
+from perftui.ui.widgets.profile import ProfilePane
 from perftui.ui.widgets.records import RecordList
 from perftui.ui.widgets.timeline import Timeline
 
@@ -55,6 +62,10 @@ FILTERS = [
     "bogus", "type=NOPE", "cpu=x", "time=2s,1s", "time=+1,2", "comm=", 'comm="open',
     "[bold]x", "time=10%/0", "time=200%-300%", "cpu=5-1", "=", "type=",
 ]
+# what the profile views' prompts get: sort keys (s) and names (/ in the table and the
+# flame graph), good and bad
+PROFILE_TEXTS = ["sym", "comm,dso,sym", "dso", "pid", "cpu", "module,section,sym", "tid,sym",
+                 "bogus", "sym,,", "", "demo", "csum", "[k]", "zzz-no-match", "0x", "CPU 0"]
 GOTOS = ["0x0", "0x1f0", "0x3a4", "4096", "2.5", "2.5s", "-1", "1e9", "0x", "end", "99999999",
          "0.0001s", "6s"]
 SIZES = [(60, 18), (80, 24), (100, 30), (120, 40), (200, 60), (61, 19), (90, 27), (150, 50)]
@@ -64,7 +75,8 @@ def binding_keys() -> list[str]:
     """Every key of every binding the walk can meet (quit keys apart)."""
     keys: set[str] = set()
     for cls in (PerftuiApp, RecordList, Detail, Timeline, SectionsPane, SymbolList,
-                SampleTable, NavTable, BackScreen, AnnotateScreen, AnnotateTable):
+                SampleTable, NavTable, BackScreen, AnnotateScreen, AnnotateTable, ProfilePane,
+                HotspotTable, CallTreeList, FlameGraph, FlamePane, SampleLines):
         for b in cls.BINDINGS:
             for k in b.key.split(","):  # type: ignore[union-attr]
                 keys.add(k.strip())
@@ -108,13 +120,21 @@ def check(app: PerftuiApp) -> None:
     assert 0 <= rl.cursor < max(1, count)
     row = rl.current_row()
     assert row is None or 0 <= row < app.model.n
+    table = main.query_one(HotspotTable)
+    assert 0 <= table.cursor < max(1, table.line_count())
+    trees = main.query_one(CallTreeList)
+    assert 0 <= trees.cursor < max(1, trees.line_count())
+    flame = main.query_one(FlameGraph)
+    level, _node = flame.cursor
+    assert not flame.levels or 0 <= level < len(flame.levels)
 
 
 async def walk(path: Path, seed: int, steps: int, wait: bool) -> dict[str, int]:
     rng = random.Random(seed)
     rec = open_recording(path)
     app = PerftuiApp(rec, [str(MODULES_DIR)])
-    tally = {"steps": 0, "keys": 0, "filters": 0, "gotos": 0, "resizes": 0}
+    tally = {"steps": 0, "keys": 0, "filters": 0, "gotos": 0, "resizes": 0, "profile": 0,
+             "flame": 0}
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             if wait:
@@ -138,12 +158,21 @@ async def walk(path: Path, seed: int, steps: int, wait: bool) -> dict[str, int]:
                 elif r < 0.10:
                     await pilot.resize_terminal(*rng.choice(SIZES))
                     tally["resizes"] += 1
+                elif r < 0.13 and len(app.screen_stack) == 1 and app.body != "records":
+                    n = await press(pilot, rng.choice(["s", "slash"]))
+                    await settle(pilot)
+                    if isinstance(app.screen, PromptScreen):
+                        n += await press(pilot, "ctrl+a", "ctrl+k",
+                                         *rng.choice(PROFILE_TEXTS), "enter")
+                    tally["filters"] += 1
                 elif r < 0.25 and len(app.screen_stack) > 1:
                     n = await press(pilot, rng.choice(["q", "escape"]))
                 else:
                     n = await press(pilot, rng.choice(KEYS))
                 tally["keys"] += n
                 tally["steps"] += 1
+                if app.body in ("profile", "flame"):
+                    tally[app.body] += 1
                 if step % 8 == 0:
                     await pilot.pause()  # a full frame: every render path runs too
                 check(app)

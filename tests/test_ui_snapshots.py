@@ -28,6 +28,11 @@ SCREENS: dict[str, tuple[str, ...]] = {
     "info": ("i",),
     "help": ("question_mark",),
     "annotate": ("m", "enter", "a"),
+    "profile": ("p",),
+    "profile-trees": ("p", "down", "enter"),
+    "section-profile": ("m", "down", "p"),
+    "flame": ("f", "down", "down", "down"),
+    "flame-zoom": ("f", "down", "right", "enter", "down", "down"),
 }
 
 

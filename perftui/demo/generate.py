@@ -105,7 +105,9 @@ class DemoPlan:
     (module file name, section) and ``in_symbols`` by (module file name, section, symbol);
     ``outside_modules`` the kernel samples in vmlinux (idle and kernel functions);
     ``placed`` where each mapped module section lies: (module file name, section) ->
-    (load address, size).
+    (load address, size); ``by_tid`` the samples of each thread; ``callers`` the samples
+    whose callchain names a module function as the caller, by (module file name, or ""
+    for vmlinux; the sampled symbol; that caller).
     """
 
     path: Path
@@ -115,6 +117,8 @@ class DemoPlan:
     in_sections: Counter[tuple[str, str]] = field(default_factory=Counter)
     in_symbols: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     placed: dict[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    by_tid: Counter[int] = field(default_factory=Counter)
+    callers: Counter[tuple[str, str, str]] = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -334,6 +338,9 @@ def write_demo(path: str | Path, seed: int = 6116, patched: bool = False) -> Dem
                              KERNEL_TEXT + 0x1B6E1A0]
                     if ub:
                         chain += [CONTEXT_USER, uip]
+                plan.by_tid[pr.tid] += 1
+                if kind in callers:
+                    plan.callers[spot.module, spot.symbol, callers[kind][0].symbol] += 1
                 if misc == Misc.KERNEL:
                     plan.kernel_samples += 1
                     if spot.module:

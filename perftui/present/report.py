@@ -43,6 +43,8 @@ def key_text(prof: Profile, names: Names, row: ProfileRow, i: int) -> str:
     key, code = prof.keys[i], row.key[i]
     if key == "pid":
         return f"{code:>7}:{names.thread_comm(code)}"
+    if key == "cpu":
+        return f"{code:03d}"  # perf's %*.*d with the column's width (3): 000
     if key == "sym":
         level = "k" if names.locs.dsos[names.locs.dso[row.loc]].kernel else "."
         return f"[{level}] {names.locs.label(row.loc)}"

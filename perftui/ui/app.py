@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 from textual import work
@@ -28,8 +29,12 @@ from ..textsafe import safe
 from .annotate import AnnotateScreen, SampleTarget, Target
 from .crashing import CrashReportingApp
 from .model import Model
+from .profiledata import ProfileData
+from .samplescreen import ProfileSamplesScreen
 from .screens import HelpScreen, InfoScreen, PromptScreen, SamplesScreen, SectionScreen
+from .widgets.flame import FlamePane
 from .widgets.panes import Detail, HeaderLine, SectionsPane
+from .widgets.profile import ProfilePane
 from .widgets.records import RecordList
 from .widgets.timeline import Timeline
 
@@ -58,6 +63,15 @@ class Drained(Message):
         self.done = done
 
 
+class NamesProgress(Message):
+    """Naming (and grouping) the samples: ``done`` of ``total``."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done = done
+        self.total = total
+
+
 class NamesReady(Message):
     """Every sample has its symbol now (or ``error`` says why not)."""
 
@@ -81,6 +95,17 @@ class ReturnPath:
     entry: int
     symbol_row: int
     symbol: str
+    sample_row: int
+
+
+@dataclass
+class ProfileReturn:
+    """Esc after a jump from the samples of a profile row, tree line or frame: back to
+    that list (``body``: the profile or the flame graph under it)."""
+
+    rows: Any
+    title: str
+    body: str
     sample_row: int
 
 
@@ -129,6 +154,11 @@ class PerftuiApp(CrashReportingApp):
                 tooltip="un-zoom; after a jump from a sample, back to its samples list"),
         Binding("m", "focus_sections", "Sections", id="app.sections",
                 tooltip="focus the module sections"),
+        Binding("p", "profile", "Profile", id="app.profile",
+                tooltip="the profile: perf report's table, callers and callees, call trees "
+                        "(again: back)"),
+        Binding("f", "flame", "Flame", id="app.flame",
+                tooltip="the flame graph (again: back)"),
         Binding("l", "focus_records", "Records", show=False, id="app.records",
                 tooltip="focus the record list"),
         Binding("T", "focus_timeline", "Timeline", show=False, id="app.timeline",
@@ -161,7 +191,10 @@ class PerftuiApp(CrashReportingApp):
         self.index_error: str | None = None
         self.drained = 0
         self.started = time.monotonic()
-        self.return_path: ReturnPath | None = None
+        self.return_path: ReturnPath | ProfileReturn | None = None
+        self.profile_data = ProfileData(self.model)
+        self.body = "records"  # what is under the timeline: records, profile or flame
+        self._names_at = 0.0
         self._timeline_at = 0.0
         self._timeline_cost = 0.0
         self._sections_shown = False
@@ -176,11 +209,13 @@ class PerftuiApp(CrashReportingApp):
         with Horizontal(id="bottom"):
             yield Detail(m, id="detail")
             yield SectionsPane(m, id="sections")
+        yield ProfilePane(self.profile_data, id="profile")
+        yield FlamePane(self.profile_data, id="flame")
         yield Footer()
 
     MAIN_ONLY = frozenset({"focus_sections", "focus_records", "focus_timeline", "filter",
                            "goto", "toggle_order", "zoom_pane", "toggle_time_base",
-                           "annotate_record"})
+                           "annotate_record", "profile", "flame"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The main screen's keys do nothing (and are not shown) on the other screens; a
@@ -224,11 +259,21 @@ class PerftuiApp(CrashReportingApp):
             self.post_message(CacheNotes())
         if self.index_error is None and not rec.cancelled and self.model.done:
             try:
-                self.model.build_names()
+                self.model.build_names(progress=self._names_progress)
             except Exception as e:  # a symbol source that breaks must not stop the app
                 self.post_message(NamesReady(f"symbols: {e}"))
             else:
                 self.post_message(NamesReady())
+                # the first profile, ready before anyone asks for it (if this breaks, the
+                # view computes it again and says why)
+                with contextlib.suppress(Exception):
+                    self.profile_data.prepare()
+
+    def _names_progress(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self._names_at >= 0.25:
+            self._names_at = now
+            self.post_message(NamesProgress(done, total))
 
     def _drain(self, stream: BinaryIO) -> None:
         """Read the pipe to its end after a cancel: the writer must never block."""
@@ -279,6 +324,12 @@ class PerftuiApp(CrashReportingApp):
             if rec.errors:
                 self.notify(safe(str(rec.errors[0]), 300), severity="error", timeout=10,
                             markup=False)
+            if rec.cancelled or self.index_error:
+                note = "no profile: " + ("indexing was cancelled" if rec.cancelled
+                                         else safe(self.index_error or "", 200))
+                self.query_one(ProfilePane).note = note
+                self.query_one(FlamePane).note = note
+            self.refresh_body()
             self.refresh_bindings()
         else:
             stop = "" if self.cancel_requested else " (x stops)"
@@ -328,10 +379,28 @@ class PerftuiApp(CrashReportingApp):
         if rep is not None and not get_current_worker().is_cancelled:
             self.post_message(ReportReady(rep))
 
+    def on_names_progress(self, msg: NamesProgress) -> None:
+        note = f"naming samples… {100 * msg.done // max(1, msg.total)}%"
+        header = self.query_one(HeaderLine)
+        if not header.progress or header.progress.startswith("naming samples"):
+            header.progress = note
+            header.update_line()
+        self.query_one(ProfilePane).set_note(f"{note} (the profile opens when every "
+                                             "sample has its symbol)")
+        self.query_one(FlamePane).set_note(note)
+
     def on_names_ready(self, msg: NamesReady) -> None:
         """Symbols and perf's thread names arrived: draw the list and detail again."""
+        header = self.query_one(HeaderLine)
+        if header.progress.startswith("naming samples"):
+            header.progress = ""
+            header.update_line()
         if msg.error:
             self.notify(safe(msg.error, 300), severity="warning", markup=False)
+            note = "no symbols: " + msg.error
+            self.query_one(ProfilePane).set_note(note)
+            self.query_one(FlamePane).set_note(note)
+        self.refresh_body()
         records = self.query_one(RecordList)
         records.clear_cache()
         records.refresh()
@@ -363,6 +432,7 @@ class PerftuiApp(CrashReportingApp):
         records.refresh_data(keep_row=keep)
         self.update_scope()
         self.recount()
+        self.refresh_body()
 
     def update_scope(self) -> None:
         """The active filter and range with the matching count, on the record list."""
@@ -426,10 +496,60 @@ class PerftuiApp(CrashReportingApp):
             return
         self.open_annotate(SampleTarget(row))
 
-    def jump_to_record(self, row: int, came_from: ReturnPath | None = None) -> None:
+    # -- the views under the timeline: records (with detail and sections), profile, flame --
+    def show_body(self, name: str) -> None:
+        """Show the records, the profile or the flame graph under the timeline."""
+        views = {"records": ("#records", "#bottom"), "profile": ("#profile",),
+                 "flame": ("#flame",)}
+        if name not in views:
+            name = "records"
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+        for key, ids in views.items():
+            for i in ids:
+                self.query_one(i).display = key == name
+        old, self.body = self.body, name
+        if name == "records":
+            came = self.query_one(FlamePane).came_from if old == "flame" else "records"
+            if old == "profile" and self.query_one(ProfilePane).section is not None:
+                came = "sections"
+            (self.query_one(SectionsPane) if came == "sections"
+             else self.query_one(RecordList)).focus()
+        elif name == "profile":
+            pane = self.query_one(ProfilePane)
+            pane.refresh_data()
+            pane.focus_view()
+        else:
+            flame = self.query_one(FlamePane)
+            if old != "flame":
+                flame.came_from = old
+            flame.refresh_data()
+            flame.graph.focus()
+        self.refresh_bindings()
+
+    def refresh_body(self) -> None:
+        """The scope or the names changed: the profile or flame graph shown follows."""
+        if self.body == "profile":
+            self.query_one(ProfilePane).refresh_data()
+        elif self.body == "flame":
+            self.query_one(FlamePane).refresh_data()
+
+    def show_samples(self, rows: Any, title: str, body: str, cursor: int = 0) -> None:
+        """The samples of a profile row, tree line or frame (Enter: their records)."""
+        if len(self.screen_stack) == 1:
+            self.push_screen(ProfileSamplesScreen(self.model, rows, title, body, cursor))
+
+    def on_sections_pane_profile_wanted(self, msg: SectionsPane.ProfileWanted) -> None:
+        self.query_one(ProfilePane).open_section(msg.section)
+        self.show_body("profile")
+
+    def jump_to_record(self, row: int, came_from: ReturnPath | ProfileReturn | None = None
+                       ) -> None:
         """From a sample in the drill-down back to its record in the list (Esc returns)."""
         while len(self.screen_stack) > 1:
             self.pop_screen()
+        if self.body != "records":
+            self.show_body("records")
         self.return_path = came_from
         records = self.query_one(RecordList)
         if not records.jump_to_row(row):
@@ -448,8 +568,34 @@ class PerftuiApp(CrashReportingApp):
     def action_back_or_quit(self) -> None:
         if len(self.screen_stack) > 1:
             self.pop_screen()
+        elif self.body != "records":
+            self.show_body("records")
         else:
             self.exit(0)
+
+    def _focus_in(self, selector: str) -> bool:
+        f = self.focused
+        pane = self.query_one(selector)
+        return f is not None and (f is pane or pane in f.ancestors)
+
+    def action_profile(self) -> None:
+        if self.body == "profile":
+            if self._focus_in("#profile"):
+                self.show_body("records")
+            else:  # the timeline has the focus: back to the profile
+                self.query_one(ProfilePane).focus_view()
+            return
+        pane = self.query_one(ProfilePane)
+        if pane.section is not None:  # opened from a section before: everything now
+            pane.open_section(None)
+        self.show_body("profile")
+
+    def action_flame(self) -> None:
+        if self.body == "flame" and not self._focus_in("#flame"):
+            self.query_one(FlamePane).graph.focus()
+            return
+        self.show_body(self.query_one(FlamePane).came_from if self.body == "flame"
+                       else "flame")
 
     def action_zoom_pane(self) -> None:
         """Give the focused pane the whole screen (again: back to the layout)."""
@@ -464,7 +610,13 @@ class PerftuiApp(CrashReportingApp):
             self.screen.minimize()
             return
         back = self.return_path
-        if back is not None and len(self.screen_stack) == 1 and self.model.report is not None:
+        if isinstance(back, ProfileReturn) and len(self.screen_stack) == 1:
+            self.return_path = None
+            self.show_body(back.body)
+            self.show_samples(back.rows, back.title, back.body, back.sample_row)
+            return
+        if isinstance(back, ReturnPath) and len(self.screen_stack) == 1 and \
+                self.model.report is not None:
             self.return_path = None
             self.push_screen(SectionScreen(self.model, back.entry, cursor=back.symbol_row))
             self.push_screen(SamplesScreen(self.model, back.entry, back.symbol,
@@ -484,9 +636,13 @@ class PerftuiApp(CrashReportingApp):
         self.push_screen(InfoScreen(self.model))
 
     def action_focus_sections(self) -> None:
+        if self.body != "records":  # under a profile view: the records and sections again
+            self.show_body("records")
         self.query_one(SectionsPane).focus()
 
     def action_focus_records(self) -> None:
+        if self.body != "records":
+            self.show_body("records")
         self.query_one(RecordList).focus()
 
     def action_focus_timeline(self) -> None:
@@ -558,6 +714,9 @@ class PerftuiApp(CrashReportingApp):
             ("Toggle time base", "relative to the first sample or absolute",
              self.action_toggle_time_base),
             ("Module sections", "focus the module-section pane", self.action_focus_sections),
+            ("Profile", "perf report's hotspot table, callers and callees",
+             self.action_profile),
+            ("Flame graph", "the flame graph of what is shown", self.action_flame),
             ("Timeline by kind/CPU", "one timeline row per record kind or per CPU",
              partial(self.query_one(Timeline).action_toggle_rows)),
             ("Reset timeline", "zoom out and clear the time range",

@@ -19,6 +19,7 @@ KEY_NAMES = {
     "end": "End", "backspace": "Backspace", "up": "↑", "down": "↓", "left": "←",
     "right": "→", "tab": "Tab",
     "shift+tab": "shift+Tab", "shift+left": "shift+←", "shift+right": "shift+→",
+    "1": "1-9",  # the profile views' events: one line for the nine bindings
 }
 
 
@@ -48,8 +49,13 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """Every place's keys: (title, [(keys, help)]), from the widgets' and screens' BINDINGS."""
     from .annotate import AnnotateScreen, AnnotateTable
     from .app import PerftuiApp
+    from .samplescreen import SampleLines
     from .screens import BackScreen, NavTable, SampleTable, SymbolList
+    from .widgets.calltrees import CallTreeList
+    from .widgets.flame import FlameGraph, FlamePane
+    from .widgets.hotspots import HotspotTable
     from .widgets.panes import Detail, SectionsPane
+    from .widgets.profile import ProfilePane
     from .widgets.records import RecordList
     from .widgets.timeline import Timeline
 
@@ -63,6 +69,10 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
         ("module sections", binding_lines(SectionsPane.BINDINGS)),
         ("section drill-down", binding_lines([*SymbolList.BINDINGS, *SampleTable.BINDINGS,
                                               *NavTable.BINDINGS, *BackScreen.BINDINGS])),
+        ("profile (p)", binding_lines([*HotspotTable.BINDINGS, *ProfilePane.BINDINGS])),
+        ("call trees", binding_lines(CallTreeList.BINDINGS)),
+        ("flame graph (f)", binding_lines([*FlameGraph.BINDINGS, *FlamePane.BINDINGS])),
+        ("samples of a profile line", binding_lines(SampleLines.BINDINGS)),
         ("annotate", binding_lines([*AnnotateScreen.BINDINGS, *AnnotateTable.BINDINGS,
                                     *BackScreen.BINDINGS])),
     ]

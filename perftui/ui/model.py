@@ -9,12 +9,15 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..analysis import tasks
 from ..analysis.filters import Filter, FilterContext, SampleNames, parse_filter
+from ..analysis.report import has_callchains
+from ..analysis.samplegroups import GroupsBuilder, SampleGroups
 from ..analysis.sectionreport import SectionReport, kept_section_report, section_report
 from ..analysis.sections import count_sections, keep_section_map
 from ..analysis.summary import info_dict
@@ -72,6 +75,8 @@ class Model:
         self.sample_rows: np.ndarray | None = None  # SAMPLE index rows, ascending
         self.leaf_loc: np.ndarray | None = None  # location id of each sample's ip
         self.leaf_off: np.ndarray | None = None  # its offset into the symbol
+        # every sample grouped by thread, CPU, event, own location and stack (profiles)
+        self.groups: SampleGroups | None = None
         self._names_store: ColumnStore | None = None
         self.report: SectionReport | None = None
         self.time_order = False
@@ -124,35 +129,54 @@ class Model:
             keep_section_map(rec, self.smap, self.files.build_ids)
         self.done = True
 
-    def build_names(self, block: int = 1 << 16) -> None:
-        """The one resolver, perf's thread names, and every sample's own location (slow
-        on a big recording: from the worker, after the first screen).  The per-sample
-        arrays live in mapped files when the index does (not anonymous memory)."""
+    def build_names(self, block: int = 1 << 16,
+                    progress: Callable[[int, int], None] | None = None) -> None:
+        """The one resolver, perf's thread names, every sample's own location and, in the
+        same pass, every sample's group for the profile views (its stack with the
+        callchains when the recording has them).  Slow on a big recording: from the
+        worker, after the first screen; ``progress(done, total)`` after each block.  The
+        per-sample arrays live in mapped files when the index does (not anonymous
+        memory)."""
         if self.smap is None or self.files is None:
             return
-        res = Resolver(self.rec, self.symbol_options, smap=self.smap, modfiles=self.files)
-        rows = self.rec.rows_of_type(RecordType.SAMPLE)
+        rec = self.rec
+        res = Resolver(rec, self.symbol_options, smap=self.smap, modfiles=self.files)
+        rows = rec.rows_of_type(RecordType.SAMPLE)
         rows = np.sort(rows)
-        loc, off = self._name_arrays(len(rows))
-        for lo in range(0, len(rows), block):
-            s = res.samples(rows[lo:lo + block], callchains=False)
-            loc[lo:lo + len(s)] = s.leaf
-            off[lo:lo + len(s)] = np.minimum(s.leaf_off, np.uint64(2**32 - 1))
+        n = len(rows)
+        chains = has_callchains(rec)
+        groups = GroupsBuilder(res.locs, res.comm_names, callchains=chains,
+                               keep_samples=False)
+        loc, off, grp, period = self._name_arrays(n)
+        for lo in range(0, n, block):
+            s = res.samples(rows[lo:lo + block], callchains=chains)
+            hi = lo + len(s)
+            loc[lo:hi] = s.leaf
+            off[lo:hi] = np.minimum(s.leaf_off, np.uint64(2**32 - 1))
+            grp[lo:hi] = groups.add(s)
+            period[lo:hi] = s.period
+            if progress is not None:
+                progress(hi, n)
+        store = groups.finish(rows, grp, period)
         with self.lock:
             self.sample_rows, self.leaf_loc, self.leaf_off = rows, loc, off
             self.resolver = res
+            self.groups = store
             self.comms = res.model  # perf's names: fork inherits, exec renames, swapper
         self.invalidate()
 
-    def _name_arrays(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        """Two per-sample arrays in a temporary mapped store (file pages, which the
-        kernel can drop, not anonymous memory), or in memory when that fails."""
+    def _name_arrays(self, n: int) -> tuple[np.ndarray, ...]:
+        """The per-sample arrays (own location, offset, group, period) in a temporary
+        mapped store (file pages, which the kernel can drop, not anonymous memory), or in
+        memory when that fails."""
         try:
             store = ColumnStore.temporary()
             self._names_store = store
-            return store.array("leaf", "i4", n), store.array("off", "u4", n)
+            return (store.array("leaf", "i4", n), store.array("off", "u4", n),
+                    store.array("group", "i4", n), store.array("period", "i8", n))
         except OSError:
-            return np.zeros(n, np.int32), np.zeros(n, np.uint32)
+            return (np.zeros(n, np.int32), np.zeros(n, np.uint32), np.zeros(n, np.int32),
+                    np.zeros(n, np.int64))
 
     def where(self, row: int) -> str:
         """``[k] sym+0xoff (dso)`` of a SAMPLE row, as perf script and report name it

@@ -193,6 +193,9 @@ class SectionsPane(DataTable):
                 tooltip="open the section: its symbols, its samples by CPU and process"),
         Binding("a", "toggle_all", "All sections", id="sections.all",
                 tooltip="show / hide the sections without samples"),
+        Binding("p", "profile", "Profile", id="sections.profile",
+                tooltip="the profile of the section (of the module, on its line), sorted "
+                        "module,section,sym"),
     ]
     DEFAULT_CSS = """
     SectionsPane { border: round $primary 50%; scrollbar-size-horizontal: 0; }
@@ -203,6 +206,14 @@ class SectionsPane(DataTable):
         def __init__(self, entry: int) -> None:
             super().__init__()
             self.entry = entry
+
+    class ProfileWanted(Message):
+        """``p``: the profile of module ``section[0]`` (its section ``section[1]``; None:
+        the whole module)."""
+
+        def __init__(self, section: tuple[str, str | None]) -> None:
+            super().__init__()
+            self.section = section
 
     def __init__(self, model: Model, **kw: object) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
@@ -304,6 +315,16 @@ class SectionsPane(DataTable):
         k = self._entry_at(self.cursor_row)
         if k >= 0:
             self.post_message(self.Chosen(k))
+
+    def action_profile(self) -> None:
+        rep = self.model.report
+        r = self.cursor_row
+        k = self._entry_at(r)
+        if rep is None or k < 0 or k >= len(rep.smap.entries):
+            return
+        e = rep.smap.entries[k]
+        whole = self.entry_of_row[r] < 0 or not e.section  # a module line, or no sections
+        self.post_message(self.ProfileWanted((e.module, None if whole else e.section)))
 
     def _show_range(self) -> None:
         """The highlighted section's whole range goes in the border (no column fits it)."""

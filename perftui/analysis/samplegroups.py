@@ -1,0 +1,536 @@
+"""Samples grouped by everything a profile tells apart, resolved once and re-counted often.
+
+The browser's profile views follow the filter, the timeline range and the event, and switch
+sort keys at a key press: resolving names again each time would take seconds on a large
+recording.  So every sample is resolved once (:class:`GroupsBuilder`, block by block) into
+*groups*: samples with the same thread, CPU, event, own location and stack are one group,
+and each sample keeps only its group id and period.  A filter or range is then a
+:class:`Selection` (each group's period and sample count under it: one ``bincount``), and
+the hotspot table by any sort keys (:func:`group_profile`), the call trees
+(:func:`top_down`, :func:`bottom_up`, :func:`focus_trees`) and the samples behind any row or
+tree node are numpy over the groups and their stacks.
+
+The hotspot table follows :mod:`.profile`'s rules exactly (same key codes, same row order;
+self from the sample's own location, children once per distinct row along the stack).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..symbols.locations import Locations
+from ..symbols.resolved import ResolvedSamples
+from .profile import SORT_KEYS, KeyCodes, Profile, ProfileRow, _group, stacks, sum_by
+from .stacktree import Interner, PathInterner, StackTree, Trie, TrieBuilder, spans
+
+#: keys that a sample's thread or CPU decides (the others come from a location)
+SAMPLE_KEYS = frozenset({"comm", "pid", "tid", "cpu"})
+
+
+@dataclass
+class SampleGroups:
+    """Every resolved sample, as a group id, and the groups.
+
+    Per sample (parallel): ``rows`` (SAMPLE index rows), ``group``, ``period``.  Per
+    group: ``comm`` (id in ``comm_names``), ``tid``, ``cpu``, ``attr``, ``leaf`` (the
+    sample's own location) and ``node``, where its stack ends in ``trie`` (top down, the
+    thread name at the root).  ``path_loc[path_start[g]:path_start[g + 1]]`` is the stack
+    of group ``g`` without the thread, outermost caller first (the own location alone for
+    a sample without a callchain, as perf)."""
+
+    rows: np.ndarray
+    group: np.ndarray
+    period: np.ndarray
+    comm: np.ndarray
+    tid: np.ndarray
+    cpu: np.ndarray
+    attr: np.ndarray
+    leaf: np.ndarray
+    node: np.ndarray
+    trie: Trie
+    locs: Locations
+    comm_names: Sequence[str]
+    callchains: bool
+    path_start: np.ndarray = field(init=False)
+    path_loc: np.ndarray = field(init=False)
+    path_group: np.ndarray = field(init=False)
+
+    def __post_init__(self) -> None:
+        t = self.trie
+        lengths = t.depth[self.node] if len(self.node) else np.zeros(0, np.int64)
+        self.path_start = np.zeros(len(self.node) + 1, np.int64)
+        np.cumsum(lengths, out=self.path_start[1:])
+        self.path_loc = np.zeros(int(self.path_start[-1]), np.int64)
+        cur = self.node.copy()
+        while True:
+            d = t.depth[cur] if len(cur) else cur
+            live = np.nonzero(d > 0)[0]
+            if not len(live):
+                break
+            self.path_loc[self.path_start[live] + d[live] - 1] = t.frame[cur[live]]
+            cur[live] = t.parent[cur[live]]
+        self.path_group = np.repeat(np.arange(len(self.node), dtype=np.int64), lengths)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def groups(self) -> int:
+        return len(self.node)
+
+    @property
+    def attrs(self) -> list[int]:
+        """The events (attr indices) that have samples."""
+        return [int(a) for a in np.unique(self.attr)]
+
+
+class GroupsBuilder:
+    """Turns blocks of resolved samples into :class:`SampleGroups`.
+
+    ``keep_samples`` False: the builder keeps only the groups; the caller stores what
+    :meth:`add` returns (each sample's group id) and hands the per-sample arrays to
+    :meth:`finish` (the browser keeps them in mapped files)."""
+
+    def __init__(self, locs: Locations, comm_names: Sequence[str], callchains: bool,
+                 keep_samples: bool = True) -> None:
+        self.locs = locs
+        self.comm_names = comm_names
+        self.callchains = callchains
+        self.keep_samples = keep_samples
+        self._paths = PathInterner()
+        self._slots = Interner()  # (tid, cpu, attr)
+        self._pairs = Interner()  # (slot, leaf)
+        self._groups = Interner()  # (path, pair)
+        self._rows: list[np.ndarray] = []
+        self._group: list[np.ndarray] = []
+        self._period: list[np.ndarray] = []
+        self.samples = 0
+
+    def add(self, s: ResolvedSamples) -> np.ndarray:
+        """Add one block of samples; the group id of each (int32)."""
+        n = len(s)
+        if not n:
+            return np.zeros(0, np.int32)
+        sample, loc = stacks(s)  # leaf first
+        lengths = np.bincount(sample, minlength=n).astype(np.int64)
+        cstart = np.zeros(n + 1, np.int64)
+        np.cumsum(lengths, out=cstart[1:])
+        pstart = cstart + np.arange(n + 1, dtype=np.int64)  # one more frame: the thread
+        frames = np.empty(int(pstart[-1]), np.int64)
+        frames[pstart[:-1]] = -1 - s.comm.astype(np.int64)
+        j = np.arange(len(sample), dtype=np.int64) - cstart[sample]
+        frames[pstart[sample] + lengths[sample] - j] = loc  # outermost first
+        path = self._paths.ids(pstart, frames)
+        slot = self._slots.ids(((s.tid.astype(np.int64) + 1) << 32)
+                               | (((s.cpu.astype(np.int64) + 1) & 0xFFFF) << 16)
+                               | ((s.attr.astype(np.int64) + 1) & 0xFFFF))
+        pair = self._pairs.ids((slot << 32) | s.leaf.astype(np.int64))
+        g = self._groups.ids((path << 32) | pair).astype(np.int32)
+        if self.keep_samples:
+            self._rows.append(np.asarray(s.rows, dtype=np.int64))
+            self._group.append(g)
+            self._period.append(s.period.astype(np.int64))
+        self.samples += n
+        return g
+
+    def finish(self, rows: np.ndarray | None = None, group: np.ndarray | None = None,
+               period: np.ndarray | None = None) -> SampleGroups:
+        """The groups; ``rows``, ``group`` and ``period``: the per-sample arrays, when the
+        builder did not keep them (``keep_samples`` False)."""
+        tb = TrieBuilder()
+        end = tb.add(*self._paths.paths())
+        trie = tb.trie()
+        gk = self._groups.keys()
+        node = end[gk >> 32]
+        pk = self._pairs.keys()[gk & 0xFFFFFFFF]
+        leaf = pk & 0xFFFFFFFF
+        sk = self._slots.keys()[pk >> 32]
+        tid = (sk >> 32) - 1
+        cpu = ((sk >> 16) & 0xFFFF) - 1
+        attr = (sk & 0xFFFF) - 1
+        comm = -1 - trie.frame[trie.lift(node, 0)] if len(node) else node
+
+        def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
+            return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+        if rows is None or group is None or period is None:
+            rows, group = cat(self._rows, np.int64), cat(self._group, np.int32)
+            period = cat(self._period, np.int64)
+        return SampleGroups(rows=rows, group=group, period=period, comm=comm, tid=tid, cpu=cpu,
+                            attr=attr, leaf=leaf, node=node, trie=trie, locs=self.locs,
+                            comm_names=self.comm_names, callchains=self.callchains)
+
+
+@dataclass
+class Selection:
+    """What each group weighs under a filter, a range and an event: ``period`` and
+    ``count`` per group; ``samples``: which of the store's samples are in (None: all)."""
+
+    store: SampleGroups
+    samples: np.ndarray | None
+    period: np.ndarray
+    count: np.ndarray
+
+    @property
+    def total_period(self) -> int:
+        return int(self.period.sum())
+
+    @property
+    def total_samples(self) -> int:
+        return int(self.count.sum())
+
+    def restrict(self, keep: np.ndarray) -> Selection:
+        """Only the groups where ``keep`` (bool per group) holds."""
+        return Selection(self.store, self.samples, np.where(keep, self.period, 0),
+                         np.where(keep, self.count, 0))
+
+    def rows_of(self, groups: np.ndarray) -> np.ndarray:
+        """The SAMPLE index rows of the selected samples in ``groups`` (bool per group)."""
+        st = self.store
+        want = np.asarray(groups, dtype=bool) & (self.count > 0)
+        hit = want[st.group]
+        if self.samples is not None:
+            hit &= self.samples
+        out: np.ndarray = st.rows[hit]
+        return out
+
+
+def select(store: SampleGroups, samples: np.ndarray | None = None,
+           attr: int | None = None) -> Selection:
+    """Weigh the groups: the samples where ``samples`` (bool per store sample) holds, of
+    event ``attr`` (None: every event)."""
+    g = store.group
+    p = store.period
+    if samples is not None:
+        g, p = g[samples], p[samples]
+    period = sum_by(g, p, store.groups)
+    count = np.bincount(g, minlength=store.groups).astype(np.int64)
+    if attr is not None:
+        other = store.attr != attr
+        period[other] = 0
+        count[other] = 0
+    return Selection(store, samples, period, count)
+
+
+class GroupCodes:
+    """Key codes and sort ranks of a store's locations, threads and names, made once:
+    every hotspot table of the store reads them.  A rank orders codes as perf prints
+    them (names by strcmp; resolved symbols before addresses; numbers by value), equal
+    printed values having equal ranks."""
+
+    def __init__(self, st: SampleGroups) -> None:
+        self.master = KeyCodes(st.locs, SORT_KEYS)
+        n = len(self.master.sym_code)
+        locs = st.locs
+
+        def sym_key(i: int) -> tuple[int, bytes, int]:
+            name = locs.name[i]
+            return (0, _bytes(name), 0) if name is not None else (1, b"", locs.start[i])
+
+        self.loc_rank = _dense_rank([sym_key(i) for i in range(n)])
+        self.comm_rank = _dense_rank([_bytes(c) for c in list(st.comm_names)])
+        self.name_rank = {k: _dense_rank([_bytes(x) for x in v])
+                          for k, v in self.master.names.items()}
+        # how many values each key's code (plus one) takes: codes fold into one int64
+        m = self.master
+        self.card = {
+            "comm": len(st.comm_names) + 1,
+            "pid": int(st.tid.max(initial=-1)) + 2, "tid": int(st.tid.max(initial=-1)) + 2,
+            "cpu": int(st.cpu.max(initial=-1)) + 2,
+            "dso": len(m.names["dso"]) + 1, "module": len(m.names["module"]) + 1,
+            "section": len(m.names["section"]) + 1,
+            "sym": int(m.sym_code.max(initial=-1)) + 2}
+
+    def flat(self, keys: tuple[str, ...], st: SampleGroups, groups: np.ndarray,
+             loc: np.ndarray) -> np.ndarray | None:
+        """The key codes of entries (group, location) folded into one int64 (mixed
+        radix, in key order), or None when they do not fit."""
+        if float(np.prod([float(self.card[k]) for k in keys])) * (st.groups + 1) >= 2.0**62:
+            return None
+        m = self.master
+        out = np.zeros(len(groups), np.int64)
+        for k in keys:
+            if k == "comm":
+                col = st.comm[groups]
+            elif k in ("pid", "tid"):
+                col = st.tid[groups] + 1
+            elif k == "cpu":
+                col = st.cpu[groups] + 1
+            else:
+                col = getattr(m, f"{k}_code")[loc]
+            out = out * self.card[k] + col
+        return out
+
+    def unfold(self, keys: tuple[str, ...], flat: np.ndarray) -> np.ndarray:
+        """Key code columns of folded codes (:meth:`flat`'s inverse)."""
+        cols = []
+        rest = flat.copy()
+        for k in reversed(keys):
+            rest, col = np.divmod(rest, self.card[k])
+            cols.append(col - 1 if k in ("pid", "tid", "cpu") else col)
+        return np.stack(cols[::-1], axis=1) if cols else np.zeros((len(flat), 0), np.int64)
+
+    def codes(self, keys: tuple[str, ...]) -> KeyCodes:
+        """A :class:`KeyCodes` for ``keys`` sharing the master's arrays."""
+        c = copy.copy(self.master)
+        c.keys = keys
+        return c
+
+    def ranks(self, key: str, code: np.ndarray, loc: np.ndarray) -> np.ndarray:
+        """Sort ranks of rows by ``key`` (``code``: the key's codes, ``loc``: each row's
+        location)."""
+        table = {"comm": self.comm_rank, "sym": self.loc_rank}.get(key)
+        if key in ("pid", "tid", "cpu"):
+            return np.asarray(code, dtype=np.int64)
+        if key == "sym":
+            return np.asarray(self.loc_rank[loc], dtype=np.int64)
+        if table is None:
+            table = self.name_rank[key]
+        return np.asarray(table[code], dtype=np.int64)
+
+
+def _bytes(s: str) -> bytes:
+    """strcmp order: the UTF-8 bytes."""
+    return s.encode("utf-8", "surrogateescape")
+
+
+def _dense_rank(values: Sequence[Any]) -> np.ndarray:
+    """Dense rank of each value (equal values, equal ranks)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    rank = np.zeros(len(values), np.int64)
+    r = -1
+    prev: Any = object()
+    for i in order:
+        if values[i] != prev:
+            r += 1
+            prev = values[i]
+        rank[i] = r
+    return rank
+
+
+@dataclass
+class GroupProfile:
+    """A hotspot table over a :class:`Selection`, rows in perf's order as arrays:
+    ``key`` (codes, one column per sort key), ``loc`` (a location of the row),
+    ``self_period``, ``children_period``, ``samples``; with the way back to the groups:
+    ``row_of_group`` (each group's own row, -1 when it weighs nothing) and ``path_row``
+    (the row of each stack entry of :attr:`SampleGroups.path_loc`, -1 likewise)."""
+
+    keys: tuple[str, ...]
+    children: bool
+    selection: Selection
+    codes: KeyCodes
+    key: np.ndarray
+    loc: np.ndarray
+    self_period: np.ndarray
+    children_period: np.ndarray
+    samples: np.ndarray
+    row_of_group: np.ndarray
+    path_row: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.loc)
+
+    @property
+    def total_period(self) -> int:
+        return self.selection.total_period
+
+    @property
+    def total_samples(self) -> int:
+        return self.selection.total_samples
+
+    def row(self, i: int) -> ProfileRow:
+        """Row ``i`` as the report engine's row."""
+        return ProfileRow(tuple(int(x) for x in self.key[i]), int(self.loc[i]),
+                          int(self.self_period[i]), int(self.children_period[i]),
+                          int(self.samples[i]))
+
+    @property
+    def shell(self) -> Profile:
+        """The report engine's :class:`Profile` without its rows (what the words of a
+        row need: keys, codes, totals)."""
+        return Profile(self.keys, self.children, self.total_period, self.total_samples, [],
+                       self.codes)
+
+    @property
+    def profile(self) -> Profile:
+        """The table as the report engine's :class:`Profile` (every row made)."""
+        return Profile(self.keys, self.children, self.total_period, self.total_samples,
+                       [self.row(i) for i in range(len(self))], self.codes)
+
+    def groups_of_row(self, r: int, through: bool = True) -> np.ndarray:
+        """Bool per group: its own location is in row ``r`` (``through``: or its stack
+        passes through the row)."""
+        st = self.selection.store
+        out: np.ndarray = self.row_of_group == r
+        if through:
+            out[st.path_group[self.path_row == r]] = True
+        return out
+
+
+class _Groups:
+    """The group arrays in the shape :meth:`KeyCodes.codes` reads samples in."""
+
+    def __init__(self, st: SampleGroups) -> None:
+        self.comm, self.tid, self.cpu = st.comm, st.tid, st.cpu
+
+
+def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
+                  gc: GroupCodes | None = None) -> GroupProfile:
+    """The hotspot table of ``sel`` by ``keys`` (``children``: with the cumulative
+    column), rows in perf's order (``gc``: the store's codes, made here if not given)."""
+    st = sel.store
+    gc = gc if gc is not None else GroupCodes(st)
+    codes = gc.codes(keys)
+    live = np.nonzero(sel.count > 0)[0]
+    period = sel.period[live]
+    # the stack entries of the live groups
+    ent = spans(st.path_start[live], st.path_start[live + 1])
+    eg = st.path_group[ent]
+    eloc = st.path_loc[ent]
+    # one int64 code per key tuple: folded when it fits, else numbered by np.unique
+    f_self = gc.flat(keys, st, live, st.leaf[live])
+    f_ent = gc.flat(keys, st, eg, eloc)
+    table: np.ndarray | None = None
+    if f_self is None or f_ent is None:
+        view: ResolvedSamples = _Groups(st)  # type: ignore[assignment]
+        both = np.concatenate([codes.codes(view, live, st.leaf[live]),
+                               codes.codes(view, eg, eloc)]).reshape(-1, len(keys))
+        table, dense, _f = _group(both)
+        f_self, f_ent = dense[:len(live)], dense[len(live):]
+    # each distinct row once per group (a recursive stack counts once)
+    slot = np.full(st.groups, -1, np.int64)
+    slot[live] = np.arange(len(live))
+    span = int(max(f_self.max(initial=0), f_ent.max(initial=0))) + 1
+    pair, first, pair_inv = np.unique(eg * span + f_ent, return_index=True,
+                                      return_inverse=True)
+    pg, pcode = np.divmod(pair, span)
+    own = pcode == f_self[slot[pg]]
+    other = np.nonzero(~own)[0]
+    zeros = np.zeros(len(other), np.int64)
+    # without children, rows only stacks reach are not shown, but entries still find them
+    uniq, ufirst, inv = np.unique(np.concatenate([f_self, pcode[other]]), return_index=True,
+                                  return_inverse=True)
+    m = len(uniq)
+    self_p = sum_by(inv, np.concatenate([period, zeros]), m)
+    child_p = (sum_by(inv, np.concatenate([period, sel.period[pg[other]]]), m) if children
+               else np.zeros(m, np.int64))
+    count = sum_by(inv, np.concatenate([sel.count[live], zeros]), m)
+    loc = np.concatenate([st.leaf[live], eloc[first[other]]])[ufirst]
+    key = gc.unfold(keys, uniq) if table is None else table[uniq]
+    shown = np.nonzero((self_p > 0) | (child_p > 0) | (count > 0))[0]
+    # perf's order: overhead (children first when shown) descending, then each key as
+    # printed; ties keep the codes' order (as the report engine's stable sort does)
+    sort_keys = [gc.ranks(k, key[shown, i], loc[shown]) for i, k in enumerate(keys)]
+    primary = [-child_p[shown], -self_p[shown]] if children else [-self_p[shown]]
+    order = shown[np.lexsort([*reversed(sort_keys), *reversed(primary)])]
+    pos = np.full(m, -1, np.int64)
+    pos[order] = np.arange(len(order))
+    row_of_group = np.full(st.groups, -1, np.int64)
+    row_of_group[live] = pos[inv[:len(live)]]
+    pair_uid = np.empty(len(pair), np.int64)
+    pair_uid[own] = inv[slot[pg[own]]]
+    pair_uid[other] = inv[len(live) + np.arange(len(other))]
+    path_row = np.full(len(st.path_loc), -1, np.int64)
+    path_row[ent] = pos[pair_uid[pair_inv.reshape(-1)]]
+    return GroupProfile(keys, children, sel, codes, key[order], loc[order], self_p[order],
+                        child_p[order], count[order], row_of_group, path_row)
+
+
+# -- call trees ------------------------------------------------------------------------------
+@dataclass
+class GroupTree:
+    """A call tree whose paths are groups' stacks (or parts of them): path ``k`` is group
+    ``seq_group[k]``'s and ends at node ``end[k]``."""
+
+    tree: StackTree
+    seq_group: np.ndarray
+    end: np.ndarray
+    groups: int
+
+    def groups_through(self, node: int) -> np.ndarray:
+        """Bool per group: one of its paths passes through ``node``."""
+        out = np.zeros(self.groups, dtype=bool)
+        if node < 0:
+            out[self.seq_group] = True
+            return out
+        d = int(self.tree.trie.depth[node])
+        hit = self.tree.trie.lift(self.end, d) == node
+        out[self.seq_group[hit]] = True
+        return out
+
+
+def top_down(sel: Selection) -> GroupTree:
+    """Every stack, outermost caller first, under its thread's name (the flame graph)."""
+    st = sel.store
+    tree = st.trie.weigh(st.node, sel.period, sel.count)
+    return GroupTree(tree, np.arange(st.groups, dtype=np.int64), st.node, st.groups)
+
+
+def bottom_up(sel: Selection) -> GroupTree:
+    """Every stack from the sampled function to the outermost caller, then the thread."""
+    st = sel.store
+    live = np.nonzero(sel.count > 0)[0]
+    last = st.path_start[live + 1] - 1
+    return _paths_tree(sel, live, last, st.path_start[live], up=True, thread=True)
+
+
+def focus_trees(gp: GroupProfile, r: int) -> tuple[GroupTree, GroupTree]:
+    """(callers, callees) of row ``r``: the stacks through it, from its outermost
+    occurrence down to the sampled function (callees), and from its innermost occurrence
+    up to the thread (callers).  Each tree's roots are the row's own frames."""
+    sel = gp.selection
+    st = sel.store
+    hit = np.nonzero((gp.path_row == r) & (sel.count[st.path_group] > 0))[0]
+    g = st.path_group[hit]
+    # entries are ordered by group, outermost first
+    first_g, first_i = np.unique(g, return_index=True)
+    last_i = len(g) - 1 - np.unique(g[::-1], return_index=True)[1]
+    first = hit[first_i]
+    last = hit[last_i]
+    # groups whose own location is the row's but no stack entry is (an unresolved address
+    # is keyed differently in the stack): their innermost entry stands for it
+    found = np.zeros(st.groups, dtype=bool)
+    found[first_g] = True
+    own = np.nonzero((gp.row_of_group == r) & ~found)[0]
+    if len(own):
+        leaf_entry = st.path_start[own + 1] - 1
+        first_g = np.concatenate([first_g, own])
+        first = np.concatenate([first, leaf_entry])
+        last = np.concatenate([last, leaf_entry])
+    callees = _paths_tree(sel, first_g, first, st.path_start[first_g + 1] - 1, up=False,
+                          thread=False)
+    callers = _paths_tree(sel, first_g, last, st.path_start[first_g], up=True, thread=True)
+    return callers, callees
+
+
+def _paths_tree(sel: Selection, groups: np.ndarray, begin: np.ndarray, stop: np.ndarray,
+                up: bool, thread: bool) -> GroupTree:
+    """The tree of the stack entries ``begin..stop`` (inclusive; going up to callers when
+    ``up``) of each of ``groups``, then the thread's name when ``thread``."""
+    st = sel.store
+    groups = np.asarray(groups, dtype=np.int64)
+    n = len(groups)
+    span = (begin - stop if up else stop - begin) + 1
+    extra = 1 if thread else 0
+    lengths = span + extra
+    starts = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    total = int(starts[-1])
+    frames = np.empty(total, np.int64)
+    within = np.arange(total, dtype=np.int64) - np.repeat(starts[:-1], lengths)
+    base = np.repeat(begin, lengths)
+    pos = base - within if up else base + within
+    in_path = within < np.repeat(span, lengths)
+    frames[in_path] = st.path_loc[pos[in_path]]
+    if thread:
+        frames[starts[1:] - 1] = -1 - st.comm[groups]
+    b = TrieBuilder()
+    end = b.add(starts, frames)
+    tree = b.trie().weigh(end, sel.period[groups], sel.count[groups])
+    return GroupTree(tree, groups, end, st.groups)

@@ -1,0 +1,307 @@
+"""The profile views' data: the model's grouped samples weighed per scope, cached.
+
+The indexing worker groups every sample once, in the same pass that names them
+(:meth:`Model.build_names <perftui.ui.model.Model.build_names>`: the one resolver).  Here
+a scope (filter with the timeline range in it, event, module section) weighs the groups
+(:meth:`ProfileData.selection`: a mask and one ``bincount``), and a hotspot table by any
+sort keys is numpy over the groups (:meth:`ProfileData.table`); both are cached, so
+switching keys or coming back to a scope never resolves or counts again.  Everything here
+may be slow on a big recording: the views call it from thread workers.  No widgets here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.filters import Filter
+from ..analysis.profile import DEFAULT_SORT
+from ..analysis.samplegroups import (
+    GroupCodes,
+    GroupProfile,
+    GroupTree,
+    SampleGroups,
+    Selection,
+    bottom_up,
+    focus_trees,
+    group_profile,
+    select,
+    top_down,
+)
+from ..analysis.stacktree import Trie, TrieBuilder
+from ..present.report import Names, key_text
+from ..present.reportrun import frame_name as folded_name
+from .model import Model
+
+MASK_BLOCK = 1 << 20  # samples masked at a time
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which samples a view counts: the filter (the timeline range in it), one event
+    (attr index; None: every event), and optionally one module's samples, or one module
+    section's (``(module, section)``; section None: the whole module)."""
+
+    flt: Filter
+    attr: int | None = None
+    section: tuple[str, str | None] | None = None
+
+
+class ProfileData:
+    """The grouped samples of the app's recording and what is derived from them."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self._lock = threading.Lock()
+        self._codes: GroupCodes | None = None
+        self._codes_of: SampleGroups | None = None
+        self._selections: OrderedDict[Scope, Selection] = OrderedDict()
+        self._tables: OrderedDict[tuple[object, ...], GroupProfile] = OrderedDict()
+        self._labels: list[str] | None = None
+        self._flame_labels: list[str] | None = None
+        self._flame: tuple[SampleGroups, Trie, np.ndarray] | None = None
+
+    # -- state ----------------------------------------------------------------------------
+    @property
+    def store(self) -> SampleGroups | None:
+        """The grouped samples (None until the names are built)."""
+        return self.model.groups
+
+    @property
+    def ready(self) -> bool:
+        return self.model.groups is not None
+
+    @property
+    def callchains(self) -> bool:
+        st = self.model.groups
+        return bool(st is not None and st.callchains)
+
+    def attrs(self) -> list[int]:
+        """The events with samples, in attr order."""
+        st = self.model.groups
+        return st.attrs if st is not None else []
+
+    def event_name(self, attr: int | None) -> str:
+        rec = self.model.rec
+        if attr is None or not 0 <= attr < len(rec.attrs):
+            return "every event"
+        return rec.attrs[attr].display_name
+
+    def default_attr(self) -> int | None:
+        """perf shows each event apart: the first event with samples."""
+        attrs = self.attrs()
+        return attrs[0] if attrs else None
+
+    def codes(self) -> GroupCodes | None:
+        """The store's key codes and ranks (made once)."""
+        st = self.model.groups
+        if st is None:
+            return None
+        with self._lock:
+            if self._codes is not None and self._codes_of is st:
+                return self._codes
+        gc = GroupCodes(st)
+        with self._lock:
+            self._codes, self._codes_of = gc, st
+        return gc
+
+    def prepare(self, keys: tuple[str, ...] = DEFAULT_SORT) -> None:
+        """What the first open of the views needs (codes, the table by ``keys`` of the
+        first event under the current scope, the flame graph's tree, the labels): from the
+        worker, right after the names."""
+        if self.model.groups is None:
+            return
+        self.codes()
+        scope = Scope(self.model.flt.within(self.model.time_range), self.default_attr())
+        self.table(scope, keys, True)
+        self.labels()
+        sel = self.selection(scope)
+        if sel is not None:
+            self.flame(sel).tree.children(-1)
+        self.flame_labels()
+
+    # -- weighing ---------------------------------------------------------------------------
+    def selection(self, scope: Scope) -> Selection | None:
+        """The groups weighed under ``scope`` (None before the names)."""
+        st = self.model.groups
+        if st is None:
+            return None
+        with self._lock:
+            got = self._selections.get(scope)
+        if got is not None and got.store is st:
+            return got
+        sel = select(st, self._mask(st, scope.flt), scope.attr)
+        if scope.section is not None:
+            sel = sel.restrict(self.section_groups(st, scope.section))
+        with self._lock:
+            self._selections[scope] = sel
+            while len(self._selections) > 8:
+                self._selections.popitem(last=False)
+        return sel
+
+    def _mask(self, st: SampleGroups, flt: Filter) -> np.ndarray | None:
+        if flt.empty:
+            return None
+        m = self.model
+        ctx = m.context
+        parts = [flt.mask(m.rec, st.rows[lo:lo + MASK_BLOCK], ctx)
+                 for lo in range(0, len(st.rows), MASK_BLOCK)]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+
+    @staticmethod
+    def section_locations(st: SampleGroups, section: tuple[str, str | None]) -> np.ndarray:
+        """Bool per location: in module ``section[0]`` (and its section ``section[1]``)."""
+        locs = st.locs
+        module, name = section
+        in_module = np.array([d.module == module for d in locs.dsos], dtype=bool)
+        ok = in_module[locs.dso_of()] if len(locs) else np.zeros(0, dtype=bool)
+        if name is not None and len(locs):
+            ok &= np.array([s == name for s in locs.section], dtype=bool)
+        return ok
+
+    def section_groups(self, st: SampleGroups, section: tuple[str, str | None]
+                       ) -> np.ndarray:
+        """Groups whose own location is in the module (section)."""
+        out: np.ndarray = self.section_locations(st, section)[st.leaf]
+        return out
+
+    # -- tables and trees ---------------------------------------------------------------------
+    def table(self, scope: Scope, keys: tuple[str, ...], children: bool
+              ) -> GroupProfile | None:
+        """The hotspot table of ``scope`` by ``keys`` (cached); ``children`` only counts
+        when the recording has callchains."""
+        st = self.model.groups
+        sel = self.selection(scope)
+        if st is None or sel is None:
+            return None
+        children = children and st.callchains
+        key = (scope, keys, children)
+        with self._lock:
+            got = self._tables.get(key)
+        if got is not None and got.selection.store is st:
+            return got
+        gp = group_profile(sel, keys, children, self.codes())
+        with self._lock:
+            self._tables[key] = gp
+            while len(self._tables) > 16:
+                self._tables.popitem(last=False)
+        return gp
+
+    @staticmethod
+    def focus(gp: GroupProfile, row: int) -> tuple[GroupTree, GroupTree]:
+        """(callers, callees) of a row of ``gp``."""
+        return focus_trees(gp, row)
+
+    @staticmethod
+    def whole_of(sel: Selection) -> tuple[GroupTree, GroupTree]:
+        """(top-down, bottom-up) call trees of a selection."""
+        return top_down(sel), bottom_up(sel)
+
+    def flame(self, sel: Selection) -> GroupTree:
+        """The flame graph's tree of a selection: top-down, thread names at the root,
+        and every address no symbol covers named by its dso alone (one frame per dso, as
+        flamegraph's stackcollapse-perf and ``perftui report --folded`` name them)."""
+        st = sel.store
+        with self._lock:
+            got = self._flame
+        if got is None or got[0] is not st:
+            got = (st, *flame_paths(st))
+            with self._lock:
+                self._flame = got
+        _st, trie, end = got
+        tree = trie.weigh(end, sel.period, sel.count)
+        return GroupTree(tree, np.arange(st.groups, dtype=np.int64), end, st.groups)
+
+    # -- names -----------------------------------------------------------------------------------
+    def names(self) -> Names | None:
+        res = self.model.resolver
+        if res is None:
+            return None
+        return Names(res.locs, lambda c: res.comm_names[c], res.thread_comm)
+
+    def labels(self) -> list[str]:
+        """Every location's label, lower case (the name filter reads them)."""
+        st = self.model.groups
+        if st is None:
+            return []
+        with self._lock:
+            got = self._labels
+        if got is not None and len(got) == len(st.locs):
+            return got
+        locs = st.locs
+        out = [locs.label(i).lower() for i in range(len(locs))]
+        with self._lock:
+            self._labels = out
+        return out
+
+    def flame_labels(self) -> list[str]:
+        """Every location's flame-graph name, lower case (``/`` paints by them)."""
+        st = self.model.groups
+        if st is None:
+            return []
+        with self._lock:
+            got = self._flame_labels
+        if got is not None and len(got) == len(st.locs):
+            return got
+        locs = st.locs
+        out = [folded_name(locs, i).lower() for i in range(len(locs))]
+        with self._lock:
+            self._flame_labels = out
+        return out
+
+    def matching_rows(self, gp: GroupProfile, text: str) -> np.ndarray:
+        """Rows of ``gp`` whose printed keys contain ``text`` (case-insensitive): the
+        symbol when the table has one, else any key (perf's ``/`` on symbols)."""
+        want = text.strip().lower()
+        if not want:
+            return np.arange(len(gp), dtype=np.int64)
+        names = self.names()
+        if names is None:
+            return np.zeros(0, np.int64)
+        hit = np.zeros(len(gp), dtype=bool)
+        keys = ("sym",) if "sym" in gp.keys else gp.keys
+        for k in keys:
+            i = gp.keys.index(k)
+            if k == "sym":
+                ok = np.array([want in s for s in self.labels()], dtype=bool)
+                hit |= ok[gp.loc] if len(ok) else False
+                continue
+            codes, first = np.unique(gp.key[:, i], return_index=True)
+            good = [int(c) for c, f in zip(codes.tolist(), first.tolist(), strict=True)
+                    if want in key_text(gp.shell, names, gp.row(int(f)), i).lower()]
+            hit |= np.isin(gp.key[:, i], good)
+        return np.nonzero(hit)[0]
+
+
+def unknown_by_dso(st: SampleGroups) -> np.ndarray:
+    """Each location's stand-in in the flame graph: itself when a symbol names it, else
+    the first unresolved location of its dso."""
+    locs = st.locs
+    n = len(locs)
+    out = np.arange(n, dtype=np.int64)
+    first: dict[int, int] = {}
+    for i in range(n):
+        if locs.name[i] is None:
+            out[i] = first.setdefault(locs.dso[i], i)
+    return out
+
+
+def flame_paths(st: SampleGroups) -> tuple[Trie, np.ndarray]:
+    """The trie of every group's stack under its thread, unresolved addresses merged by
+    dso (:func:`unknown_by_dso`), and the node each group's path ends at."""
+    canon = unknown_by_dso(st)
+    lengths = np.diff(st.path_start) + 1
+    starts = np.zeros(st.groups + 1, np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    frames = np.empty(int(starts[-1]), np.int64)
+    head = starts[:-1]
+    frames[head] = -1 - st.comm
+    body = np.ones(len(frames), dtype=bool)
+    body[head] = False
+    frames[body] = canon[st.path_loc] if len(st.path_loc) else st.path_loc
+    b = TrieBuilder()
+    end = b.add(starts, frames)
+    return b.trie(), end

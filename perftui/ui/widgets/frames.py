@@ -1,0 +1,88 @@
+"""How the profile views write a frame (a location or a thread) and a share: the words
+and colours the hotspot table, the call trees and the flame graph have in common."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.text import Text
+
+from ...present.reportrun import frame_name as folded_name
+from ...symbols.locations import Locations
+from ...textsafe import safe
+
+#: background colours of flame-graph frames by kind, a few shades each (neighbours differ)
+KIND_COLOURS: dict[str, tuple[str, ...]] = {
+    "all": ("#4a4a4a",),
+    "thread": ("#5c5c5c", "#666666"),
+    "kernel": ("#b5482a", "#c65a33", "#a63f24"),  # vmlinux and other [k] code
+    "user": ("#3f7f2a", "#4c8f35", "#377324"),  # [.] code
+    "module .text": ("#2f5f9a", "#3a6dab", "#29548a"),
+    "module .noinstr.text": ("#8a3f8a", "#9c4b9c", "#7b357b"),
+    "module .text.unlikely": ("#5e4a9a", "#6b57ab", "#52408a"),
+    "module": ("#2a7a7a", "#338a8a", "#246c6c"),  # any other section, or not known
+}
+LEGEND = (("kernel", "kernel"), ("module .text", ".text"), ("module .noinstr.text", ".noinstr"),
+          ("module", "other section"), ("user", "user"), ("thread", "thread"))
+
+
+def frame_kind(locs: Locations, loc: int) -> str:
+    """The colour family of a location: ``kernel``, ``user``, or ``module <section>``."""
+    d = locs.dsos[locs.dso[loc]]
+    if d.module is not None:
+        sec = locs.section[loc] if not d.assumed_text else None
+        kind = f"module {sec}" if sec else "module"
+        return kind if kind in KIND_COLOURS else "module"
+    return "kernel" if d.kernel else "user"
+
+
+def level_mark(locs: Locations, loc: int) -> str:
+    """perf report's ``[k]`` (kernel or module) or ``[.]`` (user space)."""
+    return "[k]" if locs.dsos[locs.dso[loc]].kernel else "[.]"
+
+
+def where_text(locs: Locations, loc: int) -> str:
+    """The dso as perf report names it, a module with its section: ``[demo_kvm].text``."""
+    d = locs.dsos[locs.dso[loc]]
+    out = d.short_name
+    sec = locs.section[loc]
+    if d.module is not None and sec and not d.assumed_text:
+        out += sec
+    return out
+
+
+def frame_name(locs: Locations, comm_names: Sequence[str], frame: int,
+               folded: bool = False) -> str:
+    """A tree frame's name: a symbol (or address; ``folded``: the dso in brackets, as
+    flame graphs name an unknown symbol), or a thread's name (``frame < 0``)."""
+    if frame < 0:
+        c = -1 - frame
+        return comm_names[c] if 0 <= c < len(comm_names) else "?"
+    return folded_name(locs, frame) if folded else locs.label(frame)
+
+
+def frame_text(locs: Locations, comm_names: Sequence[str], frame: int,
+               with_where: bool = True) -> Text:
+    """``[k] name  (dso)`` of a location, or the thread's name in bold."""
+    t = Text()  # every part a span of its own: a base style would colour what follows
+    if frame < 0:
+        t.append(safe(frame_name(locs, comm_names, frame), 200), style="bold")
+        return t
+    t.append(f"{level_mark(locs, frame)} ", style="dim")
+    t.append(safe(locs.label(frame), 400))
+    if with_where:
+        t.append(f"  {safe(where_text(locs, frame), 80)}", style="dim")
+    return t
+
+
+def pct_style(p: float) -> str:
+    """perf's colours for a share: red from 5%, green from 0.5%."""
+    return "bold red" if p >= 5.0 else "green" if p >= 0.5 else ""
+
+
+def pct_text(part: int, total: int) -> Text:
+    """``12.34%`` (7 cells), coloured as perf colours it."""
+    p = 100.0 * part / total if total else 0.0
+    out = Text()
+    out.append(f"{p:6.2f}%", style=pct_style(p))  # a span: text appended after is not red
+    return out

@@ -1,0 +1,210 @@
+"""The hotspot table: perf report's rows (Children/Self or Overhead, Samples, then the sort
+keys as perf prints them), drawn line by line: only the visible rows are ever made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widget import Widget
+
+from ...analysis.profile import Profile
+from ...analysis.samplegroups import GroupProfile
+from ...present.report import HEADERS, Names, key_text
+from ...textsafe import safe
+from .frames import pct_text
+from .linelist import LineList
+
+#: widest a key column gets (the last one takes what is left)
+WIDTH_CAP = {"comm": 16, "pid": 24, "tid": 7, "cpu": 3, "dso": 24, "module": 20,
+             "section": 20, "sym": 48}
+WIDTH_SCAN = 4096  # distinct values measured per column at most
+
+
+@dataclass
+class TableView:
+    """A table ready to draw: ``rows`` are the rows of ``gp`` shown (after the name
+    filter and a section's scope), in perf's order."""
+
+    gp: GroupProfile
+    shell: Profile
+    rows: np.ndarray
+    names: Names
+    widths: list[int]
+    count_width: int
+
+    @classmethod
+    def make(cls, gp: GroupProfile, rows: np.ndarray, names: Names) -> TableView:
+        """Column widths from the values the rows print (slow part: call from a worker)."""
+        shell = gp.shell
+        widths = []
+        for i, k in enumerate(gp.keys):
+            w = len(HEADERS[k])
+            if len(rows) and i < len(gp.keys) - 1:
+                _codes, first = np.unique(gp.key[rows, i], return_index=True)
+                for r in rows[np.sort(first)[:WIDTH_SCAN]].tolist():
+                    w = max(w, len(key_text(shell, names, gp.row(int(r)), i)))
+            widths.append(min(w, max(WIDTH_CAP[k], len(HEADERS[k]))))
+        most = int(gp.samples[rows].max(initial=0)) if len(rows) else 0
+        return cls(gp, shell, rows, names, widths, max(7, len(f"{most:,}")))
+
+
+def cell(text: str, width: int, last: bool) -> str:
+    """A column's text: cut with an ellipsis and padded (the last one only cut later)."""
+    text = safe(text)
+    if last:
+        return text
+    if len(text) > width:
+        text = text[:max(0, width - 1)] + "…"
+    return text.ljust(width)
+
+
+class TableAction(Message):
+    """A key of the table the pane acts on (``what``: sort, next_sort, children, find,
+    trees, samples, focus)."""
+
+    def __init__(self, table: LineList, what: str) -> None:
+        super().__init__()
+        self.table = table
+        self.what = what
+
+
+class HotspotTable(LineList):
+    """The table of a :class:`TableView`, or one line saying why there is none."""
+
+    BINDINGS = [
+        Binding("enter", "choose", "Callers/callees", id="hot.focus",
+                tooltip="the row's callers and callees, as trees"),
+        Binding("s", "sort_keys", "Sort", id="hot.sort",
+                tooltip="sort keys: comm pid tid dso sym cpu module section (perf's "
+                        "default comm,dso,sym)"),
+        Binding("S", "next_sort", "Next sort", show=False, id="hot.next_sort",
+                tooltip="the next common set of sort keys"),
+        Binding("c", "toggle_children", "Children", id="hot.children",
+                tooltip="with / without the Children column (callchains)"),
+        Binding("slash", "name_filter", "Find", key_display="/", id="hot.find",
+                tooltip="only the rows whose symbol contains a text (perf's /)"),
+        Binding("t", "trees", "Call trees", id="hot.trees",
+                tooltip="the call trees of everything shown: top-down and bottom-up"),
+        Binding("v", "samples", "Samples", id="hot.samples",
+                tooltip="the samples of the row (through it with Children; Enter on one: "
+                        "its record)"),
+        Binding("a", "annotate", "Annotate", id="hot.annotate",
+                tooltip="annotate: the function of the row (perf's a)"),
+    ]
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)
+        self.view: TableView | None = None
+        self.placeholder = "no profile yet"
+
+    def show(self, view: TableView | None, placeholder: str = "") -> None:
+        """Draw ``view``; the cursor stays on the row with the same keys if there is one."""
+        old = self.current_key()
+        self.view = view
+        self.placeholder = placeholder
+        cursor = None
+        if view is not None and old is not None and len(view.rows) and \
+                view.gp.key.shape[1] == len(old):
+            hit = np.nonzero((view.gp.key[view.rows] == np.asarray(old)).all(axis=1))[0]
+            cursor = int(hit[0]) if len(hit) else None
+        self.reload(cursor)
+
+    def current_row(self) -> int | None:
+        """The row of the table's profile under the cursor."""
+        v = self.view
+        if v is None or not 0 <= self.cursor < len(v.rows):
+            return None
+        return int(v.rows[self.cursor])
+
+    def current_key(self) -> tuple[int, ...] | None:
+        r = self.current_row()
+        if r is None or self.view is None:
+            return None
+        return tuple(int(x) for x in self.view.gp.key[r])
+
+    # -- drawing --------------------------------------------------------------------------------
+    def line_count(self) -> int:
+        v = self.view
+        if v is None or not len(v.rows):
+            return 1 if self.placeholder else 0
+        return len(v.rows)
+
+    def header(self) -> Text | None:
+        v = self.view
+        if v is None or not len(v.rows):
+            return None
+        gp = v.gp
+        heads = ["Children", "    Self"] if gp.children else ["Overhead"]
+        out = " ".join(f"{h:>8}" for h in heads) + f" {'Samples':>{v.count_width}}"
+        last = len(gp.keys) - 1
+        for i, k in enumerate(gp.keys):
+            out += "  " + cell(HEADERS[k], v.widths[i], i == last)
+        return Text(out)
+
+    def line(self, i: int) -> Text:
+        v = self.view
+        if v is None or not len(v.rows):
+            return Text(self.placeholder, style="dim")
+        gp = v.gp
+        r = int(v.rows[i])
+        total = gp.total_period
+        out = Text(" ")
+        if gp.children:
+            out.append_text(pct_text(int(gp.children_period[r]), total))
+            out.append("  ")
+        out.append_text(pct_text(int(gp.self_period[r]), total))
+        out.append(f" {int(gp.samples[r]):>{v.count_width},}")
+        row = gp.row(r)
+        last = len(gp.keys) - 1
+        for k in range(len(gp.keys)):
+            out.append("  ")
+            out.append(cell(key_text(v.shell, v.names, row, k), v.widths[k], k == last))
+        return out
+
+    # -- keys (the pane does the work) ------------------------------------------------------
+    def action_sort_keys(self) -> None:
+        self.post_message(TableAction(self, "sort"))
+
+    def action_next_sort(self) -> None:
+        self.post_message(TableAction(self, "next_sort"))
+
+    def action_toggle_children(self) -> None:
+        self.post_message(TableAction(self, "children"))
+
+    def action_name_filter(self) -> None:
+        self.post_message(TableAction(self, "find"))
+
+    def action_trees(self) -> None:
+        self.post_message(TableAction(self, "trees"))
+
+    def action_samples(self) -> None:
+        if self.current_row() is not None:
+            self.post_message(TableAction(self, "samples"))
+
+    def action_choose(self) -> None:
+        if self.current_row() is not None:
+            self.post_message(TableAction(self, "focus"))
+
+    def action_annotate(self) -> None:
+        r = self.current_row()
+        v = self.view
+        if r is None or v is None:
+            return
+        if "sym" not in v.gp.keys:
+            self.notify("a annotates a function: sort by sym (s) first", timeout=3)
+            return
+        annotate_location(self, int(v.gp.loc[r]))
+
+
+def annotate_location(widget: Widget, loc: int) -> None:
+    """Open the annotate screen on a location of the model's resolver (a symbol)."""
+    app = widget.app
+    res = app.model.resolver  # type: ignore[attr-defined]
+    if res is None or not 0 <= loc < len(res.locs) or res.locs.name[loc] is None:
+        widget.notify("no symbol to annotate here (an address no symbol covers)", timeout=3)
+        return
+    app.open_annotate(loc)  # type: ignore[attr-defined]

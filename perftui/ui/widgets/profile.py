@@ -1,0 +1,426 @@
+"""The profile view (``p``): perf report's hotspot table and, from a row, its callers and
+callees; or the call trees of everything shown.  It lives on the main screen under the
+timeline and follows the filter, the range, the event and a module section; every table
+and tree is made in a thread worker (:class:`~perftui.ui.profiledata.ProfileData`)."""
+
+from __future__ import annotations
+
+import numpy as np
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Label
+from textual.worker import get_current_worker
+
+from ...analysis.profile import DEFAULT_SORT, SORT_KEYS, SortKeyError, parse_sort
+from ...analysis.samplegroups import GroupProfile
+from ...crash import crash_line, write_traceback
+from ...textsafe import safe
+from ..profiledata import ProfileData, Scope
+from .calltrees import CallTreeList, Forest
+from .hotspots import HotspotTable, TableAction, TableView
+
+#: ``S`` goes round these
+SORT_PRESETS: tuple[tuple[str, ...], ...] = (
+    DEFAULT_SORT, ("dso", "sym"), ("sym",), ("comm",), ("pid",), ("tid",), ("cpu",),
+    ("dso",), ("module", "section", "sym"))
+SECTION_SORT = ("module", "section", "sym")
+LOCATION_KEYS = frozenset({"dso", "sym", "module", "section"})
+AUTO_OPEN = 3  # levels of the heaviest path opened when trees are first shown
+
+
+def event_bindings() -> list[Binding]:
+    """``1``..``9``: the n-th event (perf's 0-9 pick an event of a group)."""
+    out = []
+    for n in range(1, 10):
+        out.append(Binding(str(n), f"event({n})", "Event", show=False, id=f"profile.event{n}",
+                           tooltip="the n-th event of the recording (1-9), when it has "
+                                   "several" if n == 1 else ""))
+    return out
+
+
+class ProfilePane(Vertical):
+    """The hotspot table, or call trees, under a title line saying what is counted."""
+
+    BINDINGS = [
+        Binding("escape", "back", "Back", id="profile.back",
+                tooltip="back one level: trees → table → (name filter) → records"),
+        Binding("q", "back", "Back", show=False, id="profile.back_q",
+                tooltip="back one level: trees → table → (name filter) → records"),
+        Binding("F", "app.filter", "Filter", show=False, id="profile.filter",
+                tooltip="filter every pane (the record list's /)"),
+        *event_bindings(),
+    ]
+    DEFAULT_CSS = """
+    ProfilePane { height: 1fr; }
+    ProfilePane #profile-title { height: 1; width: 100%; background: $primary 30%;
+                                 text-wrap: nowrap; text-overflow: ellipsis; }
+    ProfilePane CallTreeList { display: none; }
+    ProfilePane.-trees CallTreeList { display: block; }
+    ProfilePane.-trees HotspotTable { display: none; }
+    """
+
+    def __init__(self, data: ProfileData, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.data = data
+        self.keys: tuple[str, ...] = DEFAULT_SORT
+        self.with_children = True
+        self.find = ""
+        self.attr: int | None = None  # None: the first event (perf shows each apart)
+        self.section: tuple[str, str | None] | None = None
+        self.level = "table"  # or "trees"
+        self.tree_row: tuple[int, ...] | None = None  # the focused row's key (None: whole)
+        self.tree_title = ""
+        self.note = ""  # what the indexing worker is doing (names)
+        self.busy = False
+        self.view: TableView | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Label("", id="profile-title")
+        yield HotspotTable(id="hotspots")
+        yield CallTreeList(id="calltrees")
+
+    @property
+    def table(self) -> HotspotTable:
+        return self.query_one(HotspotTable)
+
+    @property
+    def trees(self) -> CallTreeList:
+        return self.query_one(CallTreeList)
+
+    def focus_view(self) -> None:
+        (self.trees if self.level == "trees" else self.table).focus()
+
+    # -- what is counted ---------------------------------------------------------------------
+    def scope(self) -> Scope:
+        m = self.data.model
+        attrs = self.data.attrs()
+        attr = self.attr if self.attr in attrs else (attrs[0] if attrs else None)
+        return Scope(m.flt.within(m.time_range), attr, self.section)
+
+    def open_section(self, section: tuple[str, str | None] | None) -> None:
+        """Show the profile of one module (section), sorted module,section,sym (None:
+        everything, the keys as they were)."""
+        if section != self.section:
+            self.section = section
+            if section is not None:
+                self.keys = SECTION_SORT
+        self.level = "table"
+        self.set_class(False, "-trees")
+        self.refresh_data()
+
+    def set_note(self, note: str) -> None:
+        self.note = note
+        if self.view is None:
+            self.refresh_data()
+
+    # -- the table --------------------------------------------------------------------------
+    def refresh_data(self) -> None:
+        """Count again (filter, range, names, keys, event or section changed)."""
+        placeholder = self._placeholder()
+        if placeholder:
+            self.view = None
+            self.table.show(None, placeholder)
+            self.trees.clear_trees(placeholder)
+            self._title()
+            return
+        self.busy = True
+        self._title()
+        self._count(self.scope(), self.keys, self.with_children, self.find)
+
+    def _placeholder(self) -> str:
+        m = self.data.model
+        if not m.done:
+            return "indexing… (the profile follows once every record is indexed)"
+        if not self.data.ready:
+            return self.note or "naming samples… (the profile opens when every sample " \
+                                "has its symbol)"
+        st = self.data.store
+        if st is None or not len(st):
+            return "no samples in this recording: nothing to profile"
+        return ""
+
+    @work(thread=True, exclusive=True, group="profile-table")
+    def _count(self, scope: Scope, keys: tuple[str, ...], children: bool, find: str) -> None:
+        data = self.data
+        try:
+            gp = data.table(scope, keys, children)
+            names = data.names()
+            if gp is None or names is None:
+                return
+            rows = (data.matching_rows(gp, find) if find
+                    else np.arange(len(gp), dtype=np.int64))
+            if scope.section is not None and LOCATION_KEYS & set(keys):
+                st = gp.selection.store
+                rows = rows[data.section_locations(st, scope.section)[gp.loc[rows]]]
+            view = TableView.make(gp, rows, names)
+        except Exception as e:  # a bug must not end the browser: said, traceback kept
+            self.app.call_from_thread(self._failed, e)
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._counted, view)
+
+    def _failed(self, error: Exception) -> None:
+        line = crash_line(error, write_traceback(error))
+        self.busy = False
+        self.view = None
+        self.table.show(None, safe(line, 300))
+        self._title()
+        self.notify(safe(line, 300), severity="error", markup=False)
+
+    def _counted(self, view: TableView) -> None:
+        self.busy = False
+        self.view = view
+        self.table.show(view, self._empty_text(view))
+        self._title()
+        if self.level == "trees":
+            self._make_trees()
+
+    def _empty_text(self, view: TableView) -> str:
+        gp = view.gp
+        if not gp.total_samples:
+            where = " in this section" if self.section else ""
+            scope = self.data.model.scope_text()
+            return (f"no samples{where} under {safe(scope, 80)}" if scope
+                    else f"no samples{where}")
+        if self.find:
+            return f"no row matches /{safe(self.find, 40)} (Esc clears it)"
+        return "no rows"
+
+    def _title(self) -> None:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        t.append(" profile ", style="bold reverse")
+        scope = self.scope()
+        if self.data.ready and len(self.data.attrs()) > 1:
+            n = self.data.attrs().index(scope.attr) + 1 if scope.attr is not None else 0
+            t.append(f" {safe(self.data.event_name(scope.attr), 40)} ({n}/"
+                     f"{len(self.data.attrs())})", style="bold")
+        elif self.data.ready:
+            t.append(f" {safe(self.data.event_name(scope.attr), 40)}", style="bold")
+        v = self.view
+        if v is not None:
+            t.append(f"  {v.gp.total_samples:,} samples")
+        if self.level == "trees":
+            t.append(f"  {safe(self.tree_title, 120)}", style="bold")
+        else:
+            t.append(f"  sort {','.join(self.keys)}")
+            if v is not None and not v.gp.children and self.data.callchains:
+                t.append("  self only", style="bold")
+            elif v is not None and not self.data.callchains:
+                t.append("  no callchains", style="dim")
+        if self.section is not None:
+            mod, sec = self.section
+            t.append(f"  [{safe(mod, 30)}]{safe(sec or '', 30)}", style="bold yellow")
+        if self.find and self.level == "table":
+            shown = f" ({len(v.rows):,} rows)" if v is not None else ""
+            t.append(f"  /{safe(self.find, 30)}{shown}", style="bold yellow")
+        scope_text = self.data.model.scope_text()
+        if scope_text:
+            t.append(f"  {safe(scope_text, 80)}", style="bold yellow")
+        if self.busy:
+            t.append("  counting…", style="yellow")
+        self.query_one("#profile-title", Label).update(t)
+
+    # -- keys of the table ---------------------------------------------------------------------
+    def on_table_action(self, msg: TableAction) -> None:
+        msg.stop()
+        what = msg.what
+        if what == "sort":
+            self._ask_sort()
+        elif what == "next_sort":
+            i = SORT_PRESETS.index(self.keys) + 1 if self.keys in SORT_PRESETS else 0
+            self.keys = SORT_PRESETS[i % len(SORT_PRESETS)]
+            self.refresh_data()
+        elif what == "children":
+            if not self.data.callchains:
+                self.notify("no callchains in this recording: Self is all there is",
+                            timeout=3)
+                return
+            self.with_children = not self.with_children
+            self.refresh_data()
+        elif what == "find":
+            self._ask_find()
+        elif what == "trees":
+            self._open_trees(None)
+        elif what == "focus":
+            key = self.table.current_key()
+            if key is not None:
+                self._open_trees(key)
+        elif what == "samples":
+            self._row_samples()
+
+    def _ask_sort(self) -> None:
+        from ..screens import PromptScreen
+
+        hint = (f"sort keys, comma-separated: {' '.join(SORT_KEYS)} (perf's default "
+                f"{','.join(DEFAULT_SORT)}; module,section,sym: by module section)")
+        self.app.push_screen(PromptScreen("sort keys", hint, ",".join(self.keys)),
+                             self._apply_sort)
+
+    def _apply_sort(self, text: str | None) -> None:
+        if text is None:
+            return
+        try:
+            keys = parse_sort(text) if text.strip() else DEFAULT_SORT
+        except SortKeyError as e:
+            self.notify(safe(str(e), 200), severity="error", markup=False)
+            return
+        self.keys = keys
+        self.refresh_data()
+
+    def _ask_find(self) -> None:
+        from ..screens import PromptScreen
+
+        self.app.push_screen(PromptScreen(
+            "find rows by name", "rows whose symbol contains the text (case-insensitive; "
+            "without a sym key: any key); empty: every row", self.find), self._apply_find)
+
+    def _apply_find(self, text: str | None) -> None:
+        if text is None:
+            return
+        self.find = text.strip()
+        self.refresh_data()
+
+    def action_event(self, n: int) -> None:
+        attrs = self.data.attrs()
+        if len(attrs) < 2:
+            return
+        if n > len(attrs):
+            self.notify(f"the recording has {len(attrs)} events", timeout=2)
+            return
+        self.attr = attrs[n - 1]
+        self.refresh_data()
+
+    def action_back(self) -> None:
+        if self.level == "trees":
+            self.level = "table"
+            self.set_class(False, "-trees")
+            self.table.focus()
+            self._title()
+            return
+        if self.find:
+            self.find = ""
+            self.refresh_data()
+            return
+        self.app.show_body("records")  # type: ignore[attr-defined]
+
+    # -- trees --------------------------------------------------------------------------------
+    def _open_trees(self, key: tuple[int, ...] | None) -> None:
+        self.level = "trees"
+        self.tree_row = key
+        self.set_class(True, "-trees")
+        self.trees.clear_trees("making the trees…")
+        self.trees.forests = []
+        self._make_trees(fresh=True)
+        self.trees.focus()
+
+    def _make_trees(self, fresh: bool = False) -> None:
+        v = self.view
+        if v is None:
+            return
+        row = None
+        if self.tree_row is not None:
+            gp = v.gp
+            hit = np.nonzero((gp.key == np.asarray(self.tree_row)).all(axis=1))[0] \
+                if gp.key.shape[1] == len(self.tree_row) else np.zeros(0, np.int64)
+            if not len(hit):
+                self.tree_title = "the row has no samples under this filter and range"
+                self.trees.clear_trees(self.tree_title)
+                self._title()
+                return
+            row = int(hit[0])
+            self.tree_title = f"callers and callees of {self._row_text(v, row)}"
+        else:
+            self.tree_title = "call trees of everything shown"
+        self._title()
+        self._grow(v.gp, row, fresh)
+
+    def _row_text(self, v: TableView, r: int) -> str:
+        from ...present.report import key_text
+
+        row = v.gp.row(r)
+        return " ".join(key_text(v.shell, v.names, row, i) for i in range(len(v.gp.keys)))
+
+    @work(thread=True, exclusive=True, group="profile-trees")
+    def _grow(self, gp: GroupProfile, row: int | None, fresh: bool) -> None:
+        try:
+            if row is None:
+                td, bu = self.data.whole_of(gp.selection)
+                forests = [Forest("top-down: callers first", td),
+                           Forest("bottom-up: sampled functions first", bu, top_down=False)]
+            else:
+                callers, callees = self.data.focus(gp, row)
+                forests = [Forest("callers (bottom-up: who calls it)", callers,
+                                  top_down=False),
+                           Forest("callees (top-down: what it calls)", callees)]
+            for f in forests:
+                f.tree.tree.children(-1)  # the children index, off the UI thread
+                if fresh:
+                    _auto_open(f)
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._grown, forests, gp, fresh)
+
+    def _grown(self, forests: list[Forest], gp: GroupProfile, fresh: bool) -> None:
+        res = self.data.model.resolver
+        if res is None or self.level != "trees":
+            return
+        self.trees.show(forests, gp.total_period, res.locs, res.comm_names)
+        if fresh and self.trees.line_count() > 1:
+            self.trees.cursor = 1  # the first root: the row's own frame
+
+    def on_call_tree_list_samples_wanted(self, msg: CallTreeList.SamplesWanted) -> None:
+        msg.stop()
+        v = self.view
+        if v is not None:
+            self._samples(v.gp, msg.groups, msg.title)
+
+    def _row_samples(self) -> None:
+        v = self.view
+        r = self.table.current_row()
+        if v is None or r is None:
+            return
+        gp = v.gp
+        groups = gp.groups_of_row(r, through=gp.children)
+        how = "through it" if gp.children else "its own"
+        self._samples(gp, groups, f"{self._row_text(v, r)} · samples {how}")
+
+    def _samples(self, gp: GroupProfile, groups: np.ndarray, title: str) -> None:
+        self._find_samples(gp, groups, title)
+
+    @work(thread=True, exclusive=True, group="profile-samples")
+    def _find_samples(self, gp: GroupProfile, groups: np.ndarray, title: str) -> None:
+        try:
+            rows = gp.selection.rows_of(groups)
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
+                                      rows, title, "profile")
+
+
+def _auto_open(f: Forest) -> None:
+    """Open the first root, then follow its heaviest path a few levels down while one
+    child carries at least half of its parent (a spread of small ones stays closed)."""
+    t = f.tree.tree
+    kids = t.children(-1)
+    if not len(kids):
+        return
+    node = int(kids[0])
+    path: tuple[int, ...] = (int(t.frame[node]),)
+    f.expanded.add(path)
+    for _ in range(AUTO_OPEN):
+        kids = t.children(node)
+        if not len(kids):
+            break
+        node = int(kids[0])
+        if not len(t.children(node)) or \
+                2 * int(t.total[t.children(node)[0]]) < int(t.total[node]):
+            break
+        path = (*path, int(t.frame[node]))
+        f.expanded.add(path)

@@ -1,0 +1,163 @@
+"""The browser's hotspot table (``p``) against ``perf report`` (perf 6.1) on fresh
+recordings: the rows shown, read off the screen, equal perf report's row for row (the
+same keys, the same sample count, self and children within 0.01 percentage points), for
+sort keys chosen with ``s``, with and without Children (``c``), under a timeline range
+(perf's ``--time`` with the range's exact nanoseconds), under the ``cpu=`` filter (perf's
+``--cpu``), per event (``1``/``2``; perf shows each event apart), and on a recording
+without callchains (perf prints one Overhead column)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from perfprograms import Built, perf_env, require
+from test_ui_pilot import browse
+from test_ui_profile import idle, keys, prompt, table_lines
+from uihelpers import sync
+
+pytestmark = [pytest.mark.perf, pytest.mark.slow]
+
+LEVEL = re.compile(r"^\[[k.]\] ")
+Rows = dict[tuple[str, ...], list[tuple[int, float, float]]]
+
+
+def perf_table(data: Path, keys: str, children: bool, extra: tuple[str, ...] = ()
+               ) -> dict[str, Rows]:
+    """perf report's rows per event: keys -> [(samples, self %, children %)]."""
+    perf = require("perf")
+    cmd = [perf, "report", "-i", str(data), "--stdio", "-g", "none", "--sort", keys, "-t",
+           ";", "-n", "--children" if children else "--no-children", *extra]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-500:]
+    out: dict[str, Rows] = {}
+    rows: Rows = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"# Samples: \S+\s+of event '([^']*)'", line)  # (time slices: ...)
+        if m:
+            rows = out.setdefault(m.group(1), {})
+            continue
+        if not line.strip() or line.startswith("#"):
+            continue
+        f = [x.strip() for x in line.split(";")]
+        if children:
+            ch, ov, n, k = float(f[0][:-1]), float(f[1][:-1]), int(f[2]), f[3:]
+        else:
+            ch, ov, n, k = 0.0, float(f[0][:-1]), int(f[1]), f[2:]
+        rows.setdefault(tuple(LEVEL.sub("", x) for x in k), []).append((n, ov, ch))
+    return out
+
+
+def shown(app: object, children: bool) -> Rows:
+    """The table on screen: keys -> [(samples, self %, children %)]."""
+    heads, lines = table_lines(app)  # type: ignore[arg-type]
+    assert (heads[0] == "Children") == children, heads
+    out: Rows = {}
+    for r in lines:
+        if children:
+            ch, ov, n, k = float(r[0][:-1]), float(r[1][:-1]), int(r[2].replace(",", "")), \
+                r[3:]
+        else:
+            ch, ov, n, k = 0.0, float(r[0][:-1]), int(r[1].replace(",", "")), r[2:]
+        out.setdefault(tuple(LEVEL.sub("", x) for x in k), []).append((n, ov, ch))
+    return out
+
+
+def same(mine: Rows, theirs: Rows, keys: str) -> None:
+    klist = keys.split(",")
+    # perf cuts a comm longer than its column when the width was set before that name
+    # appeared ("perf-exec" -> "perf-ex"): cut ours the same way
+    width = {i: max(len(k[i]) for k in theirs) for i, name in enumerate(klist)
+             if name == "comm" and theirs}
+    cut: Rows = {}
+    for k, v in mine.items():
+        key = tuple(x[:width[i]] if i in width else x for i, x in enumerate(k))
+        cut.setdefault(key, []).extend(v)
+    assert set(cut) == set(theirs), (sorted(set(theirs) - set(cut))[:5],
+                                     sorted(set(cut) - set(theirs))[:5])
+    for key, want in theirs.items():
+        got = sorted(cut[key])
+        assert len(got) == len(want), key
+        for (n, ov, ch), (wn, wov, wch) in zip(got, sorted(want), strict=True):
+            assert n == wn, key
+            assert abs(ov - wov) <= 0.01 and abs(ch - wch) <= 0.01, (key, ov, wov, ch, wch)
+
+
+@pytest.fixture(scope="module")
+def program(built: Built, recorded) -> Path:  # type: ignore[no-untyped-def]
+    return recorded("hotprog", built.hotprog, "3")  # as test_report_perf records it
+
+
+@pytest.fixture(scope="module")
+def system(built: Built, recorded) -> Path:  # type: ignore[no-untyped-def]
+    return recorded("sys_report", built.hotprog, "1", system_wide=True)
+
+
+@sync
+async def test_program_rows_equal_perf_report(program: Path) -> None:
+    async with browse(program) as (app, pilot):
+        await keys(pilot, "p")
+        (want,) = perf_table(program, "comm,dso,sym", True).values()
+        same(shown(app, True), want, "comm,dso,sym")  # perf's default: children
+        for keys_text in ("dso,sym", "sym", "pid"):
+            await prompt(pilot, "s", keys_text)
+            (want,) = perf_table(program, keys_text, True).values()
+            same(shown(app, True), want, keys_text)
+        await keys(pilot, "c")
+        (want,) = perf_table(program, "pid", False).values()
+        same(shown(app, False), want, "pid")
+        await prompt(pilot, "s", "comm,dso,sym")
+        (want,) = perf_table(program, "comm,dso,sym", False).values()
+        same(shown(app, False), want, "comm,dso,sym")
+
+
+@sync
+async def test_system_wide_under_a_range_and_a_cpu_filter(system: Path) -> None:
+    async with browse(system) as (app, pilot):
+        await keys(pilot, "p")
+        await prompt(pilot, "s", "cpu")
+        (want,) = perf_table(system, "cpu", True).values()
+        same(shown(app, True), want, "cpu")
+        # a range on the timeline: perf --time with its nanoseconds
+        await keys(pilot, "T", *["right"] * 20, *["shift+right"] * 30)
+        lo, hi = app.model.time_range
+        span = f"{lo // 10**9}.{lo % 10**9:09d},{hi // 10**9}.{hi % 10**9:09d}"
+        await keys(pilot, "p")  # from the timeline back to the table
+        await prompt(pilot, "s", "comm,dso,sym")
+        await idle(pilot)
+        (want,) = perf_table(system, "comm,dso,sym", True, ("--time", span)).values()
+        same(shown(app, True), want, "comm,dso,sym")
+        # and the filter: cpu=0, perf --cpu 0
+        await prompt(pilot, "F", "cpu=0")
+        await keys(pilot, "c")
+        (want,) = perf_table(system, "comm,dso,sym", False,
+                             ("--time", span, "--cpu", "0")).values()
+        same(shown(app, False), want, "comm,dso,sym")
+
+
+@sync
+async def test_two_events_each_apart(built: Built, recorded) -> None:  # type: ignore[no-untyped-def]
+    data = recorded("two_events", built.hotprog, "2", events="cpu-clock,task-clock")
+    theirs = perf_table(data, "dso,sym", False)
+    assert len(theirs) == 2
+    async with browse(data) as (app, pilot):
+        await keys(pilot, "p", "c")
+        await prompt(pilot, "s", "dso,sym")
+        for n, (event, want) in enumerate(theirs.items(), start=1):
+            await keys(pilot, str(n))
+            from uihelpers import screen_text
+
+            assert f"{event} ({n}/2)" in screen_text(app)
+            same(shown(app, False), want, "dso,sym")
+
+
+@sync
+async def test_without_callchains_one_overhead_column(built: Built, recorded) -> None:  # type: ignore[no-untyped-def]
+    data = recorded("hotprog_flat", built.hotprog, "1", callgraph=False)
+    async with browse(data) as (app, pilot):
+        await keys(pilot, "p")
+        (want,) = perf_table(data, "comm,dso,sym", False).values()
+        same(shown(app, False), want, "comm,dso,sym")
