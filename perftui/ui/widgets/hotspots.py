@@ -22,6 +22,8 @@ from .linelist import LineList
 WIDTH_CAP = {"comm": 16, "pid": 24, "tid": 7, "cpu": 3, "dso": 24, "module": 20,
              "section": 20, "sym": 48}
 WIDTH_SCAN = 4096  # distinct values measured per column at most
+LAST_WANTS = 26  # what the last key column (the symbol) keeps on a narrow terminal
+MIN_WIDTH = 10  # narrowest a key column before the last is squeezed to
 
 
 @dataclass
@@ -141,9 +143,29 @@ class HotspotTable(LineList):
         heads = ["Children", "    Self"] if gp.children else ["Overhead"]
         out = " ".join(f"{h:>8}" for h in heads) + f" {'Samples':>{v.count_width}}"
         last = len(gp.keys) - 1
+        widths = self.fitted(v)
         for i, k in enumerate(gp.keys):
-            out += "  " + cell(HEADERS[k], v.widths[i], i == last)
+            out += "  " + cell(HEADERS[k], widths[i], i == last)
         return Text(out)
+
+    def fitted(self, v: TableView) -> list[int]:
+        """The key columns' widths on this terminal: the columns before the last give up
+        characters (the widest first, down to :data:`MIN_WIDTH`) until the last one — the
+        symbol, usually — has :data:`LAST_WANTS` columns (at 80 columns the names stay
+        readable)."""
+        widths = list(v.widths)
+        if len(widths) < 2:
+            return widths
+        numbers = (18 if v.gp.children else 9) + 1 + v.count_width
+        used = numbers + sum(2 + w for w in widths[:-1]) + 2
+        excess = used + LAST_WANTS - max(1, self.size.width - 1)
+        while excess > 0:
+            k = max(range(len(widths) - 1), key=lambda j: widths[j])
+            if widths[k] <= MIN_WIDTH:
+                break
+            widths[k] -= 1
+            excess -= 1
+        return widths
 
     def line(self, i: int) -> Text:
         v = self.view
@@ -160,9 +182,10 @@ class HotspotTable(LineList):
         out.append(f" {int(gp.samples[r]):>{v.count_width},}")
         row = gp.row(r)
         last = len(gp.keys) - 1
+        widths = self.fitted(v)
         for k in range(len(gp.keys)):
             out.append("  ")
-            out.append(cell(key_text(v.shell, v.names, row, k), v.widths[k], k == last))
+            out.append(cell(key_text(v.shell, v.names, row, k), widths[k], k == last))
         return out
 
     # -- keys (the pane does the work) ------------------------------------------------------
