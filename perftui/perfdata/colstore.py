@@ -18,6 +18,7 @@ import tempfile
 import weakref
 
 import numpy as np
+import numpy.typing as npt
 
 
 class ColumnStore:
@@ -94,3 +95,19 @@ class ColumnStore:
         if not self.keep:
             with contextlib.suppress(OSError):
                 os.rmdir(self.directory)
+
+
+def scratch(dtype: npt.DTypeLike, rows: int) -> np.ndarray:
+    """A temporary array of ``rows`` rows mapped from an unlinked file (file pages, which
+    the kernel can write back and drop, not anonymous memory); in memory when no file can
+    be made (a full or read-only TMPDIR).  Its pages go when the array does."""
+    try:
+        store = ColumnStore.temporary()
+    except OSError:
+        return np.zeros(rows, dtype)
+    try:
+        return store.array("a", np.dtype(dtype), rows)
+    except OSError:
+        return np.zeros(rows, dtype)
+    finally:
+        store.close()  # the map stays valid; the unlinked file and the directory go

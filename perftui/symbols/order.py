@@ -30,11 +30,24 @@ from __future__ import annotations
 import numpy as np
 
 from ..perfdata import Recording, RecordType
+from ..perfdata.colstore import scratch
 from ..perfdata.constants import USER_TYPE_START
 
 _FORK_EXIT = (RecordType.FORK, RecordType.EXIT)
 _NO_TIME = np.uint64(0)
 _ALL_ONES = np.uint64(2**64 - 1)
+_BLOCK = 1 << 20  # elements per step of a blockwise pass
+
+
+def _positions_of(mask: np.ndarray, dtype: type) -> np.ndarray:
+    """``np.flatnonzero(mask)`` as ``dtype`` in a mapped scratch array, made in blocks."""
+    counts = [int(np.count_nonzero(mask[lo:lo + _BLOCK])) for lo in range(0, len(mask), _BLOCK)]
+    out = scratch(dtype, sum(counts))
+    at = 0
+    for lo, cnt in zip(range(0, len(mask), _BLOCK), counts, strict=True):
+        out[at:at + cnt] = np.flatnonzero(mask[lo:lo + _BLOCK]) + lo
+        at += cnt
+    return out
 
 
 def queue_times(rec: Recording, fork_exit_times: dict[int, int] | None = None) -> np.ndarray:
@@ -46,7 +59,9 @@ def queue_times(rec: Recording, fork_exit_times: dict[int, int] | None = None) -
     c = rec.columns
     n = len(c["type"])
     typ = c["type"]
-    times = c["time"].astype(np.uint64, copy=True)
+    times = scratch(np.uint64, len(c["time"]))  # per record: in a mapped file
+    for lo in range(0, len(times), _BLOCK):
+        times[lo:lo + _BLOCK] = c["time"][lo:lo + _BLOCK]
     kernel = typ < USER_TYPE_START
     times[~kernel] = _NO_TIME
     if rec.attrs:
@@ -97,13 +112,18 @@ def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
     round_pos = np.nonzero(is_round)[0]  # file positions of the rounds
     del is_round
     small = np.int32 if n < 2**31 - 2 else np.int64  # positions and rounds: kept per record
-    qpos = np.arange(n, dtype=small)[queued]
-    k = deliver[qpos].astype(np.int64)
-    del deliver
+    # the per-record temporaries below live in mapped scratch files; only the sort's
+    # permutation is anonymous memory
+    qpos = _positions_of(queued, small)
+    k = scratch(np.int64, len(qpos))
+    tq = scratch(np.uint64, len(qpos))
+    for lo in range(0, len(qpos), _BLOCK):
+        q = qpos[lo:lo + _BLOCK]
+        k[lo:lo + _BLOCK] = deliver[q]
+        tq[lo:lo + _BLOCK] = ts[q]
+    del deliver, ts
     # the queued records by their round, then time, then file position (stable sorts):
     # one key when (round, time) fits an int64, else two
-    tq = ts[qpos]
-    del ts
     t0 = int(tq.min()) if len(tq) else 0
     span = int(tq.max()) - t0 + 1 if len(tq) else 1
     if (len(round_pos) + 1) * span < 2**63:
@@ -113,8 +133,8 @@ def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
         key += k
         del k
         by = np.argsort(key, kind="stable")
-        qpos = qpos[by]
-        k = key[by]
+        qpos = np.take(qpos, by, out=scratch(qpos.dtype, len(qpos)))
+        k = np.take(key, by, out=scratch(np.int64, len(by)))
         del key, tq, by
         k //= span
     else:
@@ -122,15 +142,19 @@ def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
         del tq
         qpos, k = qpos[by], k[by]
         del by
-    q_at = np.full(len(k), n, dtype=np.int64)  # where each is delivered (n: the end)
-    mid = k < len(round_pos)
-    q_at[mid] = round_pos[k[mid]]
-    del k, mid
+    q_at = scratch(np.int64, len(k))  # where each is delivered (n: the end)
+    for lo in range(0, len(k), _BLOCK):
+        kb = k[lo:lo + _BLOCK]
+        qb = np.full(len(kb), n, dtype=np.int64)
+        mid = kb < len(round_pos)
+        qb[mid] = round_pos[kb[mid]]
+        q_at[lo:lo + _BLOCK] = qb
+    del k
     rest = np.nonzero(~queued)[0]
     del queued
     slot = np.searchsorted(q_at, rest, side="left") + np.arange(len(rest), dtype=np.int64)
     del q_at
-    out = np.empty(n, dtype=np.int64)
+    out = scratch(np.int64, n)
     free = np.ones(n, dtype=bool)
     free[slot] = False
     out[slot] = rest if in_file_order else base[rest]
@@ -152,11 +176,20 @@ def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray
     # (round numbers as int32 while they fit, temporaries freed as soon as done: each
     # costs 4 or 8 bytes a record)
     rt = np.int32 if n_rounds < 2**31 - 1 else np.int64
-    out = np.full(len(ts), n_rounds, dtype=rt)
+    out = scratch(rt, len(ts))
+    out.fill(n_rounds)
     if not n_rounds or not queued.any():
         return out
-    qr = np.cumsum(is_round, dtype=rt)[queued]  # rounds before each queued record
-    qts = ts[queued]
+    qpos = _positions_of(queued, np.int64)
+    qr = scratch(rt, len(qpos))  # rounds before each queued record
+    qts = scratch(np.uint64, len(qpos))
+    before_block = 0
+    for lo in range(0, len(ts), _BLOCK):
+        a, b = np.searchsorted(qpos, [lo, lo + _BLOCK])
+        rb: np.ndarray = np.cumsum(is_round[lo:lo + _BLOCK], dtype=rt) + before_block
+        qr[a:b] = rb[qpos[a:b] - lo]
+        qts[a:b] = ts[qpos[a:b]]
+        before_block = int(rb[-1])
     # max queued time read before round k (k = 0..R-1), then the limit of round k is the
     # max before round k-1: round 0 flushes nothing
     seg_max = np.zeros(n_rounds + 1, dtype=np.uint64)
@@ -165,9 +198,12 @@ def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray
     limit = np.zeros(n_rounds, dtype=np.uint64)
     limit[1:] = before[:-1]  # round k (0-based) flushes up to the max read before round k-1
     # earliest round after the record's own read position whose limit covers it
-    k = np.searchsorted(limit, qts, side="left")
-    np.maximum(k, qr, out=k)
-    np.minimum(k, n_rounds, out=k)
+    k = scratch(rt, len(qts))
+    for lo in range(0, len(qts), _BLOCK):
+        kb = np.searchsorted(limit, qts[lo:lo + _BLOCK], side="left")
+        np.maximum(kb, qr[lo:lo + _BLOCK], out=kb)
+        np.minimum(kb, n_rounds, out=kb)
+        k[lo:lo + _BLOCK] = kb
     # verify: no record may be older than what was already delivered when it is read
     delivered_max = np.zeros(n_rounds + 1, dtype=np.uint64)
     np.maximum.at(delivered_max, k, qts)
@@ -178,7 +214,8 @@ def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray
     if any((qts[i:i + step] < seen[qr[i:i + step]]).any() for i in range(0, len(qts), step)):
         return None
     del qts, qr
-    out[queued] = k
+    for lo in range(0, len(k), _BLOCK):
+        out[qpos[lo:lo + _BLOCK]] = k[lo:lo + _BLOCK]
     return out
 
 

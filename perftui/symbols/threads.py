@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from ..perfdata import Feature, Recording, RecordType
+from ..perfdata.colstore import scratch
 from ..perfdata.constants import Misc
 from ..perfdata.recording import NO_SOURCE
 from .callchain import MARKER, chain_cpumodes, sample_callchains
@@ -83,6 +84,7 @@ _TASK_TYPES = (RecordType.COMM, RecordType.FORK, RecordType.EXIT, RecordType.MMA
                RecordType.HEADER_BUILD_ID)
 _KERNEL_MODES = (Misc.KERNEL, Misc.GUEST_KERNEL)
 _CHUNK = 1 << 22  # callchain entries looked up at a time
+_ROWS = 1 << 20  # rows per step of a blockwise pass over every row
 
 
 @dataclass(slots=True)
@@ -307,11 +309,14 @@ def _record_bytes(rec: Recording, rows: np.ndarray) -> Iterator[tuple[int, bytes
 
 
 def _positions(order: np.ndarray) -> np.ndarray:
-    """Each row's position in ``order`` (int32 while the rows fit: it is kept per row)."""
+    """Each row's position in ``order`` (int32 while the rows fit: it is kept per row, in
+    a mapped scratch file), made in blocks."""
     n = len(order)
     dt = np.int32 if n < 2**31 - 2 else np.int64
-    seq = np.empty(n, dtype=dt)
-    seq[order] = np.arange(n, dtype=dt)
+    seq = scratch(dt, n)
+    for lo in range(0, n, _ROWS):
+        part = order[lo:lo + _ROWS]
+        seq[part] = np.arange(lo, lo + len(part), dtype=dt)
     return seq
 
 
@@ -452,9 +457,22 @@ class ThreadModel:
         """The samples that can change a thread: the first one (in processing order) of
         each (tid, pid); later ones find the thread as it is."""
         c = rec.columns
-        s = np.nonzero(c["type"] == RecordType.SAMPLE)[0]
+        typ = c["type"]
+        # in blocks of rows (memory for the threads, not the samples): each block's first
+        # sample of each pair, then the first of those
+        cands = [ThreadModel._first_of_pairs(rec, seq, np.flatnonzero(
+            typ[lo:lo + _ROWS] == RecordType.SAMPLE) + lo)
+            for lo in range(0, len(typ), _ROWS)]
+        if not cands:
+            return np.zeros(0, np.int64)
+        return ThreadModel._first_of_pairs(rec, seq, np.concatenate(cands))
+
+    @staticmethod
+    def _first_of_pairs(rec: Recording, seq: np.ndarray, s: np.ndarray) -> np.ndarray:
+        """Of SAMPLE rows ``s``, the first in processing order of each (tid, pid)."""
         if not len(s):
             return s.astype(np.int64)
+        c = rec.columns
         # by (tid, pid), then processing order: one key for the pair (which pairs, not
         # their order, matters: the rows are sorted by seq afterwards)
         tp = c["tid"][s].astype(np.int64)

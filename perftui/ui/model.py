@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from .. import heap
 from ..analysis import tasks
 from ..analysis.filters import Filter, FilterContext, SampleNames, parse_filter
 from ..analysis.report import has_callchains
@@ -141,13 +142,12 @@ class Model:
             return
         rec = self.rec
         res = Resolver(rec, self.symbol_options, smap=self.smap, modfiles=self.files)
-        rows = rec.rows_of_type(RecordType.SAMPLE)
-        rows = np.sort(rows)
+        heap.trim()  # the thread model's temporaries
+        rows, loc, off, grp, period = self._name_arrays()
         n = len(rows)
         chains = has_callchains(rec)
         groups = GroupsBuilder(res.locs, res.comm_names, callchains=chains,
                                keep_samples=False)
-        loc, off, grp, period = self._name_arrays(n)
         for lo in range(0, n, block):
             s = res.samples(rows[lo:lo + block], callchains=chains)
             hi = lo + len(s)
@@ -164,19 +164,33 @@ class Model:
             self.groups = store
             self.comms = res.model  # perf's names: fork inherits, exec renames, swapper
         self.invalidate()
+        heap.trim()  # the resolver's per-block temporaries
 
-    def _name_arrays(self, n: int) -> tuple[np.ndarray, ...]:
-        """The per-sample arrays (own location, offset, group, period) in a temporary
-        mapped store (file pages, which the kernel can drop, not anonymous memory), or in
-        memory when that fails."""
+    def _sample_row_blocks(self) -> Iterator[np.ndarray]:
+        """The SAMPLE rows (ascending) of each block of rows, one block at a time."""
+        t = self.rec.columns["type"]
+        for lo in range(0, self.n, BLOCK):
+            yield np.flatnonzero(t[lo:lo + BLOCK] == RecordType.SAMPLE) + lo
+
+    def _name_arrays(self) -> tuple[np.ndarray, ...]:
+        """The SAMPLE rows (ascending) and the per-sample arrays (own location, offset,
+        group, period) in a temporary mapped store (file pages, which the kernel can drop,
+        not anonymous memory), or in memory when that fails."""
+        n = sum(len(b) for b in self._sample_row_blocks())
         try:
             store = ColumnStore.temporary()
             self._names_store = store
-            return (store.array("leaf", "i4", n), store.array("off", "u4", n),
-                    store.array("group", "i4", n), store.array("period", "i8", n))
+            out = (store.array("rows", "i8", n), store.array("leaf", "i4", n),
+                   store.array("off", "u4", n), store.array("group", "i4", n),
+                   store.array("period", "i8", n))
         except OSError:
-            return (np.zeros(n, np.int32), np.zeros(n, np.uint32), np.zeros(n, np.int32),
-                    np.zeros(n, np.int64))
+            out = (np.zeros(n, np.int64), np.zeros(n, np.int32), np.zeros(n, np.uint32),
+                   np.zeros(n, np.int32), np.zeros(n, np.int64))
+        rows, at = out[0], 0
+        for b in self._sample_row_blocks():
+            rows[at:at + len(b)] = b
+            at += len(b)
+        return out
 
     def where(self, row: int) -> str:
         """``[k] sym+0xoff (dso)`` of a SAMPLE row, as perf script and report name it
