@@ -162,10 +162,21 @@ def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
     return out
 
 
-def _round_index(is_round: np.ndarray) -> np.ndarray:
-    """For each file position, how many FINISHED_ROUNDs precede it."""
-    out: np.ndarray = np.cumsum(is_round) - is_round
-    return out
+def _queued(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray, rt: type
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """File position, rounds before it, and time of each queued record, in mapped scratch
+    arrays made in blocks (a queued record is never a round: those have no time)."""
+    qpos = _positions_of(queued, np.int64)
+    qr = scratch(rt, len(qpos))
+    qts = scratch(np.uint64, len(qpos))
+    before_block = 0
+    for lo in range(0, len(ts), _BLOCK):
+        a, b = np.searchsorted(qpos, [lo, lo + _BLOCK])
+        rb: np.ndarray = np.cumsum(is_round[lo:lo + _BLOCK], dtype=rt) + before_block
+        qr[a:b] = rb[qpos[a:b] - lo]
+        qts[a:b] = ts[qpos[a:b]]
+        before_block = int(rb[-1])
+    return qpos, qr, qts
 
 
 def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray
@@ -180,16 +191,7 @@ def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray
     out.fill(n_rounds)
     if not n_rounds or not queued.any():
         return out
-    qpos = _positions_of(queued, np.int64)
-    qr = scratch(rt, len(qpos))  # rounds before each queued record
-    qts = scratch(np.uint64, len(qpos))
-    before_block = 0
-    for lo in range(0, len(ts), _BLOCK):
-        a, b = np.searchsorted(qpos, [lo, lo + _BLOCK])
-        rb: np.ndarray = np.cumsum(is_round[lo:lo + _BLOCK], dtype=rt) + before_block
-        qr[a:b] = rb[qpos[a:b] - lo]
-        qts[a:b] = ts[qpos[a:b]]
-        before_block = int(rb[-1])
+    qpos, qr, qts = _queued(ts, queued, is_round, rt)
     # max queued time read before round k (k = 0..R-1), then the limit of round k is the
     # max before round k-1: round 0 flushes nothing
     seg_max = np.zeros(n_rounds + 1, dtype=np.uint64)
@@ -222,10 +224,10 @@ def _delivery_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray
 def _replay_rounds(ts: np.ndarray, queued: np.ndarray, is_round: np.ndarray) -> np.ndarray:
     """Exact replay of perf's rounds (one numpy step per FINISHED_ROUND)."""
     n_rounds = int(is_round.sum())
-    r = _round_index(is_round)
-    out = np.full(len(ts), n_rounds, dtype=np.int64)
-    qpos = np.nonzero(queued)[0]
-    qts, qr = ts[qpos], r[qpos]
+    rt = np.int32 if n_rounds < 2**31 - 1 else np.int64
+    out = scratch(rt, len(ts))
+    out.fill(n_rounds)
+    qpos, qr, qts = _queued(ts, queued, is_round, rt)
     bounds = np.searchsorted(qr, np.arange(n_rounds + 1), side="left")
     pend_pos = np.empty(0, dtype=np.int64)
     pend_ts = np.empty(0, dtype=np.uint64)
