@@ -132,7 +132,7 @@ def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
         k *= span
         key += k
         del k
-        by = np.argsort(key, kind="stable")
+        by = stable_argsort(key)
         qpos = np.take(qpos, by, out=scratch(qpos.dtype, len(qpos)))
         k = np.take(key, by, out=scratch(np.int64, len(by)))
         del key, tq, by
@@ -158,7 +158,52 @@ def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
     free = np.ones(n, dtype=bool)
     free[slot] = False
     out[slot] = rest if in_file_order else base[rest]
-    out[free] = qpos if in_file_order else base[qpos]
+    at = 0
+    for lo in range(0, n, _BLOCK):  # the queued records fill the free slots, in blocks
+        f = np.flatnonzero(free[lo:lo + _BLOCK]) + lo
+        q = qpos[at:at + len(f)]
+        out[f] = q if in_file_order else base[q]
+        at += len(f)
+    return out
+
+
+def stable_argsort(key: np.ndarray, bucket: int = 1 << 20) -> np.ndarray:
+    """``np.argsort(key, kind="stable")`` in a mapped scratch array, with anonymous memory
+    for about ``bucket`` elements, not for all of them: the keys are spread into buckets
+    of key ranges (splitters taken from a sample of the keys; equal keys share a bucket),
+    in file order, then each bucket is sorted alone (a stable sort of its keys)."""
+    n = len(key)
+    if n <= bucket:
+        return np.argsort(key, kind="stable")
+    sample = np.sort(key[:: max(1, n // (1 << 16))])
+    parts = -(-n // bucket)
+    splitters = np.unique(sample[np.linspace(0, len(sample) - 1, parts + 1)[1:-1].astype(
+        np.int64)])
+    sizes = np.zeros(len(splitters) + 1, np.int64)
+    for lo in range(0, n, _BLOCK):
+        b = np.searchsorted(splitters, key[lo:lo + _BLOCK], side="right")
+        sizes += np.bincount(b, minlength=len(sizes))
+    starts = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=starts[1:])
+    out = scratch(np.int64, n)
+    fill = starts[:-1].copy()
+    for lo in range(0, n, _BLOCK):  # each bucket's positions, ascending
+        b = np.searchsorted(splitters, key[lo:lo + _BLOCK], side="right")
+        cnt = np.bincount(b, minlength=len(sizes))
+        by = np.argsort(b, kind="stable")
+        del b
+        by += lo
+        f = 0
+        for i in np.flatnonzero(cnt).tolist():
+            c = int(cnt[i])
+            out[fill[i]:fill[i] + c] = by[f:f + c]
+            fill[i] += c
+            f += c
+    for i in range(len(sizes)):  # then sorted by key (a tie keeps the file order)
+        a, z = int(starts[i]), int(starts[i + 1])
+        if z - a > 1:
+            pos = out[a:z]
+            out[a:z] = pos[np.argsort(key[pos], kind="stable")]
     return out
 
 
