@@ -85,6 +85,8 @@ _TASK_TYPES = (RecordType.COMM, RecordType.FORK, RecordType.EXIT, RecordType.MMA
 _KERNEL_MODES = (Misc.KERNEL, Misc.GUEST_KERNEL)
 _CHUNK = 1 << 22  # callchain entries looked up at a time
 _ROWS = 1 << 20  # rows per step of a blockwise pass over every row
+_EVENTS = 1 << 14  # task records decoded at a time during the replay
+_FORK_EXIT = (RecordType.FORK, RecordType.EXIT)
 
 
 @dataclass(slots=True)
@@ -394,26 +396,16 @@ class ThreadModel:
         c = rec.columns
         typ = c["type"]
         reader = TaskRecordReader(rec)
-        task_rows = np.nonzero(np.isin(typ, _TASK_TYPES))[0]
-        events: dict[int, Comm | Task | Mmap | Ksymbol | Touch | dict[str, Any]] = {}
+        task_rows = rec.rows_of_type(*_TASK_TYPES)  # the short list of non-samples
+        # first only the FORK/EXIT trailer times (the order needs them); the records are
+        # decoded again, a block at a time, as the replay reaches them (no Python object
+        # per task record kept: their small-object heap would stay fragmented)
         fork_exit_times: dict[int, int] = {}
-        event_times: dict[int, int] = {}
-        for i, raw in _record_bytes(rec, task_rows):
-            t = int(typ[i])
-            if t == RecordType.HEADER_BUILD_ID:
-                entry = header_build_id(rec, raw)
-                if entry is not None:
-                    events[i] = entry
-                continue
+        fe_rows = task_rows[np.isin(typ[task_rows], _FORK_EXIT)]
+        for i, raw in _record_bytes(rec, fe_rows):
             attr = int(c["attr"][i])
-            rd = reader.read(t, raw, attr)
-            if rd is None:
-                continue
-            events[i] = rd
-            tt = reader.trailer_time(raw, attr)
-            event_times[i] = tt
-            if t in (RecordType.FORK, RecordType.EXIT):
-                fork_exit_times[i] = tt
+            if reader.read(int(typ[i]), raw, attr) is not None:
+                fork_exit_times[i] = reader.trailer_time(raw, attr)
         times = queue_times(rec, fork_exit_times)
         seq = _positions(processing_order(rec, times))
         del times  # made again when map_at needs them
@@ -423,18 +415,39 @@ class ThreadModel:
         for e in feature_build_ids(rec):
             replay.build_id(e)
         replay.idle()
-        rows = np.concatenate([np.fromiter(events.keys(), dtype=np.int64, count=len(events)),
-                               touch])
+        rows = np.concatenate([task_rows.astype(np.int64), touch])
         rows = rows[np.argsort(seq[rows], kind="stable")]
-        pid, tid, stime = c["pid"], c["tid"], c["time"]
+        for lo in range(0, len(rows), _EVENTS):
+            cls._replay_block(rec, reader, replay, seq, rows[lo:lo + _EVENTS])
+        none = np.zeros(0, np.int64)
+        return cls(rec, none, replay, none.astype(np.uint64), seq, fork_exit_times)
+
+    @staticmethod
+    def _replay_block(rec: Recording, reader: TaskRecordReader, replay: _Replay,
+                      seq: np.ndarray, rows: np.ndarray) -> None:
+        """Apply task records and touching samples ``rows`` (in processing order)."""
+        c = rec.columns
+        typ, pid, tid, stime = c["type"], c["pid"], c["tid"], c["time"]
+        raws = dict(_record_bytes(rec, np.sort(rows[typ[rows] != RecordType.SAMPLE])))
         for i in rows.tolist():
             s = int(seq[i])
-            got = events.get(i)
-            if got is None:  # a touching sample
+            t = int(typ[i])
+            if t == RecordType.SAMPLE:  # a touching sample
                 replay.findnew(int(pid[i]), int(tid[i]), s, int(stime[i]))
                 continue
-            tm = event_times.get(i, 0)
-            ev = got
+            raw = raws.get(i)
+            if raw is None:
+                continue
+            if t == RecordType.HEADER_BUILD_ID:
+                entry = header_build_id(rec, raw)
+                if entry is not None:
+                    replay.build_id(entry)
+                continue
+            attr = int(c["attr"][i])
+            ev = reader.read(t, raw, attr)
+            if ev is None:
+                continue
+            tm = reader.trailer_time(raw, attr)
             if isinstance(ev, Comm):
                 replay.comm(ev, s, tm)
             elif isinstance(ev, Mmap):
@@ -443,14 +456,10 @@ class ThreadModel:
                 replay.ksymbol(ev, i, s)
             elif isinstance(ev, Touch):
                 replay.findnew(ev.pid, ev.tid, s, tm)
-            elif isinstance(ev, dict):
-                replay.build_id(ev)
-            elif isinstance(ev, Task) and typ[i] == RecordType.FORK:
+            elif isinstance(ev, Task) and t == RecordType.FORK:
                 replay.fork(ev.pid, ev.ppid, ev.tid, ev.ptid, ev.fork_exec, s, tm)
             elif isinstance(ev, Task):  # EXIT: perf only looks the thread up
                 replay.find(ev.pid, ev.tid, s, tm)
-        none = np.zeros(0, np.int64)
-        return cls(rec, none, replay, none.astype(np.uint64), seq, fork_exit_times)
 
     @staticmethod
     def _touch_rows(rec: Recording, seq: np.ndarray) -> np.ndarray:
