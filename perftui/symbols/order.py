@@ -57,26 +57,27 @@ def queue_times(rec: Recording, fork_exit_times: dict[int, int] | None = None) -
     back to the body time of those records, which perf does not use for ordering).
     """
     c = rec.columns
-    n = len(c["type"])
-    typ = c["type"]
+    typ, attr = c["type"], c["attr"]
     times = scratch(np.uint64, len(c["time"]))  # per record: in a mapped file
-    for lo in range(0, len(times), _BLOCK):
-        times[lo:lo + _BLOCK] = c["time"][lo:lo + _BLOCK]
-    kernel = typ < USER_TYPE_START
-    times[~kernel] = _NO_TIME
-    if rec.attrs:
-        a0 = rec.attrs[0]
-        trailer_time = a0.sample_id_all and "time" in a0.trailer_offsets()
-        non_sample = kernel & (typ != RecordType.SAMPLE)
-        if not trailer_time:
-            times[non_sample] = _NO_TIME
-    fe = np.nonzero(np.isin(typ, _FORK_EXIT))[0]
+    a0 = rec.attrs[0] if rec.attrs else None
+    # no trailer time: perf delivers a kernel record that is not a sample at once
+    no_trailer = a0 is not None and not (a0.sample_id_all and "time" in a0.trailer_offsets())
+    for lo in range(0, len(times), _BLOCK):  # in blocks: no temporary per record
+        tb = c["time"][lo:lo + _BLOCK].astype(np.uint64)
+        tyb = typ[lo:lo + _BLOCK]
+        kernel = tyb < USER_TYPE_START
+        tb[~kernel] = _NO_TIME
+        if no_trailer:
+            tb[kernel & (tyb != RecordType.SAMPLE)] = _NO_TIME
+        times[lo:lo + _BLOCK] = tb
+    fe = rec.rows_of_type(*_FORK_EXIT)
     if len(fe):
         known = fork_exit_times or {}
         times[fe] = np.array([known.get(int(i), 0) for i in fe], dtype=np.uint64)
-    times[times == _ALL_ONES] = _NO_TIME
-    if n and (c["attr"] < 0).any():
-        times[c["attr"] < 0] = _NO_TIME  # perf cannot parse a record of an unknown id
+    for lo in range(0, len(times), _BLOCK):
+        tb = times[lo:lo + _BLOCK]  # a view: cleared in place
+        tb[tb == _ALL_ONES] = _NO_TIME
+        tb[attr[lo:lo + _BLOCK] < 0] = _NO_TIME  # perf cannot parse a record of an unknown id
     return times
 
 
