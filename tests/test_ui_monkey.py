@@ -8,7 +8,7 @@ resize between 60x18 and 200x60.  After every step the record list's cursor must
 of the view.  The walk runs on the demo and on a truncated copy of it (indexing ends with an
 error there).
 
-Short by default and in CI (one walk of 1,000 steps on each recording, some 3,500 key
+Short by default and in CI (one walk of 600 steps on each recording, some 2,100 key
 presses, under a minute);
 ``PERFTUI_MONKEY=long`` walks 20,000 steps per recording and seed, with 4 seeds
 (``PERFTUI_MONKEY_STEPS`` and ``PERFTUI_MONKEY_SEEDS`` override either).
@@ -45,7 +45,7 @@ from perftui.ui.widgets.records import RecordList
 from perftui.ui.widgets.timeline import Timeline
 
 LONG = os.environ.get("PERFTUI_MONKEY") == "long"
-STEPS = int(os.environ.get("PERFTUI_MONKEY_STEPS") or (20000 if LONG else 1000))
+STEPS = int(os.environ.get("PERFTUI_MONKEY_STEPS") or (20000 if LONG else 600))
 _SEEDS = os.environ.get("PERFTUI_MONKEY_SEEDS")
 if _SEEDS or LONG:
     CASES = [(name, int(seed)) for seed in (_SEEDS or "1,2,3,4").split(",")
