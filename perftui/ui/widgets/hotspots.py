@@ -21,6 +21,7 @@ from .linelist import LineList
 #: widest a key column gets (the last one takes what is left)
 WIDTH_CAP = {"comm": 16, "pid": 24, "tid": 7, "cpu": 3, "dso": 24, "module": 20,
              "section": 20, "sym": 48}
+NATURAL_CAP = 96  # widest a column is measured (a wide terminal shows up to its share)
 WIDTH_SCAN = 4096  # distinct values measured per column at most
 LAST_WANTS = 26  # what the last key column (the symbol) keeps on a narrow terminal
 MIN_WIDTH = 10  # narrowest a key column before the last is squeezed to
@@ -49,9 +50,20 @@ class TableView:
                 _codes, first = np.unique(gp.key[rows, i], return_index=True)
                 for r in rows[np.sort(first)[:WIDTH_SCAN]].tolist():
                     w = max(w, len(key_text(shell, names, gp.row(int(r)), i)))
-            widths.append(min(w, max(WIDTH_CAP[k], len(HEADERS[k]))))
+            widths.append(min(w, NATURAL_CAP))
         most = int(gp.samples[rows].max(initial=0)) if len(rows) else 0
         return cls(gp, shell, rows, names, widths, max(7, len(f"{most:,}")))
+
+    def fit(self, width: int) -> list[int]:
+        """The key columns' widths on a table ``width`` cells wide: each as wide as its
+        values, but no wider than its share of the room (at least its WIDTH_CAP): a long
+        dso shows in full on a wide terminal; the last column is not cut here."""
+        keys = self.gp.keys
+        fixed = (18 if self.gp.children else 9) + 1 + self.count_width + 2 * len(keys)
+        share = max(0, width - fixed) // (len(keys) + 1)
+        return [w if i == len(keys) - 1 else
+                min(w, max(WIDTH_CAP[k], len(HEADERS[k]), share))
+                for i, (k, w) in enumerate(zip(keys, self.widths, strict=True))]
 
 
 def cell(text: str, width: int, last: bool) -> str:
@@ -153,7 +165,7 @@ class HotspotTable(LineList):
         characters (the widest first, down to :data:`MIN_WIDTH`) until the last one — the
         symbol, usually — has :data:`LAST_WANTS` columns (at 80 columns the names stay
         readable)."""
-        widths = list(v.widths)
+        widths = v.fit(self.size.width)
         if len(widths) < 2:
             return widths
         numbers = (18 if v.gp.children else 9) + 1 + v.count_width
