@@ -75,12 +75,6 @@ def same(mine: Rows, theirs: Rows, keys: str) -> None:
     cut: Rows = {}
     for k, v in mine.items():
         key = tuple(x[:width[i]] if i in width else x for i, x in enumerate(k))
-        if any(x.endswith("…") for x in key):  # a value cut to its column: perf's one
-            full = [t for t in theirs if all(
-                a == b or (a.endswith("…") and b.startswith(a[:-1]))
-                for a, b in zip(key, t, strict=True))]
-            assert len(full) == 1, (key, full[:3])  # the prefix shown names one value
-            key = full[0]
         cut.setdefault(key, []).extend(v)
     # a name longer than its column is cut on screen with an ellipsis
     # ("_multiarray_umath.cpython-311-x86_64-linux-gnu.so" -> "_multiarray_umath.cpyth…"):
