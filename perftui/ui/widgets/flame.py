@@ -28,7 +28,7 @@ from ...crash import crash_line, write_traceback
 from ...symbols.locations import Locations
 from ...textsafe import safe
 from ..profiledata import ProfileData, Scope
-from .frames import KIND_COLOURS, LEGEND, frame_kind, frame_name, where_text
+from .frames import KIND_COLOURS, LEGEND, EventChoice, frame_kind, frame_name, where_text
 from .profile import event_bindings
 
 MAX_LEVELS = 1024  # deepest level laid out
@@ -432,7 +432,7 @@ class FlameGraph(Widget, can_focus=True):
             annotate_location(self, frame)
 
 
-class FlamePane(Vertical):
+class FlamePane(EventChoice, Vertical):
     """The flame graph under a title line, with a status line for the frame under the
     cursor."""
 
@@ -474,9 +474,7 @@ class FlamePane(Vertical):
 
     def scope(self) -> Scope:
         m = self.data.model
-        attrs = self.data.attrs()
-        attr = self.attr if self.attr in attrs else (attrs[0] if attrs else None)
-        return Scope(m.flt.within(m.time_range), attr)
+        return Scope(m.flt.within(m.time_range), self.chosen_attr())
 
     def set_note(self, note: str) -> None:
         self.note = note
@@ -606,16 +604,6 @@ class FlamePane(Vertical):
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
                                       rows, title, "flame")
-
-    def action_event(self, n: int) -> None:
-        attrs = self.data.attrs()
-        if len(attrs) < 2:
-            return
-        if n > len(attrs):
-            self.notify(f"the recording has {len(attrs)} events", timeout=2)
-            return
-        self.attr = attrs[n - 1]
-        self.refresh_data()
 
     def action_back(self) -> None:
         g = self.graph

@@ -86,3 +86,27 @@ def pct_text(part: int, total: int) -> Text:
     out = Text()
     out.append(f"{p:6.2f}%", style=pct_style(p))  # a span: text appended after is not red
     return out
+
+
+class EventChoice:
+    """The event a profile view counts (``1``-``9`` pick one, as perf shows each apart);
+    mixed into the profile and flame panes, which have ``data``, ``attr``,
+    ``refresh_data`` and ``notify``."""
+
+    attr: int | None
+
+    def chosen_attr(self) -> int | None:
+        """The chosen event, or the first one (None: the recording has none)."""
+        attrs = self.data.attrs()  # type: ignore[attr-defined]
+        return self.attr if self.attr in attrs else (attrs[0] if attrs else None)
+
+    def action_event(self, n: int) -> None:
+        attrs = self.data.attrs()  # type: ignore[attr-defined]
+        if len(attrs) < 2:
+            return
+        if n > len(attrs):
+            self.notify(f"the recording has {len(attrs)} events",  # type: ignore[attr-defined]
+                        timeout=2)
+            return
+        self.attr = attrs[n - 1]
+        self.refresh_data()  # type: ignore[attr-defined]

@@ -20,6 +20,7 @@ from ...crash import crash_line, write_traceback
 from ...textsafe import safe
 from ..profiledata import ProfileData, Scope
 from .calltrees import CallTreeList, Forest
+from .frames import EventChoice
 from .hotspots import HotspotTable, TableAction, TableView
 
 #: ``S`` goes round these
@@ -41,7 +42,7 @@ def event_bindings() -> list[Binding]:
     return out
 
 
-class ProfilePane(Vertical):
+class ProfilePane(EventChoice, Vertical):
     """The hotspot table, or call trees, under a title line saying what is counted."""
 
     BINDINGS = [
@@ -96,9 +97,7 @@ class ProfilePane(Vertical):
     # -- what is counted ---------------------------------------------------------------------
     def scope(self) -> Scope:
         m = self.data.model
-        attrs = self.data.attrs()
-        attr = self.attr if self.attr in attrs else (attrs[0] if attrs else None)
-        return Scope(m.flt.within(m.time_range), attr, self.section)
+        return Scope(m.flt.within(m.time_range), self.chosen_attr(), self.section)
 
     def open_section(self, section: tuple[str, str | None] | None) -> None:
         """Show the profile of one module (section), sorted module,section,sym (None:
@@ -281,16 +280,6 @@ class ProfilePane(Vertical):
         if text is None:
             return
         self.find = text.strip()
-        self.refresh_data()
-
-    def action_event(self, n: int) -> None:
-        attrs = self.data.attrs()
-        if len(attrs) < 2:
-            return
-        if n > len(attrs):
-            self.notify(f"the recording has {len(attrs)} events", timeout=2)
-            return
-        self.attr = attrs[n - 1]
         self.refresh_data()
 
     def action_back(self) -> None:
