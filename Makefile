@@ -20,12 +20,13 @@ run: $(STAMP)
 
 demo: run
 
-## Run the whole test suite (lint and type checks first, then pytest).
+## Run the whole test suite (lint and type checks first, then pytest in two worker
+## processes: the 2-core machines CI runs on; one test alone: .venv/bin/python -m pytest FILE).
 test: $(STAMP)
 	$(BIN)/ruff check perftui tests scripts bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy perftui
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check perftui tests scripts bench
