@@ -21,6 +21,7 @@ from .present.records import jsonable, summary
 from .textsafe import safe
 
 if TYPE_CHECKING:
+    from .analysis.filters import Filter
     from .present.diffrun import DiffRequest
     from .symbols.resolver import SymbolOptions
 
@@ -247,13 +248,12 @@ def _event_index(rec: Recording, name: str) -> int:
 
 
 def cmd_sections(args: argparse.Namespace) -> int:
-    from .analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
+    from .analysis.filters import FilterError
     from .analysis.sectionreport import (
         kept_section_report,
         section_report,
         streamed_section_report,
     )
-    from .analysis.summary import sample_bounds, time_span
     from .present.sections import print_sections, sections_json
 
     # no spill: the walk counts as it goes, and a cache entry has its own decompressed data
@@ -262,14 +262,7 @@ def cmd_sections(args: argparse.Namespace) -> int:
     if args.time and not cached:
         rec.scan()  # the first and last sample's times, which --time needs: a pass of its own
     try:
-        first, last = sample_bounds(rec)
-        flt = Filter(
-            time=parse_time_range(args.time, first, last, origin=time_span(rec)[0])
-            if args.time else None,
-            cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
-            pids=parse_int_list(args.pid, "pid list") if args.pid else None,
-            attr=_event_index(rec, args.event) if args.event else None,
-        )
+        flt = _sample_filter(args, rec)
     except FilterError as e:
         raise UsageError(f"sections: {e}") from None
     rep = None
@@ -285,6 +278,24 @@ def cmd_sections(args: argparse.Namespace) -> int:
     else:
         print_sections(d, sys.stdout, args.symbols, args.all)
     return _report_errors(rec)
+
+
+def _sample_filter(args: argparse.Namespace, rec: Recording) -> Filter:
+    """The samples ``--time``, ``--cpu``, ``--pid``, ``--tid`` (where the command has it) and
+    ``--event`` select; raises FilterError."""
+    from .analysis.filters import Filter, parse_int_list, parse_time_range
+    from .analysis.summary import sample_bounds, time_span
+
+    first, last = sample_bounds(rec)
+    tid = getattr(args, "tid", None)
+    return Filter(
+        time=parse_time_range(args.time, first, last, origin=time_span(rec)[0])
+        if args.time else None,
+        cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
+        pids=parse_int_list(args.pid, "pid list") if args.pid else None,
+        tids=parse_int_list(tid, "tid list") if tid else None,
+        attr=_event_index(rec, args.event) if args.event else None,
+    )
 
 
 # -- inject -----------------------------------------------------------------------------
@@ -327,9 +338,8 @@ def symbol_options(args: argparse.Namespace) -> SymbolOptions:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
+    from .analysis.filters import FilterError
     from .analysis.profile import SortKeyError, parse_sort
-    from .analysis.summary import sample_bounds, time_span
     from .present.reportrun import ReportRequest, run_report
 
     # indexed into mapped files; from the cache if it has the file
@@ -337,15 +347,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     rec.build_index()
     try:
         keys = parse_sort(args.sort)
-        first, last = sample_bounds(rec)
-        flt = Filter(
-            time=parse_time_range(args.time, first, last, origin=time_span(rec)[0])
-            if args.time else None,
-            cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
-            pids=parse_int_list(args.pid, "pid list") if args.pid else None,
-            tids=parse_int_list(args.tid, "tid list") if args.tid else None,
-            attr=_event_index(rec, args.event) if args.event else None,
-        )
+        flt = _sample_filter(args, rec)
     except (FilterError, SortKeyError) as e:
         raise UsageError(f"report: {e}") from None
     req = ReportRequest(keys=keys, children=args.children, json=args.json,
