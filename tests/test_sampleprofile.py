@@ -33,7 +33,9 @@ def sample_locs_of(locs: Locations, blocks: list[ResolvedSamples]) -> SampleLocs
         leaf=np.concatenate([s.leaf for s in blocks]),
         period=np.concatenate([s.period for s in blocks]),
         stack=np.concatenate(stack), stack_starts=table.starts.copy(),
-        stack_locs=table.locs.copy(), locs=locs, comm_names=["a", "b", "c"])
+        stack_locs=table.locs.copy(), locs=locs, comm_names=["a", "b", "c"],
+        off_stack=np.ones(n, np.int32), off_starts=np.array([0, 0, 1], np.int64),
+        off_vals=np.zeros(1, np.uint32))  # (offsets: not what a profile counts)
 
 
 def index_of(blocks: list[ResolvedSamples]) -> dict[str, np.ndarray]:

@@ -39,6 +39,7 @@ def planned_symbols(plan: DemoPlan) -> Counter[tuple[str, str]]:
 async def test_every_sample_line_names_its_symbol(plan: DemoPlan) -> None:
     async with browse(plan.path) as (app, _pilot):
         m = app.model
+        # a first open: the one resolver named them (perf's thread model)
         assert m.resolver is not None and isinstance(m.comms, ThreadModel)
         got: Counter[tuple[str, str]] = Counter()
         sections: Counter[tuple[str, str, str]] = Counter()

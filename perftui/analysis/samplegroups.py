@@ -25,6 +25,7 @@ import numpy as np
 
 from ..symbols.locations import Locations
 from ..symbols.resolved import ResolvedSamples
+from ..symbols.samplelocs import SampleLocs
 from .profile import SORT_KEYS, KeyCodes, Profile, ProfileRow, _group, stacks, sum_by
 from .stacktree import Interner, PathInterner, StackTree, Trie, TrieBuilder, spans
 
@@ -106,6 +107,8 @@ class GroupsBuilder:
         self._slots = Interner()  # (tid, cpu, attr)
         self._pairs = Interner()  # (slot, leaf)
         self._groups = Interner()  # (path, pair)
+        self._named = Interner()  # (thread name, stack) of named samples (add_named)
+        self._named_path = np.zeros(0, np.int64)  # the path id of each
         self._rows: list[np.ndarray] = []
         self._group: list[np.ndarray] = []
         self._period: list[np.ndarray] = []
@@ -137,6 +140,62 @@ class GroupsBuilder:
             self._period.append(s.period.astype(np.int64))
         self.samples += n
         return g
+
+    def add_named(self, sl: SampleLocs, lo: int, hi: int, tid: np.ndarray, cpu: np.ndarray,
+                  attr: np.ndarray) -> np.ndarray:
+        """Add samples ``lo:hi`` of named samples (cached or just resolved: no resolver)
+        with their index ``tid``, ``cpu`` and ``attr``; the group id of each (int32).
+        The same groups, with the same ids, as :meth:`add` on the resolver's blocks of the
+        same samples: the interners see the same keys block by block."""
+        n = hi - lo
+        if n <= 0:
+            return np.zeros(0, np.int32)
+        comm = sl.comm[lo:hi].astype(np.int64)
+        leaf = sl.leaf[lo:hi].astype(np.int64)
+        if sl.stack is not None:
+            body = sl.stack[lo:hi].astype(np.int64)
+        else:  # no callchains: the path is the own location alone
+            body = (np.int64(1) << 32) | leaf
+        before = len(self._named)
+        named = self._named.ids((comm << 33) | body)
+        if len(self._named) > before:
+            self._named_path = np.concatenate(
+                [self._named_path, self._named_paths(sl, self._named.keys()[before:])])
+        path = self._named_path[named]
+        slot = self._slots.ids(((tid.astype(np.int32).astype(np.int64) + 1) << 32)
+                               | (((cpu.astype(np.int32).astype(np.int64) + 1) & 0xFFFF) << 16)
+                               | ((attr.astype(np.int16).astype(np.int64) + 1) & 0xFFFF))
+        pair = self._pairs.ids((slot << 32) | leaf)
+        g = self._groups.ids((path << 32) | pair).astype(np.int32)
+        self.samples += n
+        return g
+
+    def _named_paths(self, sl: SampleLocs, keys: np.ndarray) -> np.ndarray:
+        """Path ids of (thread name, stack) keys: the thread, then the stack outermost
+        first (the callchain where the sample has one, else its own location; as
+        :func:`~.profile.stacks` has them)."""
+        comm = keys >> 33
+        body = keys & ((np.int64(1) << 33) - 1)
+        lone = (body >> 32) == 1
+        sid = np.where(lone, 0, body)
+        first = sl.stack_starts[sid]
+        size = sl.stack_starts[sid + 1] - first
+        # the stack is the own location, then the callchain: the callchain alone if any
+        cfirst = np.where(size > 1, first + 1, first)
+        clen = np.where(lone, 1, np.where(size > 1, size - 1, 1))
+        pstart = np.zeros(len(keys) + 1, np.int64)
+        np.cumsum(clen + 1, out=pstart[1:])
+        frames = np.empty(int(pstart[-1]), np.int64)
+        frames[pstart[:-1]] = -1 - comm
+        j = spans(np.ones(len(keys), np.int64), clen + 1)  # 1..clen of each path
+        k = np.repeat(np.arange(len(keys), dtype=np.int64), clen)
+        src = cfirst[k] + clen[k] - j
+        vals = np.where(lone[k], body[k] & 0xFFFFFFFF,
+                        sl.stack_locs[np.where(lone[k], 0, src)] if len(sl.stack_locs)
+                        else 0)
+        frames[pstart[k] + j] = vals
+        out: np.ndarray = self._paths.ids(pstart, frames)
+        return out
 
     def finish(self, rows: np.ndarray | None = None, group: np.ndarray | None = None,
                period: np.ndarray | None = None) -> SampleGroups:

@@ -109,3 +109,30 @@ class CommTable:
             k = np.searchsorted(np.asarray(ttimes, dtype=np.uint64), times[sel], side="right")
             out[sel] = base + np.maximum(k.astype(np.int64) - 1, 0)
         return out, names
+
+
+class SampleComms:
+    """perf's thread names of the SAMPLE rows as named once (``rows`` ascending, ``comm``
+    ids into ``names``: what the names pass keeps, from the cache on a reopen, so no thread
+    model is replayed); other rows and :meth:`comm` from the ``other`` model."""
+
+    def __init__(self, rows: np.ndarray, comm: np.ndarray, names: list[str],
+                 other: CommModel) -> None:
+        self.rows, self.comm_ids, self.names, self.other = rows, comm, names, other
+
+    def sample_comms(self, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        rows = np.asarray(rows, dtype=np.int64)
+        ids = np.full(len(rows), -1, np.int64)
+        if not len(rows):
+            return ids, self.names
+        at = np.minimum(np.searchsorted(self.rows, rows), max(0, len(self.rows) - 1))
+        hit = (self.rows[at] == rows) if len(self.rows) else np.zeros(len(rows), bool)
+        ids[hit] = self.comm_ids[at[hit]]
+        if hit.all():
+            return ids, self.names
+        oid, onames = self.other.sample_comms(rows[~hit])
+        ids[~hit] = np.where(oid >= 0, oid + len(self.names), -1)
+        return ids, [*self.names, *onames]
+
+    def comm(self, tid: int, time: int) -> str:
+        return self.other.comm(tid, time)

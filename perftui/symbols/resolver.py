@@ -138,6 +138,14 @@ class Resolver:
         self.kernel_dso = self.locs.dso_id(KERNEL_DSO, kernel=True)
         self._kmod_modules = {e.module for e in self.smap.entries if e.source == SOURCE_KMOD}
 
+    def use_locations(self, locs: Locations) -> None:
+        """Name into ``locs``, a table an earlier resolver of this recording and options
+        filled (kept with its names), instead of a new one: the ids it has stay valid.
+        Call before any naming."""
+        with self._lock:
+            self.locs = locs
+            self.kernel_dso = locs.dso_id(KERNEL_DSO, kernel=True)
+
     def sources(self) -> dict[str, Any]:
         """Every symbol source used so far, described (:mod:`.sources`): what a saved
         result of this resolver depends on besides the recording and the options."""

@@ -4,7 +4,10 @@
 its thread name id (``comm``), its own location (``leaf``), its period, and, with
 callchains, the id of its *stack* (its own location, then its callchain's locations, leaf
 first, as :class:`~.resolved.ResolvedSamples` has them) among the distinct stacks, kept
-once each (``stack_starts``/``stack_locs``, CSR).  Samples repeat their stacks: the bench
+once each (``stack_starts``/``stack_locs``, CSR), and likewise the id of its *offsets*
+(the offset of its ip into its symbol, then each callchain entry's: ``off_stack`` among
+``off_starts``/``off_vals``), so a sample's own line and callchain can be named as the
+resolver names them (``sym+0xoff``) without the resolver.  Samples repeat their stacks: the bench
 recording has 69 K distinct stacks in 267 K samples, so per-stack work (the children
 column) is done a quarter as often, and the arrays are small enough to keep in the index
 cache (:mod:`.samplestore`).
@@ -46,6 +49,9 @@ class SampleLocs:
     stack_locs: np.ndarray  # int32: each stack's own location, then its callchain's
     locs: Locations
     comm_names: list[str]
+    off_stack: np.ndarray  # int32 id of the sample's offsets (off_starts/off_vals)
+    off_starts: np.ndarray  # int64, one more than there are distinct offset sequences
+    off_vals: np.ndarray  # uint32: the ip's offset into its symbol, then each entry's
     thread_names: dict[int, str] = field(default_factory=dict)  # tid -> its last name
     notes: list[str] = field(default_factory=list)
     origin: str = "resolved"  # or "cache"
@@ -65,6 +71,22 @@ class SampleLocs:
 
     def thread_comm(self, tid: int) -> str:
         return self.thread_names.get(tid, f":{tid}")
+
+    def position(self, row: int) -> int | None:
+        """The position of index ``row`` in these arrays (None: not a resolved sample)."""
+        k = int(np.searchsorted(self.rows, row))
+        return k if k < len(self.rows) and int(self.rows[k]) == row else None
+
+    def frames(self, k: int) -> tuple[list[int], list[int]]:
+        """(locations, offsets) of sample ``k``: its own first, then its callchain's
+        (the callchain's only when :attr:`stack` was kept)."""
+        o = int(self.off_stack[k])
+        offs = self.off_vals[int(self.off_starts[o]):int(self.off_starts[o + 1])].tolist()
+        if self.stack is None:
+            return [int(self.leaf[k])], offs[:1]
+        s = int(self.stack[k])
+        locs = self.stack_locs[int(self.stack_starts[s]):int(self.stack_starts[s + 1])]
+        return locs.tolist(), offs
 
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -206,17 +228,27 @@ def with_leaf(starts: np.ndarray, locs: np.ndarray, leaf: np.ndarray
     return out_starts, np.insert(locs, starts[:-1], leaf).astype(np.int32)
 
 
+def clamp_offsets(offs: np.ndarray) -> np.ndarray:
+    """Offsets into symbols as kept (uint32; a larger one as the largest)."""
+    out: np.ndarray = np.minimum(offs, np.uint64(2**32 - 1)).astype(np.uint32)
+    return out
+
+
 def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
-                alloc: Alloc = plain_alloc, block: int = BLOCK) -> SampleLocs:
+                alloc: Alloc = plain_alloc, block: int = BLOCK,
+                progress: Callable[[int, int], None] | None = None) -> SampleLocs:
     """Resolve SAMPLE index ``rows`` (ascending) into a :class:`SampleLocs`; its per-sample
-    arrays come from ``alloc(name, dtype, n)`` (mapped files, when they are to be kept)."""
+    arrays come from ``alloc(name, dtype, n)`` (mapped files, when they are to be kept);
+    ``progress(done, total)`` after each block."""
     rows = np.asarray(rows, dtype=np.int64)
     n = len(rows)
     comm = alloc("comm", "i4", n)
     leaf = alloc("leaf", "i4", n)
     period = alloc("period", "u8", n)
     stack = alloc("stack", "i4", n) if callchains else None
+    off_stack = alloc("off_stack", "i4", n)
     table = ChainTable()
+    offsets = ChainTable()  # (the table of int32 sequences, the uint32 bits in them)
     for lo in range(0, n, block):
         s = res.samples(rows[lo:lo + block], callchains)
         hi = lo + len(s)
@@ -225,8 +257,17 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
         period[lo:hi] = s.period
         if stack is not None:
             stack[lo:hi] = table.ids(*with_leaf(s.chain_starts, s.chain_locs, s.leaf))
+        offs = clamp_offsets(s.leaf_off).view(np.int32)
+        if callchains:
+            off_stack[lo:hi] = offsets.ids(*with_leaf(
+                s.chain_starts, clamp_offsets(s.chain_offs).view(np.int32), offs))
+        else:
+            off_stack[lo:hi] = offsets.ids(np.arange(len(s) + 1, dtype=np.int64), offs)
+        if progress is not None:
+            progress(hi, n)
     tids = np.unique(res.rec.columns["tid"][rows]) if n else np.zeros(0, np.int64)
     threads = {int(t): res.thread_comm(int(t)) for t in tids.tolist()}
     return SampleLocs(rows, comm, leaf, period, stack, table.starts.copy(),
-                      table.locs.copy(), res.locs, list(res.comm_names), threads,
+                      table.locs.copy(), res.locs, list(res.comm_names), off_stack,
+                      offsets.starts.copy(), offsets.locs.copy().view(np.uint32), threads,
                       list(res.notes))

@@ -35,7 +35,7 @@ from .samplelocs import Alloc, SampleLocs, plain_alloc, resolve_all
 from .sources import still_valid
 
 #: Bump when what the attachment holds changes meaning (the code hash catches the rest).
-NAMES_FORMAT = 1
+NAMES_FORMAT = 2
 _CODE_DIRS = ("perfdata", "symbols")
 _code_hash: str | None = None
 
@@ -79,11 +79,19 @@ def sample_rows_all(rec: Recording) -> np.ndarray:
 
 
 def sample_locs(rec: Recording, opts: SymbolOptions, callchains: bool,
-                make_resolver: Callable[[], Resolver]) -> tuple[SampleLocs, Resolver | None]:
+                make_resolver: Callable[[], Resolver], rows: np.ndarray | None = None,
+                alloc: Alloc = plain_alloc,
+                progress: Callable[[int, int], None] | None = None
+                ) -> tuple[SampleLocs, Resolver | None]:
     """Every sample's locations: from the cache when it has them for these options and the
     symbol files are unchanged, else resolved (and kept when the cache can take them).
-    Returns the resolver too when one was made (None: everything came from the cache)."""
-    rows = sample_rows_all(rec)
+    Returns the resolver too when one was made (None: everything came from the cache).
+    ``rows``: every SAMPLE row, ascending, when the caller has them (the browser's, in a
+    mapped file); ``alloc``: where the per-sample arrays go when the cache cannot keep
+    them; ``progress(done, total)`` while resolving."""
+    given = rows is not None
+    if rows is None:
+        rows = sample_rows_all(rec)
     cache = rec.cache
     ident = rec.identity() if cache is not None else None
     key = ident[0] if ident is not None else None
@@ -92,14 +100,17 @@ def sample_locs(rec: Recording, opts: SymbolOptions, callchains: bool,
         got = load(cache, key, name, rec, opts, rows, callchains)
         if got is not None:
             return got, None
-    del rows  # (made again after the resolver: not held while its thread model is built)
+    if not given:
+        del rows  # (made again after the resolver: not held while its thread model is built)
     res = make_resolver()
     trim()  # the thread model's temporaries
-    rows = sample_rows_all(rec)
+    if not given:
+        rows = sample_rows_all(rec)
     store = cache.begin_attachment(key) if cache is not None and key is not None else None
-    alloc: Alloc = plain_alloc if store is None else store.array
+    if store is not None:
+        alloc = store.array
     try:
-        sl = resolve_all(res, rows, callchains, alloc)
+        sl = resolve_all(res, rows, callchains, alloc, progress=progress)
     except BaseException:
         if store is not None:
             store.discard()
@@ -117,6 +128,8 @@ def save(cache: IndexCache, store: ColumnStore, key: str, name: str, rec: Record
     arrays: dict[str, np.ndarray] = {"comm": sl.comm, "leaf": sl.leaf, "period": sl.period,
                                      "stack_starts": sl.stack_starts,
                                      "stack_locs": sl.stack_locs,
+                                     "off_stack": sl.off_stack,
+                                     "off_starts": sl.off_starts, "off_vals": sl.off_vals,
                                      "loc_dso": np.asarray(locs.dso, dtype=np.int32),
                                      "loc_start": np.asarray(locs.start, dtype=np.uint64),
                                      "loc_end": np.asarray(locs.end, dtype=np.uint64),
@@ -163,7 +176,8 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
         att.check(k)
     a = {k: att.array(k) for k in att.arrays}
     want = {"comm": "i4", "leaf": "i4", "period": "u8", "stack": "i4", "stack_starts": "i8",
-            "stack_locs": "i4", "loc_dso": "i4", "loc_start": "u8", "loc_end": "u8",
+            "stack_locs": "i4", "off_stack": "i4", "off_starts": "i8", "off_vals": "u4",
+            "loc_dso": "i4", "loc_start": "u8", "loc_end": "u8",
             "loc_section": "i4"}
     for k, dt in want.items():
         if k in a and a[k].dtype != np.dtype(dt):
@@ -180,7 +194,7 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     _in_range(a["loc_dso"], 0, len(dsos), "loc_dso")
     _in_range(a["loc_section"], -1, len(sections), "loc_section")
     comm_names = [str(c) for c in meta["comm_names"]]
-    for k in ("comm", "leaf", "period", *(("stack",) if "stack" in a else ())):
+    for k in ("comm", "leaf", "period", "off_stack", *(("stack",) if "stack" in a else ())):
         if len(a[k]) != n:
             raise CacheError(f"{k}: not one per sample")
     _in_range(a["comm"], 0, len(comm_names), "comm")
@@ -192,6 +206,11 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     _in_range(stack_locs, 0, nloc, "stack_locs")
     if "stack" in a:
         _in_range(a["stack"], 1, len(starts) - 1, "stack")  # never the empty one
+    off_starts = a["off_starts"]
+    if (not len(off_starts) or off_starts[0] != 0 or np.any(np.diff(off_starts) < 0)
+            or off_starts[-1] != len(a["off_vals"])):
+        raise CacheError("off_starts: not the starts of the offsets")
+    _in_range(a["off_stack"], 1, len(off_starts) - 1, "off_stack")  # never the empty one
     locs = Locations()
     locs.dsos = dsos
     locs.dso_ids = {(d.name, d.kernel): i for i, d in enumerate(dsos)}
@@ -204,7 +223,8 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
         zip(locs.dso, locs.name, locs.start, locs.end, strict=True))}
     threads = {int(t): str(c) for t, c in meta["threads"]}
     return SampleLocs(rows, a["comm"], a["leaf"], a["period"], a.get("stack"), starts,
-                      stack_locs, locs, comm_names, threads, [str(x) for x in meta["notes"]],
+                      stack_locs, locs, comm_names, a["off_stack"], off_starts,
+                      a["off_vals"], threads, [str(x) for x in meta["notes"]],
                       origin="cache")
 
 

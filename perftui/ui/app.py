@@ -459,9 +459,8 @@ class PerftuiApp(CrashReportingApp):
         it already named (call after :class:`NamesReady`)."""
         if self._annotator is None:
             m = self.model
-            assert m.resolver is not None and m.sample_rows is not None \
-                and m.leaf_loc is not None
-            leaves = SampleLeaves(m.sample_rows, np.asarray(m.leaf_loc, dtype=np.int32))
+            assert m.resolver is not None and m.names is not None
+            leaves = SampleLeaves(m.names.rows, np.asarray(m.names.leaf, dtype=np.int32))
             self._annotator = Annotator(m.rec, m.symbol_options, resolver=m.resolver,
                                         leaves=leaves)
         return self._annotator
@@ -475,11 +474,25 @@ class PerftuiApp(CrashReportingApp):
         if not self.model.done:
             self.notify("annotate: wait for the indexing to finish", timeout=3)
             return
-        if self.model.resolver is None:
+        if self.model.names is None:
             self.notify("annotate: wait for the names (resolving symbols)", timeout=3)
+            return
+        if self.model.resolver is None:  # the names came from the cache: made once, now
+            self.notify("annotate: reading the symbol tables…", timeout=3)
+            self._resolver_then_annotate(target)
             return
         self.push_screen(AnnotateScreen(self.annotator, target, keep=self._annotate_keep,
                                         scope=self.model.scope_text()))
+
+    @work(thread=True, exclusive=True, group="resolver")
+    def _resolver_then_annotate(self, target: Target) -> None:
+        try:
+            self.model.ensure_resolver()
+        except Exception as e:  # a symbol source that breaks must not stop the app
+            self.call_from_thread(self.notify, safe(f"annotate: {e}", 300),
+                                  severity="error", markup=False)
+            return
+        self.call_from_thread(self.open_annotate, target)
 
     def _annotate_keep(self, rows: np.ndarray) -> np.ndarray | None:
         """The filter and the range as a mask over sample rows (None: all kept)."""

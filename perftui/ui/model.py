@@ -10,7 +10,7 @@ import dataclasses
 import re
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,26 +22,30 @@ from ..analysis.samplegroups import GroupsBuilder, SampleGroups
 from ..analysis.sectionreport import SectionReport, kept_section_report, section_report
 from ..analysis.sections import count_sections, keep_section_map
 from ..analysis.summary import info_dict
-from ..analysis.tasks import CommModel, CommTable, comm_of_row
+from ..analysis.tasks import CommModel, CommTable, SampleComms, comm_of_row
 from ..analysis.timeline import keep_fine_bins
 from ..analysis.timespec import format_seconds
 from ..perfdata import Recording, RecordType, type_name
 from ..perfdata.colstore import ColumnStore
 from ..perfdata.constants import CONTEXT_MARKERS
 from ..present.records import summary
+from ..symbols.locations import Locations
 from ..symbols.modfiles import ModuleFiles
-from ..symbols.resolver import Resolver, SymbolOptions
+from ..symbols.resolver import SymbolOptions
+from ..symbols.samplelocs import SampleLocs, plain_alloc
 from ..symbols.sectionmap import SectionMap, build_section_map
 from ..symbols.symbolize import Symbolizer
+
+if TYPE_CHECKING:
+    from ..symbols.resolver import Resolver
 
 BLOCK = 1 << 20  # rows per pass of a whole-index scan
 
 
-def location_text(res: Resolver, loc: int, off: int) -> str:
+def location_text(locs: Locations, loc: int, off: int) -> str:
     """``[k] sym+0xoff (dso)`` (``[k]``/``[.]`` as perf report marks kernel and user
     code; a module's section from KMOD_SEC_MAP follows its name: ``([mod].section)``); an
     address no symbol covers: ``[.] 0x1234 (dso)``."""
-    locs = res.locs
     d = locs.dsos[locs.dso[loc]]
     level = "[k]" if d.kernel else "[.]"
     name = locs.name[loc]
@@ -69,13 +73,17 @@ class Model:
         self.smap: SectionMap | None = None
         self.files: ModuleFiles | None = None
         self.symbolizer: Symbolizer | None = None
-        # names of every address (perf's rules), built in the worker after indexing
+        # every sample's names (perf's rules): from the index cache, else resolved (and
+        # kept there) in the worker after indexing
+        self.names: SampleLocs | None = None
+        # the resolver: made by the names pass when the cache had no names, else only when
+        # something asks (ensure_resolver: annotate)
         self.resolver: Resolver | None = None
+        self._resolver_lock = threading.Lock()
         self.symbol_options = dataclasses.replace(symbols or SymbolOptions(),
                                                   modules_dirs=self.modules_dirs)
         self.sample_rows: np.ndarray | None = None  # SAMPLE index rows, ascending
         self.leaf_loc: np.ndarray | None = None  # location id of each sample's ip
-        self.leaf_off: np.ndarray | None = None  # its offset into the symbol
         # every sample grouped by thread, CPU, event, own location and stack (profiles)
         self.groups: SampleGroups | None = None
         self._names_store: ColumnStore | None = None
@@ -132,39 +140,71 @@ class Model:
 
     def build_names(self, block: int = 1 << 16,
                     progress: Callable[[int, int], None] | None = None) -> None:
-        """The one resolver, perf's thread names, every sample's own location and, in the
-        same pass, every sample's group for the profile views (its stack with the
-        callchains when the recording has them).  Slow on a big recording: from the
-        worker, after the first screen; ``progress(done, total)`` after each block.  The
-        per-sample arrays live in mapped files when the index does (not anonymous
-        memory)."""
+        """Every sample's names, perf's thread names and, from them, every sample's group
+        for the profile views (its stack with the callchains when the recording has them).
+        The names come from the index cache when it has them for these symbol options and
+        the symbol files are unchanged (no thread model, no resolver: :attr:`resolver`
+        stays None); else the one resolver names them and the cache keeps them for the
+        next open, of the browser or of ``perftui report`` (the same
+        :func:`~perftui.symbols.samplestore.sample_locs`).  Slow on a big first open:
+        from the worker, after the first screen; ``progress(done, total)`` while
+        resolving.  The per-sample arrays live in mapped files (not anonymous memory)."""
         if self.smap is None or self.files is None:
             return
-        rec = self.rec
-        res = Resolver(rec, self.symbol_options, smap=self.smap, modfiles=self.files)
-        heap.trim()  # the thread model's temporaries
-        rows, loc, off, grp, period = self._name_arrays()
-        n = len(rows)
+        from ..symbols.resolver import Resolver
+        from ..symbols.samplestore import sample_locs
+
+        rec, smap, files = self.rec, self.smap, self.files
         chains = has_callchains(rec)
-        groups = GroupsBuilder(res.locs, res.comm_names, callchains=chains,
-                               keep_samples=False)
-        for lo in range(0, n, block):
-            s = res.samples(rows[lo:lo + block], callchains=chains)
-            hi = lo + len(s)
-            loc[lo:hi] = s.leaf
-            off[lo:hi] = np.minimum(s.leaf_off, np.uint64(2**32 - 1))
-            grp[lo:hi] = groups.add(s)
-            period[lo:hi] = s.period
-            if progress is not None:
-                progress(hi, n)
-        store = groups.finish(rows, grp, period)
-        with self.lock:
-            self.sample_rows, self.leaf_loc, self.leaf_off = rows, loc, off
-            self.resolver = res
-            self.groups = store
-            self.comms = res.model  # perf's names: fork inherits, exec renames, swapper
-        self.invalidate()
+        store = self._names_arrays_store()
+        rows = self._rows_array(store)
+        alloc = store.array if store is not None else plain_alloc
+
+        def make() -> Resolver:
+            return Resolver(rec, self.symbol_options, smap=smap, modfiles=files)
+
+        sl, res = sample_locs(rec, self.symbol_options, chains, make, rows=rows,
+                              alloc=alloc, progress=progress)
         heap.trim()  # the resolver's per-block temporaries
+        n = len(sl)
+        group = alloc("group", "i4", n)
+        groups = GroupsBuilder(sl.locs, sl.comm_names, callchains=chains,
+                               keep_samples=False)
+        c = rec.columns
+        for lo in range(0, n, block):
+            hi = min(n, lo + block)
+            r = sl.rows[lo:hi]
+            group[lo:hi] = groups.add_named(sl, lo, hi, c["tid"][r], c["cpu"][r],
+                                            c["attr"][r])
+        grouped = groups.finish(sl.rows, group, sl.period.view(np.int64))
+        comms: CommModel = res.model if res is not None else SampleComms(
+            sl.rows, sl.comm, sl.comm_names, self.comms)
+        with self.lock:
+            self.names = sl
+            self.sample_rows, self.leaf_loc = sl.rows, sl.leaf
+            if res is not None:
+                self.resolver = res
+            self.groups = grouped
+            self.comms = comms  # perf's names: fork inherits, exec renames, swapper
+        self.invalidate()
+        heap.trim()
+
+    def ensure_resolver(self) -> Resolver:
+        """The recording's one resolver, made on first use when the names came from the
+        cache (slow: the thread model is replayed; from a worker).  It names into the
+        names' own location table, so location ids stay those of :attr:`names`."""
+        with self._resolver_lock:
+            if self.resolver is not None:
+                return self.resolver
+            from ..symbols.resolver import Resolver
+
+            res = Resolver(self.rec, self.symbol_options, smap=self.smap,
+                           modfiles=self.files)
+            if self.names is not None:
+                res.use_locations(self.names.locs)
+            with self.lock:
+                self.resolver = res
+            return res
 
     def _sample_row_blocks(self) -> Iterator[np.ndarray]:
         """The SAMPLE rows (ascending) of each block of rows, one block at a time."""
@@ -172,49 +212,45 @@ class Model:
         for lo in range(0, self.n, BLOCK):
             yield np.flatnonzero(t[lo:lo + BLOCK] == RecordType.SAMPLE) + lo
 
-    def _name_arrays(self) -> tuple[np.ndarray, ...]:
-        """The SAMPLE rows (ascending) and the per-sample arrays (own location, offset,
-        group, period) in a temporary mapped store (file pages, which the kernel can drop,
-        not anonymous memory), or in memory when that fails."""
-        n = sum(len(b) for b in self._sample_row_blocks())
+    def _names_arrays_store(self) -> ColumnStore | None:
+        """A temporary mapped store for the per-sample arrays (file pages, which the
+        kernel can drop, not anonymous memory); None when it cannot be made."""
         try:
-            store = ColumnStore.temporary()
-            self._names_store = store
-            out = (store.array("rows", "i8", n), store.array("leaf", "i4", n),
-                   store.array("off", "u4", n), store.array("group", "i4", n),
-                   store.array("period", "i8", n))
+            self._names_store = ColumnStore.temporary()
         except OSError:
-            out = (np.zeros(n, np.int64), np.zeros(n, np.int32), np.zeros(n, np.uint32),
-                   np.zeros(n, np.int32), np.zeros(n, np.int64))
-        rows, at = out[0], 0
+            self._names_store = None
+        return self._names_store
+
+    def _rows_array(self, store: ColumnStore | None) -> np.ndarray:
+        """Every SAMPLE row, ascending, in ``store`` (in memory without one)."""
+        n = sum(len(b) for b in self._sample_row_blocks())
+        rows = store.array("rows", "i8", n) if store is not None else np.zeros(n, np.int64)
+        at = 0
         for b in self._sample_row_blocks():
             rows[at:at + len(b)] = b
             at += len(b)
-        return out
+        return rows
 
     def where(self, row: int) -> str:
         """``[k] sym+0xoff (dso)`` of a SAMPLE row, as perf script and report name it
         ("" until the names are built, or for another record)."""
-        res, rows = self.resolver, self.sample_rows
-        if res is None or rows is None or self.leaf_loc is None or self.leaf_off is None:
+        sl = self.names
+        k = sl.position(row) if sl is not None else None
+        if sl is None or k is None:
             return ""
-        k = int(np.searchsorted(rows, row))
-        if k >= len(rows) or int(rows[k]) != row:
-            return ""
-        return location_text(res, int(self.leaf_loc[k]), int(self.leaf_off[k]))
+        _locs, offs = sl.frames(k)
+        return location_text(sl.locs, int(sl.leaf[k]), offs[0])
 
     def chain_names(self, row: int, chain: list[int]) -> list[str] | None:
         """A name for each entry of a SAMPLE's callchain (context markers by name), or
-        None before the names are built."""
-        res = self.resolver
-        if res is None:
+        None before the names are built (from the kept names: no resolver)."""
+        sl = self.names
+        k = sl.position(row) if sl is not None else None
+        if sl is None or k is None or sl.stack is None:
             return None
-        try:
-            s = res.samples(np.array([row], dtype=np.int64))
-        except (ValueError, IndexError):
-            return None
-        frames = [location_text(res, int(s.chain_locs[j]), int(s.chain_offs[j]))
-                  for j in range(int(s.chain_starts[0]), int(s.chain_starts[1]))]
+        locs, offs = sl.frames(k)
+        frames = [location_text(sl.locs, loc, off)
+                  for loc, off in zip(locs[1:], offs[1:], strict=False)]
         out: list[str] = []
         it = iter(frames)
         for ip in chain:
@@ -232,9 +268,9 @@ class Model:
     def context(self) -> FilterContext:
         """What the filter needs besides the index (names, section map)."""
         names = None
-        if self.resolver is not None and self.sample_rows is not None and \
-                self.leaf_loc is not None:
-            names = SampleNames(self.sample_rows, self.leaf_loc, self.resolver.locs)
+        sl = self.names
+        if sl is not None:
+            names = SampleNames(sl.rows, sl.leaf, sl.locs)
         return FilterContext(comms=self.comms, smap=self.smap, names=names)
 
     def compute_report(self) -> SectionReport | None:

@@ -217,10 +217,10 @@ class ProfileData:
 
     # -- names -----------------------------------------------------------------------------------
     def names(self) -> Names | None:
-        res = self.model.resolver
-        if res is None:
+        sl = self.model.names
+        if sl is None:
             return None
-        return Names(res.locs, lambda c: res.comm_names[c], res.thread_comm)
+        return Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
 
     def labels(self) -> list[str]:
         """Every location's label, lower case (the name filter reads them)."""

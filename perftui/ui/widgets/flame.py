@@ -523,7 +523,7 @@ class FlamePane(EventChoice, Vertical):
         self.notify(line, severity="error", markup=False)
 
     def _grown(self, tree: GroupTree, total: int, samples: int, names: list[str]) -> None:
-        res = self.data.model.resolver
+        res = self.data.model.names
         self.busy = False
         self.samples = samples
         if res is None:

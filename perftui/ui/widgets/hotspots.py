@@ -236,10 +236,10 @@ class HotspotTable(LineList):
 
 
 def annotate_location(widget: Widget, loc: int) -> None:
-    """Open the annotate screen on a location of the model's resolver (a symbol)."""
+    """Open the annotate screen on a location of the model's names (a symbol)."""
     app = widget.app
-    res = app.model.resolver  # type: ignore[attr-defined]
-    if res is None or not 0 <= loc < len(res.locs) or res.locs.name[loc] is None:
+    sl = app.model.names  # type: ignore[attr-defined]
+    if sl is None or not 0 <= loc < len(sl.locs) or sl.locs.name[loc] is None:
         widget.notify("no symbol to annotate here (an address no symbol covers)", timeout=3)
         return
     app.open_annotate(loc)  # type: ignore[attr-defined]

@@ -161,7 +161,7 @@ class Detail(ScrollView, can_focus=True):
             head["symbol"] = where
         chain = self._chains.get(row)
         lines = field_lines({**head, **f}, m.describe_ip, fmt_time=self._time, chain=chain)
-        if chain is None and f.get("callchain") and m.resolver is not None:
+        if chain is None and f.get("callchain") and m.names is not None:
             self._name_chain(row, list(f["callchain"]))
         try:
             raw = m.rec.record_bytes(row)

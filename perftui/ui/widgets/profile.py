@@ -355,7 +355,7 @@ class ProfilePane(EventChoice, Vertical):
             self.app.call_from_thread(self._grown, forests, gp, fresh)
 
     def _grown(self, forests: list[Forest], gp: GroupProfile, fresh: bool) -> None:
-        res = self.data.model.resolver
+        res = self.data.model.names
         if res is None or self.level != "trees":
             return
         self.trees.show(forests, gp.total_period, res.locs, res.comm_names)
