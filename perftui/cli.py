@@ -23,7 +23,7 @@ from .textsafe import safe
 if TYPE_CHECKING:
     from .analysis.filters import Filter
     from .present.diffrun import DiffRequest
-    from .symbols.resolver import SymbolOptions
+    from .symbols.options import SymbolOptions
 
 SUBCOMMANDS = ("info", "dump", "sections", "inject", "report", "annotate", "diff",
                "cache")
@@ -331,7 +331,7 @@ def _names(text: str | None) -> frozenset[str] | None:
 
 def symbol_options(args: argparse.Namespace) -> SymbolOptions:
     """The symbol options of a command (perf's names)."""
-    from .symbols.resolver import SymbolOptions
+    from .symbols.options import SymbolOptions
 
     return SymbolOptions(kallsyms=args.kallsyms, vmlinux=args.vmlinux, symfs=args.symfs,
                          modules_dirs=list(args.modules_dir))

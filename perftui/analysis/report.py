@@ -5,16 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..perfdata import Recording, RecordType
 from ..symbols.resolved import ResolvedSamples
-from ..symbols.resolver import Resolver
 from ..symbols.samplelocs import SampleLocs
 from .filters import Filter, FilterContext
 from .profile import Profile, build_profile
 from .sampleprofile import profile_of
+
+if TYPE_CHECKING:
+    from ..symbols.resolver import Resolver
 
 BLOCK = 1 << 16  # samples resolved at a time: bounds the temporaries
 

@@ -109,3 +109,13 @@ def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
         text = line.format(*pct, *(c[k] for c in cols)).rstrip()
         w((text if clean else safe(text)) + "\n")
     w("\n")
+
+
+def frame_name(locs: Locations, loc: int) -> str:
+    """A frame's name in folded stacks and speedscope: the symbol, else ``[dso]`` (as
+    flamegraph's stackcollapse-perf names an unknown symbol), else ``[unknown]``."""
+    n = locs.name[loc]
+    if n is not None:
+        return n
+    dso = locs.dsos[locs.dso[loc]].short_name
+    return dso if dso.startswith("[") else f"[{dso}]"

@@ -15,13 +15,12 @@ from ..analysis.filters import Filter, FilterContext
 from ..analysis.report import has_callchains, located_profiles, resolved_blocks, sample_rows
 from ..heap import trim
 from ..perfdata import Recording
-from ..symbols.locations import Locations
 from ..symbols.resolver import Resolver, SymbolOptions
 from ..symbols.samplestore import sample_locs
 from ..symbols.sectionmap import build_section_map
 from .export import folded_stacks, speedscope
 from .records import jsonable
-from .report import Names, print_report, report_json
+from .report import Names, frame_name, print_report, report_json
 
 
 @dataclass
@@ -37,16 +36,6 @@ class ReportRequest:
     dsos: frozenset[str] | None = None
     comms: frozenset[str] | None = None
     symbols: SymbolOptions = field(default_factory=SymbolOptions)
-
-
-def frame_name(locs: Locations, loc: int) -> str:
-    """A frame's name in folded stacks and speedscope: the symbol, else ``[dso]`` (as
-    flamegraph's stackcollapse-perf names an unknown symbol), else ``[unknown]``."""
-    n = locs.name[loc]
-    if n is not None:
-        return n
-    dso = locs.dsos[locs.dso[loc]].short_name
-    return dso if dso.startswith("[") else f"[{dso}]"
 
 
 def names_of(res: Resolver) -> Names:

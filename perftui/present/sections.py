@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from ..analysis.sectionreport import SectionReport
-from ..symbols.resolver import ASSUMED_TEXT
+from ..symbols.options import ASSUMED_TEXT
 from ..textsafe import safe
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
@@ -42,6 +42,8 @@ from .kallsyms import (
 from .locations import Locations
 from .modfiles import ModuleFiles
 from .modnames import module_name
+from .options import ASSUMED_TEXT as ASSUMED_TEXT
+from .options import SymbolOptions as SymbolOptions
 from .perfmap import load_perf_map
 from .resolved import ResolvedSamples
 from .safefile import SymbolFileError
@@ -49,7 +51,6 @@ from .sectionmap import SOURCE_KMOD, SectionMap, build_section_map
 from .sources import SourceFinder, file_ident, kernel_source
 from .threads import ThreadModel
 
-ASSUMED_TEXT = "assumed .text: no section map in this recording"
 U64 = np.uint64
 
 
@@ -63,19 +64,6 @@ class Table(Protocol):
     def starts(self) -> np.ndarray: ...
 
     def lookup(self, addrs: np.ndarray) -> np.ndarray: ...
-
-
-@dataclass
-class SymbolOptions:
-    """Where symbols may come from (perf's option names where perf has them)."""
-
-    kallsyms: str | None = None  # --kallsyms FILE
-    vmlinux: str | None = None  # --vmlinux FILE
-    symfs: str | None = None  # --symfs DIR
-    modules_dirs: list[str] = field(default_factory=list)  # --modules-dir DIR...
-    debug_dir: str | None = None  # the build-id cache (default ~/.debug)
-    perfmap_dir: str = "/tmp"  # where perf-<pid>.map files are
-    proc_kallsyms: str = "/proc/kallsyms"  # the running kernel's (when it matches)
 
 
 @dataclass

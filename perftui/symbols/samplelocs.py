@@ -21,12 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..perfdata.grouping import group_ids
 from .locations import Locations
-from .resolver import Resolver
+
+if TYPE_CHECKING:
+    from .resolver import Resolver
 
 BLOCK = 1 << 16  # samples resolved at a time: bounds the temporaries
 Alloc = Callable[[str, str, int], np.ndarray]

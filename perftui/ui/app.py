@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 from textual import work
@@ -19,14 +19,11 @@ from textual.message import Message
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
-from ..analysis.annotatefunction import SampleLeaves
-from ..analysis.annotator import Annotator
 from ..analysis.filters import FILTER_HELP, FILTER_RULES, Filter, FilterError
 from ..analysis.sectionreport import SectionReport
 from ..perfdata import Recording, RecordType
-from ..symbols.resolver import SymbolOptions
+from ..symbols.options import SymbolOptions
 from ..textsafe import safe
-from .annotate import AnnotateScreen, SampleTarget, Target
 from .crashing import CrashReportingApp
 from .model import Model
 from .profiledata import ProfileData
@@ -37,6 +34,10 @@ from .widgets.panes import Detail, HeaderLine, SectionsPane
 from .widgets.profile import ProfilePane
 from .widgets.records import RecordList
 from .widgets.timeline import Timeline
+
+if TYPE_CHECKING:  # annotate (disassembly, ELF, the resolver): imported when first used
+    from ..analysis.annotator import Annotator
+    from .annotate import Target
 
 DRAIN_READ = 1 << 20
 
@@ -458,6 +459,9 @@ class PerftuiApp(CrashReportingApp):
         """The recording's annotator, on the model's one resolver and the samples' leaves
         it already named (call after :class:`NamesReady`)."""
         if self._annotator is None:
+            from ..analysis.annotatefunction import SampleLeaves
+            from ..analysis.annotator import Annotator
+
             m = self.model
             assert m.resolver is not None and m.names is not None
             leaves = SampleLeaves(m.names.rows, np.asarray(m.names.leaf, dtype=np.int32))
@@ -481,6 +485,8 @@ class PerftuiApp(CrashReportingApp):
             self.notify("annotate: reading the symbol tables…", timeout=3)
             self._resolver_then_annotate(target)
             return
+        from .annotate import AnnotateScreen
+
         self.push_screen(AnnotateScreen(self.annotator, target, keep=self._annotate_keep,
                                         scope=self.model.scope_text()))
 
@@ -507,6 +513,8 @@ class PerftuiApp(CrashReportingApp):
             self.notify("a annotates a sample's function: put the cursor on a SAMPLE",
                         timeout=3)
             return
+        from .annotate import SampleTarget
+
         self.open_annotate(SampleTarget(row))
 
     # -- the views under the timeline: records (with detail and sections), profile, flame --

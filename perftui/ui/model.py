@@ -31,7 +31,7 @@ from ..perfdata.constants import CONTEXT_MARKERS
 from ..present.records import summary
 from ..symbols.locations import Locations
 from ..symbols.modfiles import ModuleFiles
-from ..symbols.resolver import SymbolOptions
+from ..symbols.options import SymbolOptions
 from ..symbols.samplelocs import SampleLocs, plain_alloc
 from ..symbols.sectionmap import SectionMap, build_section_map
 from ..symbols.symbolize import Symbolizer

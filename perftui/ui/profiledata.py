@@ -33,7 +33,7 @@ from ..analysis.samplegroups import (
 )
 from ..analysis.stacktree import Trie, TrieBuilder
 from ..present.report import Names, key_text
-from ..present.reportrun import frame_name as folded_name
+from ..present.report import frame_name as folded_name
 from .model import Model
 
 MASK_BLOCK = 1 << 20  # samples masked at a time

@@ -11,7 +11,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ..analysis.sections import split_by
-from ..symbols.resolver import ASSUMED_TEXT
+from ..symbols.options import ASSUMED_TEXT
 from ..symbols.symtable import NO_SYMBOL
 from ..textsafe import safe
 from .model import Model

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rich.text import Text
 
-from ...present.reportrun import frame_name as folded_name
+from ...present.report import frame_name as folded_name
 from ...symbols.locations import Locations
 from ...textsafe import safe
 

@@ -1,0 +1,166 @@
+"""The browser keeps every sample's names with the index cache entry (as ``perftui report``
+does, through the same code) and, reopened, takes the names and the profile from there:
+no thread model, no resolver (patched here to raise).  A symbol file that changed makes it
+resolve again.  The oracles: the demo generator's plan (which module function got how
+many samples), and what the first open (which did resolve) showed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_ui_profile import idle, table_lines
+from uihelpers import wait_indexed
+
+from perftui.cli import main as perftui_main
+from perftui.demo import MODULES_DIR
+from perftui.demo.generate import DemoPlan, write_demo
+from perftui.perfdata import RecordType, open_recording
+from perftui.perfdata.indexcache import IndexCache
+from perftui.symbols import resolver as resolver_module
+from perftui.symbols.modnames import module_name
+from perftui.ui.app import PerftuiApp
+
+pytestmark = pytest.mark.slow
+
+WHERE = re.compile(r"^\[k\] (\S+)\+0x[0-9a-f]+ \(\[(\w+)\](\.[\w.]+)?\)")
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> tuple[DemoPlan, Path, Path]:
+    """The demo recording, a private copy of its module files, an empty cache."""
+    plan = write_demo(tmp_path / "demo.data")
+    modules = tmp_path / "modules"
+    shutil.copytree(MODULES_DIR, modules)
+    return plan, modules, tmp_path / "cache"
+
+
+class Resolvers:
+    """Counts the resolvers made; ``forbid``: making one raises."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, forbid: bool) -> None:
+        self.made = 0
+        real = resolver_module.Resolver.__init__
+
+        def init(this: Any, *a: Any, **k: Any) -> None:
+            self.made += 1
+            if forbid:
+                raise AssertionError("a resolver was made")
+            real(this, *a, **k)
+
+        monkeypatch.setattr(resolver_module.Resolver, "__init__", init)
+
+
+def planned(plan: DemoPlan) -> Counter[tuple[str, str]]:
+    out: Counter[tuple[str, str]] = Counter()
+    for (mod, _sec, sym), n in plan.in_symbols.items():
+        out[(module_name(mod), sym)] += n
+    return out
+
+
+async def _open(path: Path, cache: Path, modules: Path) -> dict[str, Any]:
+    """Open in the browser; what it shows once every sample is named."""
+    rec = open_recording(path, cache=IndexCache(str(cache)), mapped=True)
+    app = PerftuiApp(rec, [str(modules)])
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_indexed(pilot)
+            m = app.model
+            assert m.groups is not None, "no names"
+            lines = Counter()
+            for row in m.sample_rows.tolist():
+                hit = WHERE.match(m.line_summary(int(row)))
+                if hit:
+                    lines[(hit.group(2), hit.group(1))] += 1
+            chains = {}
+            t = m.rec.columns["type"]
+            for row in m.sample_rows[:400].tolist():
+                f = m.fields(int(row))
+                if int(t[row]) == RecordType.SAMPLE and f.get("callchain"):
+                    chains[row] = m.chain_names(int(row), list(f["callchain"]))
+            await pilot.press("p")
+            await idle(pilot)
+            heads, rows = table_lines(app)
+            await pilot.press("s")
+            await idle(pilot)
+            await pilot.press("ctrl+a", "ctrl+k", *"dso,sym", "enter")
+            await idle(pilot)
+            _h2, by_sym = table_lines(app)
+            await pilot.press("/")
+            await idle(pilot)
+            return {"origin": rec.index_origin, "resolver": m.resolver is not None,
+                    "lines": lines, "chains": chains, "heads": heads, "rows": rows,
+                    "by_sym": by_sym}
+    finally:
+        rec.close()
+
+
+def open_once(path: Path, cache: Path, modules: Path) -> dict[str, Any]:
+    return asyncio.run(_open(path, cache, modules))
+
+
+def attachments(cache: Path) -> list[Path]:
+    return sorted(cache.glob("*/att-names-*"))
+
+
+def test_reopen_takes_the_names_from_the_cache(setup: tuple[DemoPlan, Path, Path],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    plan, modules, cache = setup
+    made = Resolvers(monkeypatch, forbid=False)
+    first = open_once(plan.path, cache, modules)
+    assert first["origin"] == "walk" and first["resolver"] and made.made == 1
+    assert len(attachments(cache)) == 1, "the first open did not keep the names"
+    want = planned(plan)
+    assert {k: v for k, v in first["lines"].items() if k in want} == dict(want)
+    monkeypatch.undo()
+    Resolvers(monkeypatch, forbid=True)
+    again = open_once(plan.path, cache, modules)
+    assert again["origin"] == "cache" and not again["resolver"]
+    assert {k: v for k, v in again["lines"].items() if k in want} == dict(want)
+    assert again["lines"] == first["lines"]
+    assert again["chains"] == first["chains"] and any(
+        "[k] " in n for c in again["chains"].values() for n in c)
+    assert again["heads"] == first["heads"] and again["rows"] == first["rows"]
+    assert again["by_sym"] == first["by_sym"]
+    # and perftui report on the same file takes them too (the same names, same code)
+    monkeypatch.setenv("PERFTUI_CACHE_DIR", str(cache))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert perftui_main(["report", "--json", "--sort", "sym", "--no-children",
+                             "--modules-dir", str(modules), str(plan.path)]) == 0
+    got = {r["sym"]: r["samples"] for r in json.loads(out.getvalue())["rows"]}
+    by_sym: Counter[str] = Counter()
+    for (_mod, sym), n in want.items():
+        by_sym[sym] += n
+    assert {k: got.get(k) for k in by_sym} == dict(by_sym)
+
+
+def test_changed_module_file_is_resolved_again(setup: tuple[DemoPlan, Path, Path],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    plan, modules, cache = setup
+    first = open_once(plan.path, cache, modules)
+    (old,) = attachments(cache)
+    written = (old / "manifest").read_bytes()
+    ko = modules / "demo-kvm.ko"
+    st = ko.stat()
+    os.utime(ko, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # the same bytes, "changed"
+    made = Resolvers(monkeypatch, forbid=False)
+    again = open_once(plan.path, cache, modules)
+    assert again["origin"] == "cache" and again["resolver"] and made.made == 1
+    assert again["rows"] == first["rows"] and again["lines"] == first["lines"]
+    (new,) = attachments(cache)  # replaced, kept for the next open
+    assert (new / "manifest").read_bytes() != written
+    monkeypatch.undo()
+    Resolvers(monkeypatch, forbid=True)
+    third = open_once(plan.path, cache, modules)
+    assert not third["resolver"] and third["rows"] == first["rows"]
+    assert old.name == new.name  # same options, same code: same attachment name
