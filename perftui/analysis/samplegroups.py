@@ -31,6 +31,7 @@ from .stacktree import Interner, PathInterner, StackTree, Trie, TrieBuilder, spa
 
 #: keys that a sample's thread or CPU decides (the others come from a location)
 SAMPLE_KEYS = frozenset({"comm", "pid", "tid", "cpu"})
+SELECT_BLOCK = 1 << 20  # samples weighed at a time
 
 
 @dataclass
@@ -263,12 +264,17 @@ def select(store: SampleGroups, samples: np.ndarray | None = None,
            attr: int | None = None) -> Selection:
     """Weigh the groups: the samples where ``samples`` (bool per store sample) holds, of
     event ``attr`` (None: every event)."""
-    g = store.group
-    p = store.period
-    if samples is not None:
-        g, p = g[samples], p[samples]
-    period = sum_by(g, p, store.groups)
-    count = np.bincount(g, minlength=store.groups).astype(np.int64)
+    m = store.groups
+    period = np.zeros(m, np.int64)
+    count = np.zeros(m, np.int64)
+    for lo in range(0, len(store.group), SELECT_BLOCK):  # (temporaries of one block)
+        g = store.group[lo:lo + SELECT_BLOCK]
+        p = store.period[lo:lo + SELECT_BLOCK]
+        if samples is not None:
+            keep = samples[lo:lo + SELECT_BLOCK]
+            g, p = g[keep], p[keep]
+        period += sum_by(g, p, m)
+        count += np.bincount(g, minlength=m)
     if attr is not None:
         other = store.attr != attr
         period[other] = 0

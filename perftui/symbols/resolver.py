@@ -79,7 +79,13 @@ class _DsoTable:
 def kernel_build_id(rec: Recording) -> str | None:
     """The recorded kernel's build id (BUILD_ID feature or HEADER_BUILD_ID records)."""
     entries = list(rec.feature(Feature.BUILD_ID) or [])
-    rows = np.nonzero(rec.columns["type"] == RecordType.HEADER_BUILD_ID)[0]
+    t = rec.columns["type"]
+    found: list[np.ndarray] = []
+    for lo in range(0, len(t), 1 << 20):  # in blocks: no mask as long as the index
+        found.append(np.flatnonzero(t[lo:lo + (1 << 20)] == RecordType.HEADER_BUILD_ID) + lo)
+        if sum(len(f) for f in found) >= 10000:
+            break
+    rows = np.concatenate(found) if found else np.zeros(0, np.int64)
     for i in rows[:10000]:
         try:
             entries.append(rec.decode(int(i)))
