@@ -21,6 +21,7 @@ import pytest
 from test_ui_profile import idle, table_lines
 from uihelpers import wait_indexed
 
+from perftui.analysis.samplegroups import GroupsBuilder
 from perftui.cli import main as perftui_main
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import DemoPlan, write_demo
@@ -42,6 +43,13 @@ def setup(tmp_path: Path) -> tuple[DemoPlan, Path, Path]:
     modules = tmp_path / "modules"
     shutil.copytree(MODULES_DIR, modules)
     return plan, modules, tmp_path / "cache"
+
+
+def forbid_grouping(monkeypatch: pytest.MonkeyPatch) -> None:
+    def add_named(*_a: Any, **_k: Any) -> None:
+        raise AssertionError("the samples were grouped again")
+
+    monkeypatch.setattr(GroupsBuilder, "add_named", add_named)
 
 
 class Resolvers:
@@ -108,8 +116,8 @@ def open_once(path: Path, cache: Path, modules: Path) -> dict[str, Any]:
     return asyncio.run(_open(path, cache, modules))
 
 
-def attachments(cache: Path) -> list[Path]:
-    return sorted(cache.glob("*/att-names-*"))
+def attachments(cache: Path, what: str = "names") -> list[Path]:
+    return sorted(cache.glob(f"*/att-{what}-*"))
 
 
 def test_reopen_takes_the_names_from_the_cache(setup: tuple[DemoPlan, Path, Path],
@@ -119,10 +127,12 @@ def test_reopen_takes_the_names_from_the_cache(setup: tuple[DemoPlan, Path, Path
     first = open_once(plan.path, cache, modules)
     assert first["origin"] == "walk" and first["resolver"] and made.made == 1
     assert len(attachments(cache)) == 1, "the first open did not keep the names"
+    assert len(attachments(cache, "groups")) == 1, "nor the groups"
     want = planned(plan)
     assert {k: v for k, v in first["lines"].items() if k in want} == dict(want)
     monkeypatch.undo()
     Resolvers(monkeypatch, forbid=True)
+    forbid_grouping(monkeypatch)
     again = open_once(plan.path, cache, modules)
     assert again["origin"] == "cache" and not again["resolver"]
     assert {k: v for k, v in again["lines"].items() if k in want} == dict(want)
@@ -131,6 +141,17 @@ def test_reopen_takes_the_names_from_the_cache(setup: tuple[DemoPlan, Path, Path
         "[k] " in n for c in again["chains"].values() for n in c)
     assert again["heads"] == first["heads"] and again["rows"] == first["rows"]
     assert again["by_sym"] == first["by_sym"]
+    # damaged groups are not used: grouped again, the same table
+    (groups,) = attachments(cache, "groups")
+    col = groups / "group.col"
+    raw = bytearray(col.read_bytes())
+    raw[len(raw) // 2] ^= 0x40
+    col.write_bytes(bytes(raw))
+    monkeypatch.undo()
+    Resolvers(monkeypatch, forbid=True)
+    third = open_once(plan.path, cache, modules)
+    assert third["rows"] == first["rows"] and third["by_sym"] == first["by_sym"]
+    assert len(attachments(cache, "groups")) == 1  # and kept again
     # and perftui report on the same file takes them too (the same names, same code)
     monkeypatch.setenv("PERFTUI_CACHE_DIR", str(cache))
     out = io.StringIO()

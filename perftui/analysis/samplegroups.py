@@ -198,22 +198,18 @@ class GroupsBuilder:
         out: np.ndarray = self._paths.ids(pstart, frames)
         return out
 
+    def tables(self) -> dict[str, np.ndarray]:
+        """What the groups are made of besides the per-sample arrays (what
+        :func:`assemble` takes; small: per distinct path, group, pair and slot)."""
+        starts, frames = self._paths.paths()
+        return {"path_starts": starts, "path_frames": frames,
+                "group_keys": self._groups.keys(), "pair_keys": self._pairs.keys(),
+                "slot_keys": self._slots.keys()}
+
     def finish(self, rows: np.ndarray | None = None, group: np.ndarray | None = None,
                period: np.ndarray | None = None) -> SampleGroups:
         """The groups; ``rows``, ``group`` and ``period``: the per-sample arrays, when the
         builder did not keep them (``keep_samples`` False)."""
-        tb = TrieBuilder()
-        end = tb.add(*self._paths.paths())
-        trie = tb.trie()
-        gk = self._groups.keys()
-        node = end[gk >> 32]
-        pk = self._pairs.keys()[gk & 0xFFFFFFFF]
-        leaf = pk & 0xFFFFFFFF
-        sk = self._slots.keys()[pk >> 32]
-        tid = (sk >> 32) - 1
-        cpu = ((sk >> 16) & 0xFFFF) - 1
-        attr = (sk & 0xFFFF) - 1
-        comm = -1 - trie.frame[trie.lift(node, 0)] if len(node) else node
 
         def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
             return np.concatenate(parts) if parts else np.zeros(0, dtype)
@@ -221,9 +217,30 @@ class GroupsBuilder:
         if rows is None or group is None or period is None:
             rows, group = cat(self._rows, np.int64), cat(self._group, np.int32)
             period = cat(self._period, np.int64)
-        return SampleGroups(rows=rows, group=group, period=period, comm=comm, tid=tid, cpu=cpu,
-                            attr=attr, leaf=leaf, node=node, trie=trie, locs=self.locs,
-                            comm_names=self.comm_names, callchains=self.callchains)
+        return assemble(self.tables(), rows, group, period, self.locs, self.comm_names,
+                        self.callchains)
+
+
+def assemble(tables: dict[str, np.ndarray], rows: np.ndarray, group: np.ndarray,
+             period: np.ndarray, locs: Locations, comm_names: Sequence[str],
+             callchains: bool) -> SampleGroups:
+    """:class:`SampleGroups` from a builder's :meth:`~GroupsBuilder.tables` and the
+    per-sample arrays."""
+    tb = TrieBuilder()
+    end = tb.add(tables["path_starts"], tables["path_frames"])
+    trie = tb.trie()
+    gk = np.asarray(tables["group_keys"], dtype=np.int64)
+    node = end[gk >> 32]
+    pk = np.asarray(tables["pair_keys"], dtype=np.int64)[gk & 0xFFFFFFFF]
+    leaf = pk & 0xFFFFFFFF
+    sk = np.asarray(tables["slot_keys"], dtype=np.int64)[pk >> 32]
+    tid = (sk >> 32) - 1
+    cpu = ((sk >> 16) & 0xFFFF) - 1
+    attr = (sk & 0xFFFF) - 1
+    comm = -1 - trie.frame[trie.lift(node, 0)] if len(node) else node
+    return SampleGroups(rows=rows, group=group, period=period, comm=comm, tid=tid, cpu=cpu,
+                        attr=attr, leaf=leaf, node=node, trie=trie, locs=locs,
+                        comm_names=comm_names, callchains=callchains)
 
 
 @dataclass

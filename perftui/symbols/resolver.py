@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..perfdata import Feature, Recording, RecordType
+from ..perfdata import Recording
 from ..perfdata.constants import Misc
 from ..perfdata.grouping import stable_order, unique_inverse
 from .cache import SymbolCache
@@ -48,7 +48,7 @@ from .perfmap import load_perf_map
 from .resolved import ResolvedSamples
 from .safefile import SymbolFileError
 from .sectionmap import SOURCE_KMOD, SectionMap, build_section_map
-from .sources import SourceFinder, file_ident, kernel_source
+from .sources import SourceFinder, file_ident, kernel_build_id, kernel_source
 from .threads import ThreadModel
 
 U64 = np.uint64
@@ -74,27 +74,6 @@ class _DsoTable:
     loc_of_sym: np.ndarray  # location id per symbol index, -1 until first met
     dso: int  # index into Locations.dsos
     section: str | None = None
-
-
-def kernel_build_id(rec: Recording) -> str | None:
-    """The recorded kernel's build id (BUILD_ID feature or HEADER_BUILD_ID records)."""
-    entries = list(rec.feature(Feature.BUILD_ID) or [])
-    t = rec.columns["type"]
-    found: list[np.ndarray] = []
-    for lo in range(0, len(t), 1 << 20):  # in blocks: no mask as long as the index
-        found.append(np.flatnonzero(t[lo:lo + (1 << 20)] == RecordType.HEADER_BUILD_ID) + lo)
-        if sum(len(f) for f in found) >= 10000:
-            break
-    rows = np.concatenate(found) if found else np.zeros(0, np.int64)
-    for i in rows[:10000]:
-        try:
-            entries.append(rec.decode(int(i)))
-        except ValueError:
-            continue
-    for e in entries:
-        if isinstance(e, dict) and e.get("filename") == KERNEL_DSO and e.get("build_id"):
-            return str(e["build_id"])
-    return None
 
 
 class Resolver:

@@ -19,6 +19,7 @@ collides with another's gets an id of its own.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -58,6 +59,8 @@ class SampleLocs:
     thread_names: dict[int, str] = field(default_factory=dict)  # tid -> its last name
     notes: list[str] = field(default_factory=list)
     origin: str = "resolved"  # or "cache"
+    #: tells these names from any other (what was computed from them is kept with it)
+    token: str = field(default_factory=lambda: os.urandom(8).hex())
 
     def __len__(self) -> int:
         return len(self.rows)

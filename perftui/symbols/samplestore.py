@@ -19,7 +19,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xxhash
@@ -30,9 +30,12 @@ from ..perfdata.colstore import ColumnStore
 from ..perfdata.indexcache import CachedIndex, CacheError, IndexCache
 from .locations import Dso, Locations
 from .modlocate import default_debug_dir
-from .resolver import Resolver, SymbolOptions, kernel_build_id
+from .options import SymbolOptions
 from .samplelocs import Alloc, SampleLocs, plain_alloc, resolve_all
-from .sources import still_valid
+from .sources import kernel_build_id, still_valid
+
+if TYPE_CHECKING:  # (the resolver is imported only where one is made)
+    from .resolver import Resolver
 
 #: Bump when what the attachment holds changes meaning (the code hash catches the rest).
 NAMES_FORMAT = 2
@@ -142,7 +145,8 @@ def save(cache: IndexCache, store: ColumnStore, key: str, name: str, rec: Record
             "chains": sl.stack is not None, "samples": len(sl), "sources": res.sources(),
             "dsos": [[d.name, d.kernel, d.module, d.assumed_text] for d in locs.dsos],
             "names": locs.name, "sections": sections, "comm_names": sl.comm_names,
-            "threads": [[t, n] for t, n in sl.thread_names.items()], "notes": sl.notes}
+            "threads": [[t, n] for t, n in sl.thread_names.items()], "notes": sl.notes,
+            "token": sl.token}
     return cache.commit_attachment(store, key, name, {"rows": len(sl), "meta": meta}, arrays)
 
 
@@ -225,7 +229,7 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     return SampleLocs(rows, a["comm"], a["leaf"], a["period"], a.get("stack"), starts,
                       stack_locs, locs, comm_names, a["off_stack"], off_starts,
                       a["off_vals"], threads, [str(x) for x in meta["notes"]],
-                      origin="cache")
+                      origin="cache", token=str(meta["token"]))
 
 
 def _in_range(a: np.ndarray, lo: int, hi: int, what: str) -> None:

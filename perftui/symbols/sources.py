@@ -16,10 +16,12 @@ import os
 import stat
 from typing import Any
 
+import numpy as np
 import xxhash
 
-from ..perfdata import Feature, Recording
+from ..perfdata import Feature, Recording, RecordType
 from .dsofiles import DsoFiles, find_dso_files, find_vmlinux, join_symfs
+from .dsonames import KERNEL_DSO
 from .kallsyms import cached_kallsyms_path, running_kernel_matches
 from .modfiles import ModuleFiles
 from .perfmap import perf_map_path
@@ -186,3 +188,24 @@ def _plain(x: Any) -> Any:
     if isinstance(x, dict):
         return {k: _plain(v) for k, v in x.items()}
     return x
+
+
+def kernel_build_id(rec: Recording) -> str | None:
+    """The recorded kernel's build id (BUILD_ID feature or HEADER_BUILD_ID records)."""
+    entries = list(rec.feature(Feature.BUILD_ID) or [])
+    t = rec.columns["type"]
+    found: list[np.ndarray] = []
+    for lo in range(0, len(t), 1 << 20):  # in blocks: no mask as long as the index
+        found.append(np.flatnonzero(t[lo:lo + (1 << 20)] == RecordType.HEADER_BUILD_ID) + lo)
+        if sum(len(f) for f in found) >= 10000:
+            break
+    rows = np.concatenate(found) if found else np.zeros(0, np.int64)
+    for i in rows[:10000]:
+        try:
+            entries.append(rec.decode(int(i)))
+        except ValueError:
+            continue
+    for e in entries:
+        if isinstance(e, dict) and e.get("filename") == KERNEL_DSO and e.get("build_id"):
+            return str(e["build_id"])
+    return None

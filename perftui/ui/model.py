@@ -18,7 +18,7 @@ from .. import heap
 from ..analysis import tasks
 from ..analysis.filters import Filter, FilterContext, SampleNames, parse_filter
 from ..analysis.report import has_callchains
-from ..analysis.samplegroups import GroupsBuilder, SampleGroups
+from ..analysis.samplegroups import SampleGroups
 from ..analysis.sectionreport import SectionReport, kept_section_report, section_report
 from ..analysis.sections import count_sections, keep_section_map
 from ..analysis.summary import info_dict
@@ -146,13 +146,15 @@ class Model:
         the symbol files are unchanged (no thread model, no resolver: :attr:`resolver`
         stays None); else the one resolver names them and the cache keeps them for the
         next open, of the browser or of ``perftui report`` (the same
-        :func:`~perftui.symbols.samplestore.sample_locs`).  Slow on a big first open:
+        :func:`~perftui.symbols.samplestore.sample_locs`).  The groups likewise
+        (:mod:`~perftui.analysis.groupstore`: kept with the names they were made from).
+        Slow on a big first open:
         from the worker, after the first screen; ``progress(done, total)`` while
         resolving.  The per-sample arrays live in mapped files (not anonymous memory)."""
         if self.smap is None or self.files is None:
             return
-        from ..symbols.resolver import Resolver
-        from ..symbols.samplestore import sample_locs
+        from ..analysis.groupstore import sample_groups
+        from ..symbols.samplestore import attachment_name, sample_locs
 
         rec, smap, files = self.rec, self.smap, self.files
         chains = has_callchains(rec)
@@ -161,22 +163,20 @@ class Model:
         alloc = store.array if store is not None else plain_alloc
 
         def make() -> Resolver:
+            from ..symbols.resolver import Resolver
+
             return Resolver(rec, self.symbol_options, smap=smap, modfiles=files)
 
         sl, res = sample_locs(rec, self.symbol_options, chains, make, rows=rows,
                               alloc=alloc, progress=progress)
         heap.trim()  # the resolver's per-block temporaries
-        n = len(sl)
-        group = alloc("group", "i4", n)
-        groups = GroupsBuilder(sl.locs, sl.comm_names, callchains=chains,
-                               keep_samples=False)
         c = rec.columns
-        for lo in range(0, n, block):
-            hi = min(n, lo + block)
-            r = sl.rows[lo:hi]
-            group[lo:hi] = groups.add_named(sl, lo, hi, c["tid"][r], c["cpu"][r],
-                                            c["attr"][r])
-        grouped = groups.finish(sl.rows, group, sl.period.view(np.int64))
+
+        def columns(r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            return c["tid"][r], c["cpu"][r], c["attr"][r]
+
+        grouped = sample_groups(rec, sl, attachment_name(self.symbol_options), chains,
+                                columns, alloc, block=block)
         comms: CommModel = res.model if res is not None else SampleComms(
             sl.rows, sl.comm, sl.comm_names, self.comms)
         with self.lock:

@@ -1,0 +1,141 @@
+"""Every sample's profile group (:mod:`.samplegroups`) kept in the index cache next to the
+names it was made from (:mod:`~perftui.symbols.samplestore`), so a reopened browser
+neither resolves nor groups.
+
+The groups are an attachment of the recording's cache entry, like the names: per sample
+its group id (int32), and the builder's small tables (paths, groups, pairs, slots).  They
+are used only with the very names they were made from (the names' token, which changes
+whenever the names are resolved again) and the same grouping code (a hash of its source
+files); their arrays are checksummed and range-checked, a bad or stale one is removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xxhash
+
+from ..perfdata import Recording
+from ..perfdata.colstore import ColumnStore
+from ..perfdata.indexcache import CacheError, IndexCache
+from ..symbols.samplelocs import SampleLocs
+from .samplegroups import GroupsBuilder, SampleGroups, assemble
+
+#: Bump when what the attachment holds changes meaning (the code hash catches the rest).
+GROUPS_FORMAT = 1
+_CODE = ("samplegroups.py", "stacktree.py", "groupstore.py")
+TABLES = ("path_starts", "path_frames", "group_keys", "pair_keys", "slot_keys")
+
+
+def groups_name(names_attachment: str) -> str:
+    """The attachment's name: of the names' attachment, this format and this code."""
+    h = xxhash.xxh3_64()
+    h.update(f"{GROUPS_FORMAT}:{names_attachment}".encode())
+    here = Path(__file__).resolve().parent
+    for f in _CODE:
+        h.update((here / f).read_bytes())
+    return "groups-" + h.hexdigest()
+
+
+def _entry(rec: Recording) -> tuple[IndexCache, str] | None:
+    cache = rec.cache
+    ident = rec.identity() if cache is not None else None
+    return (cache, ident[0]) if cache is not None and ident is not None else None
+
+
+def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callchains: bool,
+                  columns: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]],
+                  alloc: Callable[[str, str, int], np.ndarray], block: int = 1 << 16
+                  ) -> SampleGroups:
+    """Every sample of ``sl`` grouped: from the cache when it keeps the groups of these
+    very names, else grouped (``columns(rows)``: the index's tid, cpu and attr of rows;
+    block by block) and kept when the cache can take them (else the group ids come from
+    ``alloc``)."""
+    name = groups_name(names_attachment)
+    entry = _entry(rec)
+    if entry is not None:
+        got = _load(entry[0], entry[1], name, sl, callchains)
+        if got is not None:
+            return got
+    store = entry[0].begin_attachment(entry[1]) if entry is not None else None
+    n = len(sl)
+    try:
+        group = store.array("group", "i4", n) if store is not None else alloc("group", "i4", n)
+        builder = GroupsBuilder(sl.locs, sl.comm_names, callchains=callchains,
+                                keep_samples=False)
+        for lo in range(0, n, block):
+            hi = min(n, lo + block)
+            group[lo:hi] = builder.add_named(sl, lo, hi, *columns(sl.rows[lo:hi]))
+        tables = builder.tables()
+    except BaseException:
+        if store is not None:
+            store.discard()
+        raise
+    if store is not None and entry is not None:
+        _save(entry[0], store, entry[1], name, sl, callchains, group, tables)
+    return assemble(tables, sl.rows, group, sl.period.view(np.int64), sl.locs,
+                    sl.comm_names, callchains)
+
+
+def _save(cache: IndexCache, store: ColumnStore, key: str, name: str, sl: SampleLocs,
+          callchains: bool, group: np.ndarray, tables: dict[str, np.ndarray]) -> bool:
+    meta = {"names": sl.token, "samples": len(sl), "callchains": callchains}
+    return cache.commit_attachment(store, key, name, {"rows": len(sl), "meta": meta},
+                                   {"group": group, **tables})
+
+
+def _load(cache: IndexCache, key: str, name: str, sl: SampleLocs,
+          callchains: bool) -> SampleGroups | None:
+    att = cache.attachment(key, name)
+    if att is None:
+        return None
+    try:
+        meta = att.meta
+        if meta.get("names") != sl.token or meta.get("samples") != len(sl) \
+                or meta.get("callchains") != callchains:
+            cache.discard(att.directory)  # made from other names: grouped again
+            return None
+        for k in att.arrays:
+            att.check(k)
+        a = {k: att.array(k) for k in ("group", *TABLES)}
+        _validate(a, sl)
+        return assemble(a, sl.rows, a["group"], sl.period.view(np.int64), sl.locs,
+                        sl.comm_names, callchains)
+    except (CacheError, KeyError, TypeError, ValueError, IndexError, OSError) as e:
+        cache.discard(att.directory, f"cached profile groups not usable ({e}): grouping "
+                      "again")
+        return None
+
+
+def _validate(a: dict[str, Any], sl: SampleLocs) -> None:
+    """Every id in range, every array of its type and length (else CacheError)."""
+    want = {"group": "i4", "path_starts": "i8", "path_frames": "i8", "group_keys": "i8",
+            "pair_keys": "i8", "slot_keys": "i8"}
+    for k, dt in want.items():
+        if a[k].dtype != np.dtype(dt):
+            raise CacheError(f"{k}: not an array of this perftui")
+    if len(a["group"]) != len(sl):
+        raise CacheError("group: not one per sample")
+    starts, frames = a["path_starts"], a["path_frames"]
+    if (not len(starts) or starts[0] != 0 or np.any(np.diff(starts) <= 0)
+            or starts[-1] != len(frames)):
+        raise CacheError("path_starts: not the starts of the paths")
+    _in_range(frames, -len(sl.comm_names), len(sl.locs), "path_frames")
+    head = np.zeros(len(frames), dtype=bool)
+    head[starts[:-1]] = True
+    if np.any((frames < 0) != head):
+        raise CacheError("path_frames: not a thread, then locations")
+    gk, pk, sk = a["group_keys"], a["pair_keys"], a["slot_keys"]
+    _in_range(gk >> 32, 0, len(starts) - 1, "group_keys")
+    _in_range(gk & 0xFFFFFFFF, 0, len(pk), "group_keys")
+    _in_range(pk >> 32, 0, len(sk), "pair_keys")
+    _in_range(pk & 0xFFFFFFFF, 0, len(sl.locs), "pair_keys")
+    _in_range(a["group"], 0, len(gk), "group")
+
+
+def _in_range(x: np.ndarray, lo: int, hi: int, what: str) -> None:
+    if len(x) and (int(x.min()) < lo or int(x.max()) >= hi):
+        raise CacheError(f"{what}: out of range")
