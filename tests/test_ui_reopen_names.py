@@ -75,8 +75,28 @@ def planned(plan: DemoPlan) -> Counter[tuple[str, str]]:
     return out
 
 
-async def _open(path: Path, cache: Path, modules: Path) -> dict[str, Any]:
-    """Open in the browser; what it shows once every sample is named."""
+async def _annotate(app: PerftuiApp, pilot: Any, sym: str) -> int:
+    """Annotate ``sym``; the samples its instructions count."""
+    from test_ui_annotate import instructions
+    from uihelpers import settle
+
+    from perftui.ui.annotate import AnnotateScreen
+
+    app.open_annotate((None, sym))
+    for _ in range(600):
+        await settle(pilot)
+        await app.workers.wait_for_complete()
+        screen = app.screen
+        if isinstance(screen, AnnotateScreen) and screen.loaded:
+            return sum(n for _a, n, _t in instructions(screen))
+        await pilot.pause(0.05)
+    raise AssertionError("the annotate screen did not open")
+
+
+async def _open(path: Path, cache: Path, modules: Path, annotate: str | None = None
+                ) -> dict[str, Any]:
+    """Open in the browser; what it shows once every sample is named (and the samples of
+    ``annotate``, a symbol, annotated)."""
     rec = open_recording(path, cache=IndexCache(str(cache)), mapped=True)
     app = PerftuiApp(rec, [str(modules)])
     try:
@@ -95,6 +115,11 @@ async def _open(path: Path, cache: Path, modules: Path) -> dict[str, Any]:
                 f = m.fields(int(row))
                 if int(t[row]) == RecordType.SAMPLE and f.get("callchain"):
                     chains[row] = m.chain_names(int(row), list(f["callchain"]))
+            if annotate is not None:
+                before = m.resolver is not None
+                total = await _annotate(app, pilot, annotate)
+                return {"resolver": before, "annotated": total,
+                        "after": m.resolver is not None}
             await pilot.press("p")
             await idle(pilot)
             heads, rows = table_lines(app)
@@ -112,8 +137,9 @@ async def _open(path: Path, cache: Path, modules: Path) -> dict[str, Any]:
         rec.close()
 
 
-def open_once(path: Path, cache: Path, modules: Path) -> dict[str, Any]:
-    return asyncio.run(_open(path, cache, modules))
+def open_once(path: Path, cache: Path, modules: Path, annotate: str | None = None
+              ) -> dict[str, Any]:
+    return asyncio.run(_open(path, cache, modules, annotate))
 
 
 def attachments(cache: Path, what: str = "names") -> list[Path]:
@@ -152,6 +178,13 @@ def test_reopen_takes_the_names_from_the_cache(setup: tuple[DemoPlan, Path, Path
     third = open_once(plan.path, cache, modules)
     assert third["rows"] == first["rows"] and third["by_sym"] == first["by_sym"]
     assert len(attachments(cache, "groups")) == 1  # and kept again
+    # annotate makes the resolver when first asked, and counts what the plan wrote
+    (_mod, sym), n = max(want.items(), key=lambda kv: kv[1])
+    monkeypatch.undo()
+    made = Resolvers(monkeypatch, forbid=False)
+    fourth = open_once(plan.path, cache, modules, annotate=sym)
+    assert not fourth["resolver"] and made.made == 1 and fourth["after"]
+    assert fourth["annotated"] == sum(v for (_m, s), v in want.items() if s == sym) == n
     # and perftui report on the same file takes them too (the same names, same code)
     monkeypatch.setenv("PERFTUI_CACHE_DIR", str(cache))
     out = io.StringIO()
