@@ -64,7 +64,16 @@ class KeyCodes:
         self.module_code = np.zeros(0, np.int64)
         self.section_code = np.zeros(0, np.int64)
         self._names: dict[str, list[str]] | None = None
+        self._frozen = False
         self.refresh()
+
+    def freeze(self) -> None:
+        """No more locations will come: keep the code arrays, drop what :meth:`refresh`
+        grows them from (a list and a dict entry per location: memory)."""
+        _ = self.names
+        self._codes = {k: [] for k in self._codes}
+        self._sym_ids = {}
+        self._frozen = True
 
     @property
     def names(self) -> dict[str, list[str]]:
@@ -78,7 +87,9 @@ class KeyCodes:
         return ids.setdefault(name, len(ids))
 
     def refresh(self) -> None:
-        """Codes for the locations added since the last call."""
+        """Codes for the locations added since the last call (none once frozen)."""
+        if self._frozen:
+            return
         locs = self.locs
         have = len(self._codes["dso"])
         # (another thread may be appending: only the locations complete in every list)

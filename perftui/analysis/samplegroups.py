@@ -307,6 +307,7 @@ class GroupCodes:
 
     def __init__(self, st: SampleGroups) -> None:
         self.master = KeyCodes(st.locs, SORT_KEYS)
+        self.master.freeze()  # the store's locations are all there
         n = len(self.master.sym_code)
         locs = st.locs
 
@@ -491,9 +492,14 @@ def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
     span = int(max(f_self.max(initial=0), f_ent.max(initial=0))) + 1
     pair, first, pair_inv = np.unique(eg * span + f_ent, return_index=True,
                                       return_inverse=True)
+    del eg, f_ent  # (the per-entry temporaries go as soon as they are used: memory)
     pg, pcode = np.divmod(pair, span)
+    npairs = len(pair)
+    del pair
     own = pcode == f_self[slot[pg]]
     other = np.nonzero(~own)[0]
+    other_loc = eloc[first[other]]
+    del eloc, first
     zeros = np.zeros(len(other), np.int64)
     # without children, rows only stacks reach are not shown, but entries still find them
     uniq, ufirst, inv = np.unique(np.concatenate([f_self, pcode[other]]), return_index=True,
@@ -503,7 +509,7 @@ def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
     child_p = (sum_by(inv, np.concatenate([period, sel.period[pg[other]]]), m) if children
                else np.zeros(m, np.int64))
     count = sum_by(inv, np.concatenate([sel.count[live], zeros]), m)
-    loc = np.concatenate([st.leaf[live], eloc[first[other]]])[ufirst]
+    loc = np.concatenate([st.leaf[live], other_loc])[ufirst]
     key = gc.unfold(keys, uniq) if table is None else table[uniq]
     shown = np.nonzero((self_p > 0) | (child_p > 0) | (count > 0))[0]
     # perf's order: overhead (children first when shown) descending, then each key as
@@ -515,7 +521,7 @@ def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
     pos[order] = np.arange(len(order))
     row_of_group = np.full(st.groups, -1, np.int64)
     row_of_group[live] = pos[inv[:len(live)]]
-    pair_uid = np.empty(len(pair), np.int64)
+    pair_uid = np.empty(npairs, np.int64)
     pair_uid[own] = inv[slot[pg[own]]]
     pair_uid[other] = inv[len(live) + np.arange(len(other))]
     path_row = np.full(len(st.path_loc), -1, np.int64)

@@ -54,7 +54,9 @@ class Locations:
     start: list[int] = field(default_factory=list)  # symbol start, or the address
     end: list[int] = field(default_factory=list)  # symbol end (exclusive), or address + 1
     section: list[str | None] = field(default_factory=list)  # module section, if known
-    _ids: dict[tuple[int, str | None, int, int], int] = field(default_factory=dict)
+    #: (dso, name, start, end) -> id; None: made from the lists when first needed (a table
+    #: restored from the cache, which only a resolver made later adds to)
+    _ids: dict[tuple[int, str | None, int, int], int] | None = field(default_factory=dict)
     #: per dso: (sorted unresolved addresses, their ids), for :meth:`unresolved_ids`
     _unres: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -67,13 +69,20 @@ class Locations:
             self.dsos.append(Dso(name, kernel, module))
         return i
 
+    def _id_map(self) -> dict[tuple[int, str | None, int, int], int]:
+        if self._ids is None:
+            self._ids = {k: i for i, k in enumerate(
+                zip(self.dso, self.name, self.start, self.end, strict=True))}
+        return self._ids
+
     def add(self, dso: int, name: str | None, start: int, end: int,
             section: str | None = None) -> int:
         """The id of a location, added on first use (same dso, name and range: same id)."""
         key = (dso, name, start, end)
-        i = self._ids.get(key)
+        ids = self._id_map()
+        i = ids.get(key)
         if i is None:
-            i = self._ids[key] = len(self.dso)
+            i = ids[key] = len(self.dso)
             self.dso.append(dso)
             self.name.append(name)
             self.start.append(start)
@@ -84,7 +93,7 @@ class Locations:
     def add_unresolved(self, dso: int, addrs: list[int], section: str | None = None
                        ) -> list[int]:
         """Ids of unresolved addresses of one dso, the new ones added in one go."""
-        ids = self._ids
+        ids = self._id_map()
         out = []
         new: list[int] = []
         for a in addrs:

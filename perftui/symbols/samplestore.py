@@ -223,8 +223,7 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     locs.start = a["loc_start"].tolist()
     locs.end = a["loc_end"].tolist()
     locs.section = [sections[i] if i >= 0 else None for i in a["loc_section"].tolist()]
-    locs._ids = {(d, nm, s, e): i for i, (d, nm, s, e) in enumerate(
-        zip(locs.dso, locs.name, locs.start, locs.end, strict=True))}
+    locs._ids = None  # (made when a resolver adds to the table: memory)
     threads = {int(t): str(c) for t, c in meta["threads"]}
     return SampleLocs(rows, a["comm"], a["leaf"], a["period"], a.get("stack"), starts,
                       stack_locs, locs, comm_names, a["off_stack"], off_starts,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import heap
 from ..analysis.filters import Filter
 from ..analysis.profile import DEFAULT_SORT
 from ..analysis.samplegroups import (
@@ -117,11 +118,13 @@ class ProfileData:
         self.codes()
         scope = Scope(self.model.flt.within(self.model.time_range), self.default_attr())
         self.table(scope, keys, True)
+        heap.trim()  # each step's temporaries, before the next one's (peak RssAnon)
         self.labels()
         sel = self.selection(scope)
         if sel is not None:
             self.flame(sel).tree.children(-1)
         self.flame_labels()
+        heap.trim()
 
     # -- weighing ---------------------------------------------------------------------------
     def selection(self, scope: Scope) -> Selection | None:
