@@ -207,9 +207,12 @@ def test_changed_module_file_is_resolved_again(setup: tuple[DemoPlan, Path, Path
     ko = modules / "demo-kvm.ko"
     st = ko.stat()
     os.utime(ko, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))  # the same bytes, "changed"
+    leftover = old.parent / "att-groups-0123456789abcdef"  # as an older perftui's
+    leftover.mkdir()
     made = Resolvers(monkeypatch, forbid=False)
     again = open_once(plan.path, cache, modules)
     assert again["origin"] == "cache" and again["resolver"] and made.made == 1
+    assert not leftover.exists() and len(attachments(cache, "groups")) == 1
     assert again["rows"] == first["rows"] and again["lines"] == first["lines"]
     (new,) = attachments(cache)  # replaced, kept for the next open
     assert (new / "manifest").read_bytes() != written

@@ -6,11 +6,14 @@ The groups are an attachment of the recording's cache entry, like the names: per
 its group id (int32), and the builder's small tables (paths, groups, pairs, slots).  They
 are used only with the very names they were made from (the names' token, which changes
 whenever the names are resolved again) and the same grouping code (a hash of its source
-files); their arrays are checksummed and range-checked, a bad or stale one is removed.
+files); their arrays are checksummed and range-checked, a bad or stale one is removed.  An
+entry keeps one set of groups: writing one removes the others.
 """
 
 from __future__ import annotations
 
+import glob
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,7 +23,7 @@ import xxhash
 
 from ..perfdata import Recording
 from ..perfdata.colstore import ColumnStore
-from ..perfdata.indexcache import CacheError, IndexCache
+from ..perfdata.indexcache import ATTACHMENT_PREFIX, CacheError, IndexCache
 from ..symbols.samplelocs import SampleLocs
 from .samplegroups import GroupsBuilder, SampleGroups, assemble
 
@@ -83,8 +86,14 @@ def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callcha
 def _save(cache: IndexCache, store: ColumnStore, key: str, name: str, sl: SampleLocs,
           callchains: bool, group: np.ndarray, tables: dict[str, np.ndarray]) -> bool:
     meta = {"names": sl.token, "samples": len(sl), "callchains": callchains}
-    return cache.commit_attachment(store, key, name, {"rows": len(sl), "meta": meta},
-                                   {"group": group, **tables})
+    ok = cache.commit_attachment(store, key, name, {"rows": len(sl), "meta": meta},
+                                 {"group": group, **tables})
+    if ok:  # one entry keeps one set of groups: older ones (other code, other names) go
+        keep = os.path.basename(cache.attachment_dir(key, name))
+        for d in glob.glob(os.path.join(cache.entry_dir(key), ATTACHMENT_PREFIX + "groups-*")):
+            if os.path.basename(d) != keep:
+                cache.discard(d)
+    return ok
 
 
 def _load(cache: IndexCache, key: str, name: str, sl: SampleLocs,

@@ -112,26 +112,31 @@ class CommTable:
 
 
 class SampleComms:
-    """perf's thread names of the SAMPLE rows as named once (``rows`` ascending, ``comm``
-    ids into ``names``: what the names pass keeps, from the cache on a reopen, so no thread
-    model is replayed); other rows and :meth:`comm` from the ``other`` model."""
+    """perf's thread names of every record as the names pass kept them (``rows``/``comm``:
+    the samples', ``other_rows``/``other_comm``: every other record's; comm ids into
+    ``names``; from the cache on a reopen, so no thread model is replayed); rows it does
+    not know and :meth:`comm` from the ``other`` model."""
 
-    def __init__(self, rows: np.ndarray, comm: np.ndarray, names: list[str],
-                 other: CommModel) -> None:
-        self.rows, self.comm_ids, self.names, self.other = rows, comm, names, other
+    def __init__(self, rows: np.ndarray, comm: np.ndarray, other_rows: np.ndarray,
+                 other_comm: np.ndarray, names: list[str], other: CommModel) -> None:
+        self._known = ((rows, comm), (other_rows, other_comm))
+        self.names, self.other = names, other
 
     def sample_comms(self, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
         rows = np.asarray(rows, dtype=np.int64)
         ids = np.full(len(rows), -1, np.int64)
-        if not len(rows):
+        miss = np.ones(len(rows), dtype=bool)
+        for have, comm in self._known:
+            if not len(have) or not len(rows):
+                continue
+            at = np.minimum(np.searchsorted(have, rows), len(have) - 1)
+            hit = miss & (have[at] == rows)
+            ids[hit] = comm[at[hit]]
+            miss &= ~hit
+        if not miss.any():
             return ids, self.names
-        at = np.minimum(np.searchsorted(self.rows, rows), max(0, len(self.rows) - 1))
-        hit = (self.rows[at] == rows) if len(self.rows) else np.zeros(len(rows), bool)
-        ids[hit] = self.comm_ids[at[hit]]
-        if hit.all():
-            return ids, self.names
-        oid, onames = self.other.sample_comms(rows[~hit])
-        ids[~hit] = np.where(oid >= 0, oid + len(self.names), -1)
+        oid, onames = self.other.sample_comms(rows[miss])
+        ids[miss] = np.where(oid >= 0, oid + len(self.names), -1)
         return ids, [*self.names, *onames]
 
     def comm(self, tid: int, time: int) -> str:

@@ -20,12 +20,13 @@ collides with another's gets an id of its own.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..perfdata import Recording, RecordType
 from ..perfdata.grouping import group_ids
 from .locations import Locations
 
@@ -58,6 +59,10 @@ class SampleLocs:
     off_vals: np.ndarray  # uint32: the ip's offset into its symbol, then each entry's
     thread_names: dict[int, str] = field(default_factory=dict)  # tid -> its last name
     notes: list[str] = field(default_factory=list)
+    #: every other record's row (ascending) and its thread's name then (comm id), as the
+    #: thread model names them (the record list, the ``comm=`` filter)
+    other_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    other_comm: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     origin: str = "resolved"  # or "cache"
     #: tells these names from any other (what was computed from them is kept with it)
     token: str = field(default_factory=lambda: os.urandom(8).hex())
@@ -271,9 +276,30 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
             off_stack[lo:hi] = offsets.ids(np.arange(len(s) + 1, dtype=np.int64), offs)
         if progress is not None:
             progress(hi, n)
+    other_rows, other_comm = _other_comms(res, alloc)
     tids = np.unique(res.rec.columns["tid"][rows]) if n else np.zeros(0, np.int64)
     threads = {int(t): res.thread_comm(int(t)) for t in tids.tolist()}
     return SampleLocs(rows, comm, leaf, period, stack, table.starts.copy(),
                       table.locs.copy(), res.locs, list(res.comm_names), off_stack,
                       offsets.starts.copy(), offsets.locs.copy().view(np.uint32), threads,
-                      list(res.notes))
+                      list(res.notes), other_rows, other_comm)
+
+
+def _other_rows(rec: Recording) -> Iterator[np.ndarray]:
+    """The rows of every record but the samples, ascending, a block at a time."""
+    t = rec.columns["type"]
+    for lo in range(0, len(t), 1 << 20):
+        yield np.flatnonzero(t[lo:lo + (1 << 20)] != RecordType.SAMPLE) + lo
+
+
+def _other_comms(res: Resolver, alloc: Alloc) -> tuple[np.ndarray, np.ndarray]:
+    """Every other record's row and its thread's name id (the resolver's thread model)."""
+    n = sum(len(b) for b in _other_rows(res.rec))
+    rows = alloc("other_rows", "i8", n)
+    comm = alloc("other_comm", "i4", n)
+    at = 0
+    for b in _other_rows(res.rec):
+        rows[at:at + len(b)] = b
+        comm[at:at + len(b)] = res.model.sample_comms(b)[0]
+        at += len(b)
+    return rows, comm

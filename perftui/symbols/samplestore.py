@@ -133,6 +133,8 @@ def save(cache: IndexCache, store: ColumnStore, key: str, name: str, rec: Record
                                      "stack_locs": sl.stack_locs,
                                      "off_stack": sl.off_stack,
                                      "off_starts": sl.off_starts, "off_vals": sl.off_vals,
+                                     "other_rows": sl.other_rows,
+                                     "other_comm": sl.other_comm,
                                      "loc_dso": np.asarray(locs.dso, dtype=np.int32),
                                      "loc_start": np.asarray(locs.start, dtype=np.uint64),
                                      "loc_end": np.asarray(locs.end, dtype=np.uint64),
@@ -181,6 +183,7 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     a = {k: att.array(k) for k in att.arrays}
     want = {"comm": "i4", "leaf": "i4", "period": "u8", "stack": "i4", "stack_starts": "i8",
             "stack_locs": "i4", "off_stack": "i4", "off_starts": "i8", "off_vals": "u4",
+            "other_rows": "i8", "other_comm": "i4",
             "loc_dso": "i4", "loc_start": "u8", "loc_end": "u8",
             "loc_section": "i4"}
     for k, dt in want.items():
@@ -215,6 +218,10 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
             or off_starts[-1] != len(a["off_vals"])):
         raise CacheError("off_starts: not the starts of the offsets")
     _in_range(a["off_stack"], 1, len(off_starts) - 1, "off_stack")  # never the empty one
+    other_rows, other_comm = a["other_rows"], a["other_comm"]
+    if len(other_rows) != len(other_comm) or np.any(np.diff(other_rows) <= 0):
+        raise CacheError("other_rows: not ascending rows, one name each")
+    _in_range(other_comm, -1, len(comm_names), "other_comm")
     locs = Locations()
     locs.dsos = dsos
     locs.dso_ids = {(d.name, d.kernel): i for i, d in enumerate(dsos)}
@@ -228,7 +235,7 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     return SampleLocs(rows, a["comm"], a["leaf"], a["period"], a.get("stack"), starts,
                       stack_locs, locs, comm_names, a["off_stack"], off_starts,
                       a["off_vals"], threads, [str(x) for x in meta["notes"]],
-                      origin="cache", token=str(meta["token"]))
+                      other_rows, other_comm, origin="cache", token=str(meta["token"]))
 
 
 def _in_range(a: np.ndarray, lo: int, hi: int, what: str) -> None:

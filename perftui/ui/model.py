@@ -178,7 +178,7 @@ class Model:
         grouped = sample_groups(rec, sl, attachment_name(self.symbol_options), chains,
                                 columns, alloc, block=block)
         comms: CommModel = res.model if res is not None else SampleComms(
-            sl.rows, sl.comm, sl.comm_names, self.comms)
+            sl.rows, sl.comm, sl.other_rows, sl.other_comm, sl.comm_names, self.comms)
         with self.lock:
             self.names = sl
             self.sample_rows, self.leaf_loc = sl.rows, sl.leaf
