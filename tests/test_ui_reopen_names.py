@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from test_ui_profile import idle, table_lines
+from textual.widgets import DataTable
 from uihelpers import wait_indexed
 
 from perftui.analysis.samplegroups import GroupsBuilder
@@ -33,6 +34,9 @@ from perftui.ui.app import PerftuiApp
 
 pytestmark = pytest.mark.slow
 
+# perftui/demo/generate.py's processes: pid -> its main thread's comm
+MAIN_THREAD = {2101: "bash", 3150: "qemu-system-x86", 3300: "iperf3", 16: "ksoftirqd/1",
+               3400: "dd", 0: "swapper"}
 WHERE = re.compile(r"^\[k\] (\S+)\+0x[0-9a-f]+ \(\[(\w+)\](\.[\w.]+)?\)")
 
 
@@ -120,6 +124,13 @@ async def _open(path: Path, cache: Path, modules: Path, annotate: str | None = N
                 total = await _annotate(app, pilot, annotate)
                 return {"resolver": before, "annotated": total,
                         "after": m.resolver is not None}
+            await pilot.press("m", "down", "enter")  # a section's drill-down
+            await idle(pilot)
+            procs = [(str(r[0]), str(r[1])) for r in
+                     (app.screen.query_one("#by-proc", DataTable).get_row_at(i)
+                      for i in range(app.screen.query_one("#by-proc", DataTable).row_count))]
+            await pilot.press("escape")
+            await idle(pilot)
             await pilot.press("p")
             await idle(pilot)
             heads, rows = table_lines(app)
@@ -132,7 +143,7 @@ async def _open(path: Path, cache: Path, modules: Path, annotate: str | None = N
             await idle(pilot)
             return {"origin": rec.index_origin, "resolver": m.resolver is not None,
                     "lines": lines, "chains": chains, "heads": heads, "rows": rows,
-                    "by_sym": by_sym}
+                    "by_sym": by_sym, "procs": procs}
     finally:
         rec.close()
 
@@ -167,6 +178,10 @@ def test_reopen_takes_the_names_from_the_cache(setup: tuple[DemoPlan, Path, Path
         "[k] " in n for c in again["chains"].values() for n in c)
     assert again["heads"] == first["heads"] and again["rows"] == first["rows"]
     assert again["by_sym"] == first["by_sym"]
+    # a section's processes, named by their main threads as the generator named them (pid 0
+    # as perf names it), on the first open and on the reopen alike
+    assert first["procs"] and again["procs"] == first["procs"]
+    assert all(MAIN_THREAD[int(pid)] == name for pid, name in first["procs"]), first["procs"]
     # damaged groups are not used: grouped again, the same table
     (groups,) = attachments(cache, "groups")
     col = groups / "group.col"

@@ -384,7 +384,8 @@ class Model:
         return comm_of_row(self.comms, row) if int(self.rec.columns["tid"][row]) >= 0 else ""
 
     def process_name(self, pid: int, time: int) -> str:
-        """A process's name: its main thread's at ``time``."""
+        """A process's name: its main thread's at ``time`` (the thread model's on a first
+        open, the COMM records' on a reopen from the cache)."""
         return self.comms.comm(pid, time) if pid >= 0 else ""
 
     def describe_ip(self, ip: int) -> str:

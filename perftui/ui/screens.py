@@ -160,8 +160,12 @@ class SectionScreen(BackScreen):
         c = self.model.rec.columns
         for v, n in split_by(self.model.rec, rows, "pid"):
             sel = rows[c["pid"][rows] == v]
-            # the process's name: its main thread's comm at its first sample here
-            comm = self.model.process_name(v, int(c["time"][sel[0]])) if len(sel) else ""
+            # the process's name: its main thread's at its first sample here, from the names
+            # pass (the same on a first open and on a reopen from the cache); when only other
+            # threads sampled here, the main thread's at the first of them
+            main = sel[c["tid"][sel] == v]
+            comm = (self.model.comm_of(int(main[0])) if len(main)
+                    else self.model.process_name(v, int(c["time"][sel[0]])) if len(sel) else "")
             proc.add_row(str(v), Text(safe(comm, 16)), f"{n:,}",
                          Text(f"{100 * n / total:3.0f}% {bar(n / total, 4)}", style="green"))
         if self.cursor:
