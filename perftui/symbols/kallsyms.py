@@ -62,6 +62,10 @@ KSYM_NAME_LEN = 512
 _ENTRY_TRAMPOLINE = "__entry_SYSCALL_64_trampoline"
 _LINE = re.compile(r"([0-9a-fA-F]+) (\S) ([^\n]*)")
 _HEX = re.compile(r"[0-9a-f]{2,128}")
+#: _LINE at every line start, where lines end at "\n" only
+_LINES = re.compile(r"^([0-9a-fA-F]+) (\S) ([^\n]*)", re.M)
+#: the line boundaries of str.splitlines besides "\n"
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @dataclass
@@ -103,6 +107,22 @@ def _binding(t: str) -> int:
     return STB_GLOBAL if t.isupper() else STB_LOCAL
 
 
+def _fields(text: str) -> tuple[list[tuple[str, str, str]], int]:
+    """``(address, type, rest)`` of each line of ``text`` that parses, in order, and how
+    many non-blank lines do not."""
+    if _OTHER_BREAKS.search(text) is None:  # lines end at "\n" only: one pass of the regex
+        found: list[tuple[str, str, str]] = _LINES.findall(text)
+        return found, sum(1 for line in text.split("\n") if line.strip()) - len(found)
+    found, skipped = [], 0
+    for line in text.splitlines():
+        m = _LINE.match(line)
+        if m is None:
+            skipped += bool(line.strip())
+        else:
+            found.append((m.group(1), m.group(2), m.group(3)))
+    return found, skipped
+
+
 def parse_kallsyms(text: str, source: str = "kallsyms") -> Kallsyms:
     """Parse kallsyms text with perf 6.1's rules (see the module docstring)."""
     starts: list[int] = []
@@ -112,18 +132,17 @@ def parse_kallsyms(text: str, source: str = "kallsyms") -> Kallsyms:
     skipped = filtered = 0
     any_nonzero = False
     raw: dict[str, int] = {}
-    for line in text.splitlines():
-        m = _LINE.match(line)
-        if m is None or len(m.group(1)) > 16:
-            skipped += bool(line.strip())
+    found, skipped = _fields(text)
+    for hexa, t, whole in found:
+        if len(hexa) > 16:
+            skipped += 1
             continue
-        addr = int(m.group(1), 16)
+        addr = int(hexa, 16)
         any_nonzero |= addr != 0
-        t = m.group(2)
         if t.upper() not in "TWDB":
             filtered += 1
             continue
-        rest = m.group(3)[:KSYM_NAME_LEN]
+        rest = whole[:KSYM_NAME_LEN]
         name, tab, mod = rest.partition("\t")
         if name in ("_text", "_stext") and t in "TtWw" and not tab:
             raw.setdefault(name, addr)
@@ -154,23 +173,31 @@ def parse_kallsyms(text: str, source: str = "kallsyms") -> Kallsyms:
     b.fixup_end(is_kallsyms=True)
     b.fixup_duplicate()
     table = b.table("address")
+    # the table's rows are the builder's live symbols in its order: their names read from
+    # the lists here, not through the table's lazy name layers (a second per symbol)
+    order = b.live_order().tolist()
     core_rows: list[int] = []
-    per_mod: dict[str, list[int]] = {}
-    for i, n in enumerate(table.names):
-        name, tab, mod = n.partition("\t")
-        if tab:
-            per_mod.setdefault(mod[1:-1], []).append(i)
-        elif name != _ENTRY_TRAMPOLINE:
+    core_names: list[str] = []
+    per_mod: dict[str, tuple[list[int], list[str]]] = {}
+    for i, k in enumerate(order):
+        m = mods[k]
+        if m is not None:
+            rows_names = per_mod.get(m)
+            if rows_names is None:
+                rows_names = per_mod[m] = ([], [])
+            rows_names[0].append(i)
+            rows_names[1].append(names[k])
+        elif names[k] != _ENTRY_TRAMPOLINE:
             core_rows.append(i)
+            core_names.append(names[k])
 
-    def sub(rows: list[int]) -> SymbolTable:
-        r = np.array(rows, dtype=np.int64)
-        return SymbolTable(table.starts[r], table.ends[r],
-                           [table.names[i].partition("\t")[0] for i in rows], table.kinds[r],
+    def sub(rows_names: tuple[list[int], list[str]]) -> SymbolTable:
+        r = np.array(rows_names[0], dtype=np.int64)
+        return SymbolTable(table.starts[r], table.ends[r], rows_names[1], table.kinds[r],
                            "address")
 
-    return Kallsyms(source, sub(core_rows), {m: sub(rows) for m, rows in per_mod.items()},
-                    skipped, filtered, raw)
+    return Kallsyms(source, sub((core_rows, core_names)),
+                    {m: sub(rn) for m, rn in per_mod.items()}, skipped, filtered, raw)
 
 
 def load_kallsyms(path: str, max_size: int = DEFAULT_MAX_KALLSYMS) -> Kallsyms:

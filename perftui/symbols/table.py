@@ -347,6 +347,11 @@ class PerfSymbolBuilder:
                          np.zeros(0, bool))
         return self._arr
 
+    def live_order(self) -> np.ndarray:
+        """Ids of the live symbols in the order :meth:`table` puts them (by start, then
+        insertion)."""
+        return self._order()
+
     def _order(self) -> np.ndarray:
         """Ids of the live symbols sorted by (start, id): perf's in-order walk."""
         starts = self._flatten()[0]
