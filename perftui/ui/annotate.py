@@ -212,7 +212,7 @@ class AnnotateScreen(BackScreen):
             table.add_row(Text(self.problem or "no instructions", style="dim"))
             self.insn_at.append(None)
             return
-        table.add_columns("percent", "samples", "address", "instruction")
+        rows: list[tuple[Text, Text, Text, Text]] = []
         hottest = ann.hottest
         prev = None
         lines = ann.source if self.show_source else None
@@ -223,21 +223,26 @@ class AnnotateScreen(BackScreen):
                 shown = f"{line.file.rsplit('/', 1)[-1]}:{line.line}"
                 if text is not None:
                     shown += f"  {text.strip()}"
-                table.add_row(Text(""), Text(""), Text(""),
-                              Text(safe(shown, 200), style="italic cyan"))
+                rows.append((Text(""), Text(""), Text(""),
+                             Text(safe(shown, 200), style="italic cyan")))
                 self.insn_at.append(None)
             prev = line if line is not None else prev
             hits = int(ann.counts.hits[k])
             pct = float(ann.percent[k])
             style = "bold white on red" if k == hottest else (
                 "bold red" if pct >= 5 else "yellow" if hits else "dim")
-            self.row_of.append(table.row_count)
+            self.row_of.append(len(rows))
             self.insn_at.append(k)
-            table.add_row(Text(f"{pct:6.2f}%", style=style, justify="right"),
-                          Text(f"{hits:,}" if hits else "", style=style, justify="right"),
-                          Text(f"{insn.addr:x}", style="dim" if not hits else ""),
-                          Text(safe(insn.asm, 300),
-                               style="bold" if k == hottest else ""))
+            rows.append((Text(f"{pct:6.2f}%", style=style, justify="right"),
+                         Text(f"{hits:,}" if hits else "", style=style, justify="right"),
+                         Text(f"{insn.addr:x}", style="dim" if not hits else ""),
+                         Text(safe(insn.asm, 300), style="bold" if k == hottest else "")))
+        # columns as wide as their cells from the start: left to the table, the widths are
+        # worked out when it is next idle, and a header drawn before that kept its old
+        # widths (seen on a loaded machine)
+        for i, label in enumerate(("percent", "samples", "address", "instruction")):
+            table.add_column(label, width=max([len(label), *(r[i].cell_len for r in rows)]))
+        table.add_rows(rows)
         if keep_insn is not None:
             self._go(keep_insn)
 
