@@ -129,6 +129,15 @@ def mutate(buf: bytes, rng: random.Random, n: int) -> tuple[bytes, list[Mutation
     return apply_all(buf, muts), muts
 
 
+def _no_files() -> object:
+    """Symbol options that find no file of this machine's (a case is about its bytes)."""
+    from perftui.symbols.options import SymbolOptions
+
+    empty = str(HERE / "data" / "fuzz" / "no-files")
+    return SymbolOptions(symfs=empty, debug_dir=empty, perfmap_dir=empty,
+                         proc_kallsyms=empty, modules_dirs=[empty])
+
+
 def run_all(path: str) -> None:
     """Every consumer: open, index, decode every record, info, dump, sections, symbols."""
     from perftui.analysis.sectionreport import section_report
@@ -136,11 +145,15 @@ def run_all(path: str) -> None:
     from perftui.analysis.timeline import timeline_bins
     from perftui.perfdata import NotPerfData, PerfDataError, open_recording
     from perftui.present.sections import sections_json
+    from perftui.symbols.resolver import Resolver
+    from perftui.symbols.samplelocs import resolve_all
+    from perftui.symbols.samplestore import sample_rows_all
 
     try:
         rec = open_recording(path)
     except (NotPerfData, PerfDataError):
         return
+    _NO_FILES = _no_files()
     try:
         rec.build_index()
         info_dict(rec)
@@ -153,6 +166,9 @@ def run_all(path: str) -> None:
         timeline_bins(rec, t0, t1 + 1, 80, "cpu")
         rep = section_report(rec, [])
         sections_json(rep, symbols=True)
+        # every sample named, with its callchain (the thread model, the compiled names pass)
+        res = Resolver(rec, _NO_FILES)
+        resolve_all(res, sample_rows_all(rec), callchains=True)
     finally:
         rec.close()
     try:

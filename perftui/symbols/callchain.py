@@ -75,26 +75,24 @@ def _read_block_size(layout: SampleLayout, u8: np.ndarray, at: np.ndarray, dt: n
     return 8 + times + np.minimum(nr, 1 << 16) * per
 
 
-def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+def callchain_spans(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                                  np.ndarray]:
-    """(flat u64 entries, start per row, count per row) of SAMPLE rows' callchains, gathered
-    with numpy.  Rows without a callchain (or whose chain runs past the record, which perf
-    rejects) get count 0."""
+    """(source, byte position of the first entry, count) of SAMPLE rows' callchains in their
+    sources' buffers.  Rows without a callchain (or whose chain runs past the record, which
+    perf rejects) get count 0 (and position 0)."""
     c = rec.columns
     rows = np.asarray(rows, dtype=np.int64)
     counts = np.zeros(len(rows), dtype=np.int64)
-    at_nr = np.zeros(len(rows), dtype=np.int64)
+    at_first = np.zeros(len(rows), dtype=np.int64)
     src = c["src"][rows]
     attr = c["attr"][rows]
     pos = c["pos"][rows]
     size = c["size"][rows].astype(np.int64)
     dt = np.dtype(rec.order + "u8")
-    sources = np.unique(src)
-    bufs = {}
-    for s in sources.tolist():
+    for s in np.unique(src).tolist():
         if s == NO_SOURCE:
             continue
-        bufs[s] = np.frombuffer(rec.sources[s].buf, dtype=np.uint8)
+        u8 = source_bytes(rec, s)
         for a in np.unique(attr[src == s]).tolist():
             if not 0 <= a < len(rec.attrs):
                 continue
@@ -103,30 +101,44 @@ def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.
                 continue
             sel = np.nonzero((src == s) & (attr == a) & (size >= 8 + lay.fixed_size + 8))[0]
             start = pos[sel] + 8 + lay.fixed_size
-            start += _read_block_size(lay, bufs[s], start, dt)
+            start += _read_block_size(lay, u8, start, dt)
             fits = start + 8 <= pos[sel] + size[sel]
             sel, start = sel[fits], start[fits]
-            nr = gather(bufs[s], start, dt).astype(np.uint64)
+            nr = gather(u8, start, dt).astype(np.uint64)
             room = ((pos[sel] + size[sel] - start - 8) // 8).astype(np.uint64)
             ok = nr <= room
             counts[sel[ok]] = nr[ok].astype(np.int64)
-            at_nr[sel[ok]] = start[ok]
-    starts = np.zeros(len(rows), dtype=np.int64)
-    if len(rows):
+            at_first[sel[ok]] = start[ok] + 8
+    return src, at_first, counts
+
+
+def source_bytes(rec: Recording, s: int) -> np.ndarray:
+    """The bytes of source ``s`` of a recording, as a uint8 array (no copy)."""
+    return np.frombuffer(rec.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
+
+
+def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                                 np.ndarray]:
+    """(flat u64 entries, start per row, count per row) of SAMPLE rows' callchains, gathered
+    with numpy.  Rows without a callchain (or whose chain runs past the record, which perf
+    rejects) get count 0."""
+    src, at_first, counts = callchain_spans(rec, rows)
+    starts = np.zeros(len(counts), dtype=np.int64)
+    if len(counts):
         starts[1:] = np.cumsum(counts)[:-1]
     flat = np.zeros(int(counts.sum()), dtype=np.uint64)
     if not len(flat):
         return flat, starts, counts
-    # entry j of row k sits at at_nr[k] + 8 + 8 * (j - starts[k])
+    dt = np.dtype(rec.order + "u8")
+    # entry j of row k sits at at_first[k] + 8 * (j - starts[k])
     at = np.arange(len(flat), dtype=np.int64) * 8
-    at += np.repeat(at_nr + 8 - 8 * starts, counts)
-    if len(bufs) == 1:
-        (u8,) = bufs.values()
-        flat[:] = gather(u8, at, dt)
+    at += np.repeat(at_first - 8 * starts, counts)
+    used = np.unique(src[counts > 0]).tolist()
+    if len(used) == 1:
+        flat[:] = gather(source_bytes(rec, used[0]), at, dt)
         return flat, starts, counts
     row_src = np.repeat(src, counts)
-    for s, u8 in bufs.items():
+    for s in used:
         m = row_src == s
-        if m.any():
-            flat[m] = gather(u8, at[m], dt)
+        flat[m] = gather(source_bytes(rec, s), at[m], dt)
     return flat, starts, counts

@@ -35,6 +35,7 @@ from .dsonames import MapKind
 KERNEL_MAPS = 0
 U64_MAX = 2**64 - 1
 NEVER = np.iinfo(np.int64).max
+_EPOCH_SHIFT = 40  # processing steps below 2**40, maps objects above (see MapTable.epochs)
 
 
 @dataclass
@@ -75,6 +76,7 @@ class MapTable:
     _sorted: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _shift: int = field(default=0, repr=False)
     _rank_shift: int = field(default=0, repr=False)
+    _events: np.ndarray | None = field(default=None, repr=False)  # for :meth:`epochs`
 
     def __len__(self) -> int:
         return len(self.start)
@@ -103,6 +105,25 @@ class MapTable:
         if end is not None:
             self.end[ids] = np.uint64(end)
         self._order = np.empty(0, np.int64)  # re-sort on the next lookup
+
+    # -- states ------------------------------------------------------------------------------
+    def epochs(self, obj: np.ndarray, seq: np.ndarray) -> np.ndarray:
+        """A number per (maps object, processing step) that tells the object's states apart:
+        the count of map births and deaths at or before ``seq`` in ``obj`` and in every
+        object numbered below it.  Equal (object, epoch) pairs see the same maps, so
+        :meth:`lookup` answers alike for them (0 for ``obj`` -1)."""
+        if self._events is None:
+            shift = np.int64(_EPOCH_SHIFT)
+            obj64 = self.obj.astype(np.int64) << shift
+            dead = self.died != NEVER
+            ev = np.concatenate([obj64 | self.born, obj64[dead] | self.died[dead]])
+            ev.sort()
+            self._events = ev
+        obj = np.asarray(obj, dtype=np.int64)
+        key = (obj << np.int64(_EPOCH_SHIFT)) | np.asarray(seq, dtype=np.int64)
+        out: np.ndarray = np.searchsorted(self._events, key, side="right")
+        out[obj < 0] = 0
+        return out
 
     # -- lookup ------------------------------------------------------------------------------
     def _prepare(self) -> None:
@@ -171,6 +192,16 @@ class MapTable:
             return found
         out[q] = found
         return out
+
+    def lookup_arrays(self) -> tuple[np.ndarray, ...]:
+        """What :meth:`lookup` walks, for a compiled walk of the same steps: per object the
+        bounds of its maps sorted by start, and, so sorted, their starts, ends, running
+        maximum of ends, born, died and map ids."""
+        if len(self._order) != len(self) or not len(self):
+            self._prepare()
+        srt = self._sorted
+        return (self._bounds, srt["start"], srt["end"], self._reach, srt["born"],
+                srt["died"], self._order)
 
     def _candidates(self, qo: np.ndarray, qa: np.ndarray) -> np.ndarray:
         """Per query, the last map (sorted position) of its object starting at or before

@@ -474,9 +474,7 @@ class Resolver:
         n = len(rows)
         comm, _names = self.model.sample_comms(rows)
         ips = rec.sample_values(rows, "ip")
-        period = rec.sample_values(rows, "period")
-        has_period = self._has_field("period", rows)
-        period = np.where(has_period, period, U64(1))
+        period = self.periods(rows)
         kernel = c["cpumode"][rows] == Misc.KERNEL
         leaf, leaf_off = self.resolve(self.model.map_of(rows), ips, kernel)
         if callchains and n:
@@ -504,6 +502,12 @@ class Resolver:
             cpu=c["cpu"][rows].astype(np.int32), attr=c["attr"][rows].astype(np.int16),
             time=c["time"][rows], leaf=leaf, leaf_off=leaf_off,
             chain_starts=starts, chain_locs=floc, chain_ips=fips, chain_offs=foff)
+
+    def periods(self, rows: np.ndarray) -> np.ndarray:
+        """The period of SAMPLE index ``rows`` (u64; 1 where the event samples none)."""
+        period = self.rec.sample_values(rows, "period")
+        out: np.ndarray = np.where(self._has_field("period", rows), period, U64(1))
+        return out
 
     def _has_field(self, name: str, rows: np.ndarray) -> np.ndarray:
         attrs = self.rec.columns["attr"][rows]

@@ -126,7 +126,8 @@ class _Replay:
     # -- threads -----------------------------------------------------------------------------
     def _set_comm(self, th: _Thread, name: int, seq: int, time: int) -> None:
         th.comm = name
-        self.comm_log.append((th.tid, seq + 1, name, time))
+        # a time past int64 (a damaged trailer) as the latest one int64 holds: it sorts last
+        self.comm_log.append((th.tid, seq + 1, name, min(time, _TIME_MAX)))
 
     def findnew(self, pid: int, tid: int, seq: int, time: int) -> _Thread:
         th = self.threads.get(tid)
@@ -269,6 +270,9 @@ class _Replay:
                 self.kernel_candidates.append((name, bid))
         elif cpumode in (Misc.USER, Misc.GUEST_USER):
             self.user_bids.setdefault(name, bid)
+
+
+_TIME_MAX = 2**63 - 1
 
 
 @dataclass

@@ -1,0 +1,386 @@
+"""The names pass's compiled loops: every address named once, every stack kept once.
+
+Naming an address is a pure function of its *address key*: the address, whether it is a
+sample's own ip or a callchain entry (perf keys an unresolved entry by its raw address), its
+cpumode (kernel or not), the sample's own level (``[k]`` of an address no map covers), and
+the maps it is looked up in: the thread's maps object and that object's epoch
+(:meth:`~.maps.MapTable.epochs`) for user space, the kernel maps' epoch for the kernel.  A
+profile repeats its addresses (the bench recording: 22.8 M addresses, 0.4 M distinct keys),
+so :class:`NameTables` keeps each key's (location, offset) once named and the resolver names
+only keys not met before; the same pass gives each sample its stack (own location, then its
+callchain's, leaf first, markers left out, as perf walks it) and its offsets as ids among
+the distinct ones, kept once each (CSR: ``starts``/``vals``).
+
+Why compiled code (numba), by measurement: the pass is one hash-table probe per address,
+and numpy has none; its ways to group (a sort, or a binary search per address in random
+order) cost 100-500 ns an address here, as much as naming every address outright (the
+numpy path this replaces: ~8.5 s CPU for the bench recording's 22.8 M addresses).
+
+Ids are exact, never a hash's guess: a probe that finds an equal hash compares the whole
+key, and a stack the whole sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numba import njit
+
+from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, PERF_CONTEXT_MAX, Misc
+
+_EMPTY = -1
+_PENDING = -1  # an address key's location before the resolver has named it
+_USER = np.uint8(Misc.USER)
+_KERNEL = np.uint8(Misc.KERNEL)
+_CTX_USER = np.uint64(CONTEXT_USER)
+_CTX_KERNEL = np.uint64(CONTEXT_KERNEL)
+_CTX_HV = np.uint64(2**64 - 32)
+_CTX_MAX = np.uint64(PERF_CONTEXT_MAX)
+#: an address key's third word: flags, and a user map's dso index (bits 0-31)
+FRAME_BIT = 63  # a callchain entry (else a sample's own ip)
+KERNEL_BIT = 62  # a kernel address (looked up in the kernel maps; second word: their epoch)
+LEVEL_BIT = 61  # the sample is in the kernel ([k] of an address no map covers)
+TAG_BIT = 60  # the kernel maps' kind of key
+NOMAP_BIT = 59  # no map covers the address (user space, or no cpumode to look one up in)
+_U32_MAX = np.uint64(2**32 - 1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word(u8: np.ndarray, p: np.int64, big: bool) -> np.uint64:
+    v = np.uint64(0)
+    if big:
+        for b in range(8):
+            v = (v << np.uint64(8)) | np.uint64(u8[p + b])
+    else:
+        for b in range(7, -1, -1):
+            v = (v << np.uint64(8)) | np.uint64(u8[p + b])
+    return v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mix(h: np.uint64, w: np.uint64) -> np.uint64:
+    """One step of a hash: splitmix64's finaliser over ``h * golden + w`` (a product, not
+    an exclusive or, so that keys (a, b) and (b, a), or with equal ``a ^ b``, differ)."""
+    x = h * np.uint64(0x9E3779B97F4A7C15) + w + np.uint64(1)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _chain_ok(u8: np.ndarray, big: bool, at: np.int64, count: np.int64) -> bool:
+    """False for a chain perf 6.1 drops (a context marker it does not know)."""
+    p = at
+    for _ in range(count):
+        w = _word(u8, p, big)
+        p += 8
+        if w >= _CTX_MAX and w != _CTX_USER and w != _CTX_KERNEL and w != _CTX_HV:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _map_at(obj: np.int64, seq: np.int64, addr: np.uint64, bounds: np.ndarray,
+            m_start: np.ndarray, m_end: np.ndarray, reach: np.ndarray, born: np.ndarray,
+            died: np.ndarray, order: np.ndarray) -> np.int64:
+    """:meth:`~.maps.MapTable.lookup` of one address (the same walk: the last map of the
+    object starting at or before it, then back while an earlier one can still reach it)."""
+    if obj < 0 or obj >= len(bounds) - 1:
+        return np.int64(-1)
+    lo, hi = bounds[obj], bounds[obj + 1]
+    a, b = lo, hi
+    while a < b:  # the first start above addr
+        mid = (a + b) >> 1
+        if m_start[mid] <= addr:
+            a = mid + 1
+        else:
+            b = mid
+    c = a - 1
+    while c >= lo and reach[c] > addr:
+        if m_end[c] > addr and born[c] <= seq and seq < died[c]:
+            return np.int64(order[c])
+        c -= 1
+    return np.int64(-1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _key_slot(slots: np.ndarray, k_a: np.ndarray, k_b: np.ndarray, k_c: np.ndarray,
+              a: np.uint64, b: np.uint64, c: np.uint64) -> np.int64:
+    """The slot of an address key: where it is, or the empty slot it would take."""
+    mask = np.int64(len(slots) - 1)
+    s = np.int64(_mix(_mix(a, b), c) & np.uint64(mask))
+    while True:
+        k = slots[s]
+        if k == _EMPTY or (k_a[k] == a and k_b[k] == b and k_c[k] == c):
+            return s
+        s = (s + np.int64(1)) & mask
+
+
+@njit(cache=True, nogil=True)
+def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
+           cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
+           seq: np.ndarray, maps: tuple[np.ndarray, ...], slots: np.ndarray, k_a: np.ndarray,
+           k_b: np.ndarray, k_c: np.ndarray, n_keys: int, e_key: np.ndarray,
+           e_starts: np.ndarray, miss: np.ndarray, miss_map: np.ndarray,
+           miss_ip: np.ndarray, miss_seq: np.ndarray, n_miss: int) -> tuple[int, int]:
+    """The address key of every row's own ip and callchain frames (``e_key``, CSR by
+    ``e_starts``), the keys not met before added and listed in ``miss`` (with a map, a raw
+    address and a processing step to name them by); (keys, misses) after."""
+    bounds, m_start, m_end, reach, born, died, order, m_dso, m_tr, mp_start, m_pgoff = maps
+    n = 0
+    for i in range(len(at)):
+        e_starts[i] = n
+        mode = 0
+        own_kernel = cpumode[i] == _KERNEL
+        for e in range(-1, count[i]):
+            frame = e >= 0
+            if not frame:
+                a = ip[i]
+                mode = 0 if cpumode[i] == _USER else (1 if own_kernel else 2)
+                level = own_kernel
+            else:
+                if e == 0:
+                    if not _chain_ok(u8, big, at[i], count[i]):
+                        break
+                    mode = 0
+                a = _word(u8, at[i] + 8 * e, big)
+                if a >= _CTX_MAX:
+                    mode = 0 if a == _CTX_USER else (1 if a == _CTX_KERNEL else 2)
+                    continue
+                level = own_kernel
+            flags = np.uint64(0)
+            if frame:
+                flags |= np.uint64(1) << np.uint64(FRAME_BIT)
+            m = np.int64(-1)
+            if mode == 1:  # the kernel maps: looked up when named (their epoch keys them)
+                flags |= np.uint64(1) << np.uint64(KERNEL_BIT)
+                if level:
+                    flags |= np.uint64(1) << np.uint64(LEVEL_BIT)
+                ka, kb, kc = a, np.uint64(kep[i]), flags | (np.uint64(1) << np.uint64(TAG_BIT))
+                m = np.int64(-2)
+            else:
+                if mode == 0:
+                    m = _map_at(uobj[i], seq[i], a, bounds, m_start, m_end, reach, born,
+                                died, order)
+                if m >= 0:  # the map's file, the address in it, the raw one for a frame
+                    ka = a - mp_start[m] + m_pgoff[m] if m_tr[m] else a
+                    kb = a if frame else np.uint64(0)
+                    kc = flags | np.uint64(m_dso[m])
+                else:  # no map: [unknown] at the raw address, marked by the level
+                    if level:
+                        flags |= np.uint64(1) << np.uint64(LEVEL_BIT)
+                    ka, kb, kc = a, np.uint64(0), flags | (np.uint64(1) << np.uint64(NOMAP_BIT))
+            s = _key_slot(slots, k_a, k_b, k_c, ka, kb, kc)
+            k = slots[s]
+            if k == _EMPTY:
+                k = n_keys
+                slots[s] = k
+                k_a[k], k_b[k], k_c[k] = ka, kb, kc
+                miss[n_miss] = k
+                miss_map[n_miss] = m
+                miss_ip[n_miss] = a
+                miss_seq[n_miss] = seq[i]
+                n_keys += 1
+                n_miss += 1
+            e_key[n] = k
+            n += 1
+    e_starts[len(at)] = n
+    return n_keys, n_miss
+
+
+@njit(cache=True, nogil=True)
+def _rehash_keys(slots: np.ndarray, k_a: np.ndarray, k_b: np.ndarray, k_c: np.ndarray,
+                 n_keys: int) -> None:
+    for k in range(n_keys):
+        slots[_key_slot(slots, k_a, k_b, k_c, k_a[k], k_b[k], k_c[k])] = k
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _seq_id(buf: np.ndarray, n: int, slots: np.ndarray, s_hash: np.ndarray,
+            s_starts: np.ndarray, s_vals: np.ndarray, n_seq: int) -> tuple[int, int]:
+    """(id of the sequence ``buf[:n]``, sequences after): found, else added."""
+    h = np.uint64(n)
+    for j in range(n):
+        h = _mix(h, np.uint64(np.uint32(buf[j])))
+    mask = np.int64(len(slots) - 1)
+    s = np.int64(h & np.uint64(mask))
+    while True:
+        k = slots[s]
+        if k == _EMPTY:
+            slots[s] = n_seq
+            s_hash[n_seq] = h
+            b = s_starts[n_seq]
+            for j in range(n):
+                s_vals[b + j] = buf[j]
+            s_starts[n_seq + 1] = b + n
+            return n_seq, n_seq + 1
+        if s_hash[k] == h and s_starts[k + 1] - s_starts[k] == n:
+            b = s_starts[k]
+            same = True
+            for j in range(n):
+                if s_vals[b + j] != buf[j]:
+                    same = False
+                    break
+            if same:
+                return k, n_seq
+        s = (s + np.int64(1)) & mask
+
+
+@njit(cache=True, nogil=True)
+def _rehash_seqs(slots: np.ndarray, s_hash: np.ndarray, n_seq: int) -> None:
+    mask = np.int64(len(slots) - 1)
+    for k in range(n_seq):
+        s = np.int64(s_hash[k] & np.uint64(mask))
+        while slots[s] != _EMPTY:
+            s = (s + np.int64(1)) & mask
+        slots[s] = k
+
+
+@njit(cache=True, nogil=True)
+def _fill(e_key: np.ndarray, e_starts: np.ndarray, callchains: bool, k_loc: np.ndarray,
+          k_off: np.ndarray, st_slots: np.ndarray, st_hash: np.ndarray,
+          st_starts: np.ndarray, st_vals: np.ndarray, n_st: int, of_slots: np.ndarray,
+          of_hash: np.ndarray, of_starts: np.ndarray, of_vals: np.ndarray, n_of: int,
+          leaf: np.ndarray, stack: np.ndarray, offs: np.ndarray, buf_l: np.ndarray,
+          buf_o: np.ndarray) -> tuple[int, int]:
+    """Each row's own location, stack id and offsets id (every key named); (stacks,
+    offset sequences) after."""
+    for i in range(len(leaf)):
+        lo, hi = e_starts[i], e_starts[i + 1]
+        n = hi - lo
+        for j in range(n):
+            k = e_key[lo + j]
+            buf_l[j] = k_loc[k]
+            buf_o[j] = k_off[k]
+        leaf[i] = buf_l[0]
+        if callchains:
+            stack[i], n_st = _seq_id(buf_l, n, st_slots, st_hash, st_starts, st_vals, n_st)
+        offs[i], n_of = _seq_id(buf_o, n, of_slots, of_hash, of_starts, of_vals, n_of)
+    return n_st, n_of
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(12, (n - 1).bit_length())
+
+
+class SeqTable:
+    """Distinct int32 sequences and their ids (id 0: the empty one), CSR, grown as needed."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.slots = np.full(_pow2(1 << 12), _EMPTY, dtype=np.int64)
+        self.hash = np.zeros(1 << 11, dtype=np.uint64)
+        self.starts = np.zeros((1 << 11) + 1, dtype=np.int64)
+        self.vals = np.zeros(1 << 14, dtype=np.int32)
+        self.n = int(_seq_id(np.zeros(1, np.int32), 0, self.slots, self.hash, self.starts,
+                             self.vals, 0)[1])
+
+    def room(self, seqs: int, vals: int) -> None:
+        """Make room for ``seqs`` more sequences of ``vals`` values in all."""
+        need = self.n + seqs
+        if need > len(self.hash):
+            cap = _pow2(need)
+            self.hash = _grown(self.hash, cap)
+            self.starts = _grown(self.starts, cap + 1)
+        if 2 * need > len(self.slots):
+            self.slots = np.full(_pow2(2 * need), _EMPTY, dtype=np.int64)
+            _rehash_seqs(self.slots, self.hash, self.n)
+        used = int(self.starts[self.n])
+        if used + vals > len(self.vals):
+            self.vals = _grown(self.vals, _pow2(used + vals))
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, values) of the sequences, copies."""
+        return self.starts[:self.n + 1].copy(), self.vals[:int(self.starts[self.n])].copy()
+
+
+def _grown(a: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros(n, dtype=a.dtype)
+    out[:len(a)] = a
+    return out
+
+
+#: names address keys not met before: (map id, or -1 for none, -2 for the kernel maps at
+#: the step; raw address; processing step; frame; kernel; level) -> (location, offset)
+KeyNamer = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                    tuple[np.ndarray, np.ndarray]]
+
+
+class NameTables:
+    """The address keys met so far with their names, and the distinct stacks and offset
+    sequences (see the module docstring)."""
+
+    def __init__(self, callchains: bool) -> None:
+        self.callchains = callchains
+        self.n_keys = 0
+        self.slots = np.full(1 << 13, _EMPTY, dtype=np.int64)
+        self.k_a = np.zeros(1 << 12, dtype=np.uint64)
+        self.k_b = np.zeros(1 << 12, dtype=np.uint64)
+        self.k_c = np.zeros(1 << 12, dtype=np.uint64)
+        self.k_loc = np.zeros(1 << 12, dtype=np.int32)
+        self.k_off = np.zeros(1 << 12, dtype=np.int32)  # uint32 bits (clamped offsets)
+        self.stacks = SeqTable()
+        self.offsets = SeqTable()
+
+    def _key_room(self, more: int) -> None:
+        need = self.n_keys + more
+        if need > len(self.k_a):
+            cap = _pow2(need)
+            self.k_a, self.k_b, self.k_c, self.k_loc, self.k_off = (
+                _grown(x, cap) for x in (self.k_a, self.k_b, self.k_c, self.k_loc, self.k_off))
+        if 2 * need > len(self.slots):
+            self.slots = np.full(_pow2(2 * need), _EMPTY, dtype=np.int64)
+            _rehash_keys(self.slots, self.k_a, self.k_b, self.k_c, self.n_keys)
+
+    def name(self, u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
+             cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
+             seq: np.ndarray, maps: tuple[np.ndarray, ...], namer: KeyNamer
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(own location, stack id, offsets id) of each row (callchains of ``count``
+        entries at byte ``at`` of ``u8``; ``uobj`` the thread's maps object, ``kep`` the
+        kernel maps' epoch; ``maps``: :meth:`~.maps.MapTable.lookup_arrays` and per map
+        its dso, whether its addresses go through pgoff, its start and pgoff); ``namer``
+        names the keys not met before."""
+        n = len(at)
+        at = np.ascontiguousarray(at, dtype=np.int64)
+        count = np.ascontiguousarray(count, dtype=np.int64) if self.callchains else \
+            np.zeros(n, np.int64)
+        if n and int((at + 8 * count).max()) > len(u8):
+            raise ValueError("a callchain outside its source")  # never: spans are checked
+        cpumode = np.ascontiguousarray(cpumode, dtype=np.uint8)
+        ip = np.ascontiguousarray(ip, dtype=np.uint64)
+        uobj, kep, seq = (np.ascontiguousarray(x, dtype=np.int64) for x in (uobj, kep, seq))
+        total = int(count.sum()) + n
+        self._key_room(total)
+        e_key = np.empty(total, dtype=np.int64)
+        e_starts = np.empty(n + 1, dtype=np.int64)
+        miss = np.empty(total, dtype=np.int64)
+        miss_map = np.empty(total, dtype=np.int64)
+        miss_ip = np.empty(total, dtype=np.uint64)
+        miss_seq = np.empty(total, dtype=np.int64)
+        self.n_keys, n_miss = _probe(u8, big, at, count, cpumode, ip, uobj, kep, seq, maps,
+                                     self.slots, self.k_a, self.k_b, self.k_c, self.n_keys,
+                                     e_key, e_starts, miss, miss_map, miss_ip, miss_seq, 0)
+        if n_miss:
+            keys = miss[:n_miss]
+            c = self.k_c[keys]
+            bit = np.uint64(1)
+            loc, off = namer(miss_map[:n_miss], miss_ip[:n_miss], miss_seq[:n_miss],
+                             ((c >> np.uint64(FRAME_BIT)) & bit).astype(bool),
+                             ((c >> np.uint64(KERNEL_BIT)) & bit).astype(bool),
+                             ((c >> np.uint64(LEVEL_BIT)) & bit).astype(bool))
+            self.k_loc[keys] = loc
+            self.k_off[keys] = np.minimum(off, _U32_MAX).astype(np.uint32).view(np.int32)
+        self.stacks.room(n, total)
+        self.offsets.room(n, total)
+        leaf = np.empty(n, dtype=np.int32)
+        stack = np.zeros(n, dtype=np.int32)
+        offs = np.empty(n, dtype=np.int32)
+        longest = int(count.max()) + 1 if n else 1
+        st, of = self.stacks, self.offsets
+        st.n, of.n = _fill(e_key, e_starts, self.callchains, self.k_loc, self.k_off,
+                           st.slots, st.hash, st.starts, st.vals, st.n, of.slots, of.hash,
+                           of.starts, of.vals, of.n, leaf, stack, offs,
+                           np.empty(longest, np.int32), np.empty(longest, np.int32))
+        return leaf, stack, offs
