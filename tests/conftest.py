@@ -146,10 +146,13 @@ def _no_animations(monkeypatch: pytest.MonkeyPatch) -> None:
 # The programs of tests/programs, built and recorded once per session (tests/perfprograms.py).
 # Defined here, and only here, so every test module shares one instance of each.
 @pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from perfprograms import build_programs
+def built(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Any:
+    from perfprograms import build_programs, build_programs_once
 
-    return build_programs(tmp_path_factory.mktemp("programs"))
+    if worker_id == "master":  # one process: no one else records meanwhile
+        return build_programs(tmp_path_factory.mktemp("programs"))
+    # pytest-xdist: the run's workers share one build (its base directory is the run's)
+    return build_programs_once(tmp_path_factory.getbasetemp().parent / "programs")
 
 
 @pytest.fixture(scope="session")

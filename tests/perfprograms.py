@@ -16,7 +16,9 @@ per session); test modules import only the helpers (``perf_script_samples``, ...
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -103,6 +105,24 @@ def _build(d: Path) -> Built:
 def build_programs(directory: Path) -> Built:
     """Compile tests/programs into ``directory`` (the ``built`` fixture of conftest)."""
     return _build(directory)
+
+
+def build_programs_once(directory: Path) -> Built:
+    """:func:`build_programs` into ``directory``, shared by the test processes of one run
+    (pytest-xdist's workers): the first one to come builds, under a lock, the others wait
+    and take what it built.  So the compilers run once, before any test records, and never
+    while another worker records system-wide (rustc's own library caught in a
+    ``perf record -a`` of the next test would make rows that test did not plan)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    done = directory / "built.pickle"
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.is_file():
+            b: Built = pickle.loads(done.read_bytes())
+            return b
+        b = _build(directory)
+        done.write_bytes(pickle.dumps(b))
+        return b
 
 
 def perf_env(debug_dir: Path) -> dict[str, str]:

@@ -123,13 +123,16 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
            seq: np.ndarray, maps: tuple[np.ndarray, ...], slots: np.ndarray, k_a: np.ndarray,
            k_b: np.ndarray, k_c: np.ndarray, n_keys: int, e_key: np.ndarray,
            e_starts: np.ndarray, miss: np.ndarray, miss_map: np.ndarray,
-           miss_ip: np.ndarray, miss_seq: np.ndarray, n_miss: int) -> tuple[int, int]:
-    """The address key of every row's own ip and callchain frames (``e_key``, CSR by
-    ``e_starts``), the keys not met before added and listed in ``miss`` (with a map, a raw
-    address and a processing step to name them by); (keys, misses) after."""
+           miss_ip: np.ndarray, miss_seq: np.ndarray, n_miss: int, row: int, n: int
+           ) -> tuple[int, int, int, int]:
+    """The address key of every row's own ip and callchain frames from ``row`` on
+    (``e_key`` from ``n`` on, CSR by ``e_starts``), the keys not met before added and listed
+    in ``miss`` (with a map, a raw address and a processing step to name them by); stops
+    before a row that could overfill the key arrays.  (keys, misses, next row, next entry)."""
     bounds, m_start, m_end, reach, born, died, order, m_dso, m_tr, mp_start, m_pgoff = maps
-    n = 0
-    for i in range(len(at)):
+    for i in range(row, len(at)):
+        if n_keys + count[i] + 1 > len(k_a) or n_miss + count[i] + 1 > len(miss):
+            return n_keys, n_miss, i, n
         e_starts[i] = n
         mode = 0
         own_kernel = cpumode[i] == _KERNEL
@@ -186,7 +189,7 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
             e_key[n] = k
             n += 1
     e_starts[len(at)] = n
-    return n_keys, n_miss
+    return n_keys, n_miss, len(at), n
 
 
 @njit(cache=True, nogil=True)
@@ -269,12 +272,13 @@ class SeqTable:
 
     def __init__(self) -> None:
         self.n = 0
-        self.slots = np.full(_pow2(1 << 12), _EMPTY, dtype=np.int64)
+        self.slots = np.full(1 << 12, _EMPTY, dtype=np.int32)
         self.hash = np.zeros(1 << 11, dtype=np.uint64)
         self.starts = np.zeros((1 << 11) + 1, dtype=np.int64)
         self.vals = np.zeros(1 << 14, dtype=np.int32)
-        self.n = int(_seq_id(np.zeros(1, np.int32), 0, self.slots, self.hash, self.starts,
-                             self.vals, 0)[1])
+        # id 0: the empty sequence, where _seq_id would put it (its hash is 0: slot 0)
+        self.slots[0] = 0
+        self.n = 1
 
     def room(self, seqs: int, vals: int) -> None:
         """Make room for ``seqs`` more sequences of ``vals`` values in all."""
@@ -284,7 +288,7 @@ class SeqTable:
             self.hash = _grown(self.hash, cap)
             self.starts = _grown(self.starts, cap + 1)
         if 2 * need > len(self.slots):
-            self.slots = np.full(_pow2(2 * need), _EMPTY, dtype=np.int64)
+            self.slots = np.full(_pow2(2 * need), _EMPTY, dtype=np.int32)
             _rehash_seqs(self.slots, self.hash, self.n)
         used = int(self.starts[self.n])
         if used + vals > len(self.vals):
@@ -314,7 +318,7 @@ class NameTables:
     def __init__(self, callchains: bool) -> None:
         self.callchains = callchains
         self.n_keys = 0
-        self.slots = np.full(1 << 13, _EMPTY, dtype=np.int64)
+        self.slots = np.full(1 << 13, _EMPTY, dtype=np.int32)
         self.k_a = np.zeros(1 << 12, dtype=np.uint64)
         self.k_b = np.zeros(1 << 12, dtype=np.uint64)
         self.k_c = np.zeros(1 << 12, dtype=np.uint64)
@@ -329,8 +333,8 @@ class NameTables:
             cap = _pow2(need)
             self.k_a, self.k_b, self.k_c, self.k_loc, self.k_off = (
                 _grown(x, cap) for x in (self.k_a, self.k_b, self.k_c, self.k_loc, self.k_off))
-        if 2 * need > len(self.slots):
-            self.slots = np.full(_pow2(2 * need), _EMPTY, dtype=np.int64)
+        if len(self.slots) < 2 * len(self.k_a):  # at most half full
+            self.slots = np.full(2 * len(self.k_a), _EMPTY, dtype=np.int32)
             _rehash_keys(self.slots, self.k_a, self.k_b, self.k_c, self.n_keys)
 
     def name(self, u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
@@ -352,16 +356,26 @@ class NameTables:
         ip = np.ascontiguousarray(ip, dtype=np.uint64)
         uobj, kep, seq = (np.ascontiguousarray(x, dtype=np.int64) for x in (uobj, kep, seq))
         total = int(count.sum()) + n
-        self._key_room(total)
         e_key = np.empty(total, dtype=np.int64)
         e_starts = np.empty(n + 1, dtype=np.int64)
-        miss = np.empty(total, dtype=np.int64)
-        miss_map = np.empty(total, dtype=np.int64)
-        miss_ip = np.empty(total, dtype=np.uint64)
-        miss_seq = np.empty(total, dtype=np.int64)
-        self.n_keys, n_miss = _probe(u8, big, at, count, cpumode, ip, uobj, kep, seq, maps,
-                                     self.slots, self.k_a, self.k_b, self.k_c, self.n_keys,
-                                     e_key, e_starts, miss, miss_map, miss_ip, miss_seq, 0)
+        # the keys not met before: few after the first blocks (grown when there are more)
+        miss, miss_map, miss_ip, miss_seq = (np.empty(min(total, 1 << 14), dtype=t)
+                                             for t in (np.int64, np.int64, np.uint64, np.int64))
+        row = at_entry = n_miss = 0
+        while True:
+            self.n_keys, n_miss, row, at_entry = _probe(
+                u8, big, at, count, cpumode, ip, uobj, kep, seq, maps, self.slots, self.k_a,
+                self.k_b, self.k_c, self.n_keys, e_key, e_starts, miss, miss_map, miss_ip,
+                miss_seq, n_miss, row, at_entry)
+            if row == n:
+                break
+            more = int(count[row]) + 1  # room for the next row, at least, and twice what was
+            if self.n_keys + more > len(self.k_a):
+                self._key_room(max(more, len(self.k_a) - self.n_keys + 1))
+            if n_miss + more > len(miss):
+                cap = _pow2(max(n_miss + more, 2 * len(miss)))
+                miss, miss_map, miss_ip, miss_seq = (
+                    _grown(x, cap) for x in (miss, miss_map, miss_ip, miss_seq))
         if n_miss:
             keys = miss[:n_miss]
             c = self.k_c[keys]

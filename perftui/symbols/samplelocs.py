@@ -32,9 +32,9 @@ from ..perfdata.recording import NO_SOURCE
 from .callchain import callchain_spans, source_bytes
 from .dsonames import MapKind
 from .locations import Locations
-from .rawsamples import NameTables
 
 if TYPE_CHECKING:
+    from .rawsamples import NameTables
     from .resolver import Resolver
 
 BLOCK = 1 << 16  # samples resolved at a time: bounds the temporaries
@@ -252,13 +252,17 @@ def clamp_offsets(offs: np.ndarray) -> np.ndarray:
 def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
                 alloc: Alloc = plain_alloc, block: int = BLOCK,
                 progress: Callable[[int, int], None] | None = None,
-                fast: bool = True) -> SampleLocs:
+                fast: bool | None = None) -> SampleLocs:
     """Resolve SAMPLE index ``rows`` (ascending) into a :class:`SampleLocs`; its per-sample
     arrays come from ``alloc(name, dtype, n)`` (mapped files, when they are to be kept);
     ``progress(done, total)`` after each block.  ``fast``: name each distinct address key
     once and keep each stack once, in compiled hash tables (:mod:`.rawsamples`); False
-    names every address with the resolver (the same names, ~3x slower: the reference the
-    tests compare with)."""
+    names every address with the resolver (the same names: the reference the tests
+    compare with); None (the default): fast with callchains, where it pays (1.4x on the
+    bench recording's report), else not (one address a sample: numpy is as quick, and
+    numba's ~45 MB are not loaded)."""
+    if fast is None:
+        fast = callchains
     rows = np.asarray(rows, dtype=np.int64)
     n = len(rows)
     comm = alloc("comm", "i4", n)
@@ -315,14 +319,15 @@ class _FastNames:
     distinct address key once."""
 
     def __init__(self, res: Resolver, callchains: bool) -> None:
+        from .rawsamples import NameTables  # numba: only when naming (not from the cache)
+
         self.res = res
         self.callchains = callchains
-        self.tables = NameTables(callchains)
+        self.tables: NameTables = NameTables(callchains)
         self._none = np.zeros(8, np.uint8)
         mt = res.model.maps
         user = (mt.kind == MapKind.USER) | (mt.kind == MapKind.VDSO)  # perf's map__map_ip
-        self.maps = (*mt.lookup_arrays(), mt.dso.astype(np.int64), user,
-                     mt.start.astype(np.uint64), mt.pgoff.astype(np.uint64))
+        self.maps = (*mt.lookup_arrays(), mt.dso, user, mt.start, mt.pgoff)
 
     def names(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(own location, stack id, offsets id) of SAMPLE ``rows``."""
