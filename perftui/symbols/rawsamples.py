@@ -1,15 +1,19 @@
 """The names pass's compiled loops: every address named once, every stack kept once.
 
-Naming an address is a pure function of its *address key*: the address, whether it is a
-sample's own ip or a callchain entry (perf keys an unresolved entry by its raw address), its
-cpumode (kernel or not), the sample's own level (``[k]`` of an address no map covers), and
-the maps it is looked up in: the thread's maps object and that object's epoch
-(:meth:`~.maps.MapTable.epochs`) for user space, the kernel maps' epoch for the kernel.  A
-profile repeats its addresses (the bench recording: 22.8 M addresses, 0.4 M distinct keys),
-so :class:`NameTables` keeps each key's (location, offset) once named and the resolver names
-only keys not met before; the same pass gives each sample its stack (own location, then its
-callchain's, leaf first, markers left out, as perf walks it) and its offsets as ids among
-the distinct ones, kept once each (CSR: ``starts``/``vals``).
+Naming an address is a pure function of its *address key*, which tells apart all that the
+resolver's answer depends on: whether it is a sample's own ip or a callchain entry (perf keys
+an unresolved entry by its raw address), and where it is looked up.  A user-space address
+is looked up here, in its thread's maps at the sample's processing step (the walk of
+:meth:`~.maps.MapTable.lookup`), and keyed by the map's dso (what names its addresses, a
+JIT map's perf map too) and the address in it (``ip - start + pgoff`` for a file), plus the raw
+address for a frame; a kernel address by itself and the kernel maps' epoch
+(:meth:`~.maps.MapTable.epochs`: the kernel maps at that step); an address no map covers by
+itself and the sample's level (``[k]``).  A profile repeats its addresses (the bench
+recording: 22.8 M addresses, 153 K distinct keys), so :class:`NameTables` keeps each key's
+(location, offset) once named and the resolver names only keys not met before; the same
+pass gives each sample its stack (own location, then its callchain's, leaf first, markers
+left out, as perf walks it) and its offsets as ids among the distinct ones, kept once each
+(CSR: ``starts``/``vals``).
 
 Why compiled code (numba), by measurement: the pass is one hash-table probe per address,
 and numpy has none; its ways to group (a sort, or a binary search per address in random
@@ -37,7 +41,8 @@ _CTX_USER = np.uint64(CONTEXT_USER)
 _CTX_KERNEL = np.uint64(CONTEXT_KERNEL)
 _CTX_HV = np.uint64(2**64 - 32)
 _CTX_MAX = np.uint64(PERF_CONTEXT_MAX)
-#: an address key's third word: flags, and a user map's dso index (bits 0-31)
+#: an address key's third word: flags, and a user map's dso (bits 0-31: what names its
+#: addresses, a JIT map's perf map too)
 FRAME_BIT = 63  # a callchain entry (else a sample's own ip)
 KERNEL_BIT = 62  # a kernel address (looked up in the kernel maps; second word: their epoch)
 LEVEL_BIT = 61  # the sample is in the kernel ([k] of an address no map covers)
@@ -344,8 +349,8 @@ class NameTables:
         """(own location, stack id, offsets id) of each row (callchains of ``count``
         entries at byte ``at`` of ``u8``; ``uobj`` the thread's maps object, ``kep`` the
         kernel maps' epoch; ``maps``: :meth:`~.maps.MapTable.lookup_arrays` and per map
-        its dso, whether its addresses go through pgoff, its start and pgoff); ``namer``
-        names the keys not met before."""
+        what names its addresses (see the module docstring), whether they go through
+        pgoff, its start and pgoff); ``namer`` names the keys not met before."""
         n = len(at)
         at = np.ascontiguousarray(at, dtype=np.int64)
         count = np.ascontiguousarray(count, dtype=np.int64) if self.callchains else \

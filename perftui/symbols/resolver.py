@@ -22,6 +22,7 @@ Where names come from, per map kind (docs/architecture.md, "Symbols"):
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ from .sources import SourceFinder, file_ident, kernel_build_id, kernel_source
 from .threads import ThreadModel
 
 U64 = np.uint64
+_PERF_MAP_NAME = re.compile(r"/tmp/perf-(\d+)\.map")
 
 
 class Table(Protocol):
@@ -74,6 +76,14 @@ class _DsoTable:
     loc_of_sym: np.ndarray  # location id per symbol index, -1 until first met
     dso: int  # index into Locations.dsos
     section: str | None = None
+
+
+def _jit_pid(dso_name: str, pid: int) -> int:
+    """Whose perf map names a JIT map: the pid in its dso's name (``/tmp/perf-<pid>.map``,
+    the process that mapped it, which a forked child's clone keeps, as perf 6.1 does), else
+    ``pid``, its process's."""
+    m = _PERF_MAP_NAME.fullmatch(dso_name)
+    return int(m.group(1)) if m else pid
 
 
 class Resolver:
@@ -178,8 +188,9 @@ class Resolver:
         d = maps.dsos[int(maps.dso[map_id])]
         kind = MapKind(int(maps.kind[map_id]))
         key: tuple[Any, ...]
+        jit_pid = _jit_pid(d.name, int(maps.pid[map_id]))
         if kind == MapKind.JIT:
-            key = ("jit", int(maps.pid[map_id]))
+            key = ("jit", jit_pid)
         elif kind == MapKind.KSYMBOL:
             key = ("ksymbol", d.name, int(maps.start[map_id]))
         else:
@@ -197,7 +208,7 @@ class Resolver:
         elif kind == MapKind.VDSO:
             table = self._vdso_table(d.path, d.build_id)
         elif kind == MapKind.JIT:
-            table = self._jit_table(int(maps.pid[map_id]))
+            table = self._jit_table(jit_pid)
         elif kind in (MapKind.KERNEL, MapKind.KERNEL_EXTRA):
             ks = self._kernel()
             table = ks.kernel if ks else None

@@ -327,6 +327,8 @@ class _FastNames:
         self._none = np.zeros(8, np.uint8)
         mt = res.model.maps
         user = (mt.kind == MapKind.USER) | (mt.kind == MapKind.VDSO)  # perf's map__map_ip
+        # what names a user map's addresses: its dso (the resolver's tables are per dso;
+        # a JIT map's perf map is the one its dso names)
         self.maps = (*mt.lookup_arrays(), mt.dso, user, mt.start, mt.pgoff)
 
     def names(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
