@@ -10,6 +10,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
+	@# the names pass's compiled loops, compiled once now (numba keeps them beside the module)
+	$(BIN)/perftui report --demo --children --no-cache >/dev/null 2>&1
 	touch $(STAMP)
 
 setup: $(STAMP)

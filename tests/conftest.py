@@ -120,6 +120,18 @@ def perf_version() -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs(tool): needs the named program on the PATH")
+    if not hasattr(config, "workerinput"):  # once a run, before any worker starts
+        _compile_names_pass()
+
+
+def _compile_names_pass() -> None:
+    """The names pass's compiled loops (numba) compiled and kept before the tests start, as
+    ``make setup`` does: else the first tests to name samples with callchains (several
+    workers at once) would pay the ~5 s compile, and the terminal tests could time out
+    waiting for names.  A report of the demo with callchains runs every loop."""
+    subprocess.run([sys.executable, "-m", "perftui", "report", "--demo", "--children",
+                    "--no-cache"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=600, check=False)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -9,6 +9,7 @@ known bytes (tests/builders.py).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,7 +28,7 @@ from perftui.symbols.modnames import module_name
 from perftui.ui.annotate import AnnotateScreen, AnnotateTable, Callee
 from perftui.ui.app import PerftuiApp
 from perftui.ui.screens import HelpScreen, SamplesScreen, SectionScreen
-from perftui.ui.widgets.panes import Detail
+from perftui.ui.widgets.panes import Detail, SectionsPane
 from perftui.ui.widgets.records import RecordList
 
 
@@ -149,6 +150,79 @@ async def test_a_on_a_section_symbol(plan: DemoPlan) -> None:
         text = screen_text(app)
         for key in ("Follow", "Back", "Next hot", "Source"):  # the footer names the keys
             assert key in text
+
+
+@asynccontextmanager
+async def names_held_back(path: Path, monkeypatch: pytest.MonkeyPatch
+                          ) -> AsyncIterator[tuple[PerftuiApp, object, threading.Event]]:
+    """The browser indexed, its names pass held until the event is set."""
+    from perftui.ui.model import Model
+
+    gate = threading.Event()
+    real = Model.build_names
+
+    def held(self: Model, *a: object, **k: object) -> None:
+        gate.wait(60)
+        real(self, *a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Model, "build_names", held)
+    rec = open_recording(path)
+    app = PerftuiApp(rec, [str(MODULES)])
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: app.model.done and bool(
+                app.screen_stack[0].query_one(SectionsPane).entry_of_row), "indexed")
+            yield app, pilot, gate
+            gate.set()
+    finally:
+        gate.set()
+        rec.close()
+
+
+async def until(pilot, ok, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not ok():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited for {what}")
+        await pilot.pause(0.02)
+
+
+@sync
+async def test_a_before_the_names_opens_once_they_come(
+        plan: DemoPlan, monkeypatch: pytest.MonkeyPatch) -> None:
+    """a on a section's symbol while the samples are still being named: it says so, and
+    the annotation opens when the names arrive (the keys a person types at once)."""
+    async with names_held_back(plan.path, monkeypatch) as (app, pilot, gate):
+        await pilot.press("m", "enter")
+        await settle(pilot)
+        sec_screen = app.screen
+        assert isinstance(sec_screen, SectionScreen)
+        symbol = sec_screen.symbol_names[0]
+        await pilot.press("a")
+        await settle(pilot)
+        assert app.screen is sec_screen and app.model.names is None
+        gate.set()
+        await until(pilot, lambda: isinstance(app.screen, AnnotateScreen)
+                    and app.screen.loaded, "the annotation")
+        assert symbol in screen_text(app).splitlines()[0]
+
+
+@sync
+async def test_a_before_the_names_then_away_opens_nothing(
+        plan: DemoPlan, monkeypatch: pytest.MonkeyPatch) -> None:
+    """a while naming, then Esc: the names arrive on another screen, which stays."""
+    async with names_held_back(plan.path, monkeypatch) as (app, pilot, gate):
+        await pilot.press("m", "enter")
+        await settle(pilot)
+        await pilot.press("a", "escape")
+        await settle(pilot)
+        main = app.screen
+        assert not isinstance(main, (SectionScreen, AnnotateScreen))
+        gate.set()
+        await until(pilot, lambda: app.model.names is not None, "the names")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert app.screen is main
 
 
 @sync

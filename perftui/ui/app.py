@@ -36,6 +36,8 @@ from .widgets.records import RecordList
 from .widgets.timeline import Timeline
 
 if TYPE_CHECKING:  # annotate (disassembly, ELF, the resolver): imported when first used
+    from textual.screen import Screen
+
     from ..analysis.annotator import Annotator
     from .annotate import Target
 
@@ -201,6 +203,9 @@ class PerftuiApp(CrashReportingApp):
         self._sections_shown = False
         self._notes_shown = 0
         self._annotator: Annotator | None = None
+        #: ``a`` pressed before the names were there: (what, on which screen), opened when
+        #: they come if that screen is still the one shown
+        self._annotate_later: tuple[Target, Screen[Any]] | None = None
 
     def compose(self) -> ComposeResult:
         m = self.model
@@ -408,6 +413,9 @@ class PerftuiApp(CrashReportingApp):
         detail = self.query_one(Detail)
         if detail.shown_row is not None:
             detail.show(detail.shown_row)
+        later, self._annotate_later = self._annotate_later, None
+        if later is not None and not msg.error and later[1] is self.screen:
+            self.open_annotate(later[0])
 
     def on_report_ready(self, msg: ReportReady) -> None:
         self.model.report = msg.report
@@ -479,7 +487,9 @@ class PerftuiApp(CrashReportingApp):
             self.notify("annotate: wait for the indexing to finish", timeout=3)
             return
         if self.model.names is None:
-            self.notify("annotate: wait for the names (resolving symbols)", timeout=3)
+            self._annotate_later = (target, self.screen)
+            self.notify("annotate: opens once every sample has its symbol (naming samples…)",
+                        timeout=3)
             return
         if self.model.resolver is None:  # the names came from the cache: made once, now
             self.notify("annotate: reading the symbol tables…", timeout=3)
