@@ -483,13 +483,11 @@ class PerftuiApp(CrashReportingApp):
         :class:`~perftui.ui.annotate.SampleTarget` (a sample's function) or a
         :class:`~perftui.ui.annotate.Callee`.  The screen counts the samples the filter
         and the time range keep; Esc comes back."""
-        if not self.model.done:
-            self.notify("annotate: wait for the indexing to finish", timeout=3)
-            return
-        if self.model.names is None:
+        if not self.model.done or self.model.names is None:
             self._annotate_later = (target, self.screen)
-            self.notify("annotate: opens once every sample has its symbol (naming samples…)",
-                        timeout=3)
+            what = "every sample has its symbol" if self.model.done else "indexing ends " \
+                "and every sample has its symbol"
+            self.notify(f"annotate: opens once {what}", timeout=3)
             return
         if self.model.resolver is None:  # the names came from the cache: made once, now
             self.notify("annotate: reading the symbol tables…", timeout=3)
