@@ -8,6 +8,7 @@ recording's build-id table lists it, by that table's path), a KSYMBOL by its own
 
 from __future__ import annotations
 
+import re
 from enum import IntEnum
 
 KERNEL_DSO = "[kernel.kallsyms]"
@@ -71,6 +72,16 @@ def is_anon(filename: str, flags: int) -> bool:
 def is_no_dso(filename: str) -> bool:
     """map.c ``is_no_dso_memory``: stacks, SysV shared memory, the heap."""
     return filename.startswith("[stack") or filename.startswith("/SYSV") or filename == "[heap]"
+
+
+_PERF_MAP = re.compile(r"/tmp/perf-(\d+)\.map")
+
+
+def perf_map_pid(dso_name: str) -> int | None:
+    """The pid of a JIT map's dso name (``/tmp/perf-<pid>.map``, :func:`user_map_name`'s),
+    None for any other name."""
+    m = _PERF_MAP.fullmatch(dso_name)
+    return int(m.group(1)) if m else None
 
 
 def user_map_name(filename: str, prot: int, flags: int, ns_pid: int) -> tuple[str, MapKind]:

@@ -8,13 +8,13 @@ map-relative address).  Every per-sample array of the symbol layer holds locatio
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from .dsonames import perf_map_pid
+
 UNKNOWN_DSO = "[unknown]"
-_PERF_MAP = re.compile(r"/tmp/perf-(\d+)\.map")
 
 
 @dataclass
@@ -37,9 +37,9 @@ class Dso:
             return f"[{self.module}]"
         if self.name.startswith("[") or "/" not in self.name:
             return self.name
-        m = _PERF_MAP.fullmatch(self.name)
-        if m:
-            return f"[JIT] tid {m.group(1)}"
+        pid = perf_map_pid(self.name)
+        if pid is not None:
+            return f"[JIT] tid {pid}"
         return self.name.rsplit("/", 1)[1]
 
 

@@ -35,7 +35,6 @@ from .dsonames import MapKind
 KERNEL_MAPS = 0
 U64_MAX = 2**64 - 1
 NEVER = np.iinfo(np.int64).max
-_EPOCH_SHIFT = 40  # processing steps below 2**40, maps objects above (see MapTable.epochs)
 
 
 @dataclass
@@ -76,7 +75,7 @@ class MapTable:
     _sorted: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     _shift: int = field(default=0, repr=False)
     _rank_shift: int = field(default=0, repr=False)
-    _events: np.ndarray | None = field(default=None, repr=False)  # for :meth:`epochs`
+    _events: np.ndarray | None = field(default=None, repr=False)  # for :meth:`kernel_epochs`
 
     def __len__(self) -> int:
         return len(self.start)
@@ -107,22 +106,18 @@ class MapTable:
         self._order = np.empty(0, np.int64)  # re-sort on the next lookup
 
     # -- states ------------------------------------------------------------------------------
-    def epochs(self, obj: np.ndarray, seq: np.ndarray) -> np.ndarray:
-        """A number per (maps object, processing step) that tells the object's states apart:
-        the count of map births and deaths at or before ``seq`` in ``obj`` and in every
-        object numbered below it.  Equal (object, epoch) pairs see the same maps, so
-        :meth:`lookup` answers alike for them (0 for ``obj`` -1)."""
+    def kernel_epochs(self, seq: np.ndarray) -> np.ndarray:
+        """The kernel maps' state at each processing step, as a number: the count of kernel
+        map births and deaths at or before ``seq``.  Equal epochs see the same kernel maps,
+        so :meth:`lookup` in them answers alike."""
         if self._events is None:
-            shift = np.int64(_EPOCH_SHIFT)
-            obj64 = self.obj.astype(np.int64) << shift
-            dead = self.died != NEVER
-            ev = np.concatenate([obj64 | self.born, obj64[dead] | self.died[dead]])
+            kern = self.obj == KERNEL_MAPS
+            died = self.died[kern]
+            ev = np.concatenate([self.born[kern], died[died != NEVER]])
             ev.sort()
             self._events = ev
-        obj = np.asarray(obj, dtype=np.int64)
-        key = (obj << np.int64(_EPOCH_SHIFT)) | np.asarray(seq, dtype=np.int64)
-        out: np.ndarray = np.searchsorted(self._events, key, side="right")
-        out[obj < 0] = 0
+        out: np.ndarray = np.searchsorted(self._events, np.asarray(seq, dtype=np.int64),
+                                          side="right")
         return out
 
     # -- lookup ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ is looked up here, in its thread's maps at the sample's processing step (the wal
 :meth:`~.maps.MapTable.lookup`), and keyed by the map's dso (what names its addresses, a
 JIT map's perf map too) and the address in it (``ip - start + pgoff`` for a file), plus the raw
 address for a frame; a kernel address by itself and the kernel maps' epoch
-(:meth:`~.maps.MapTable.epochs`: the kernel maps at that step); an address no map covers by
+(:meth:`~.maps.MapTable.kernel_epochs`: the kernel maps at that step); an address no map covers by
 itself and the sample's level (``[k]``).  A profile repeats its addresses (the bench
 recording: 22.8 M addresses, 153 K distinct keys), so :class:`NameTables` keeps each key's
 (location, offset) once named and the resolver names only keys not met before; the same
@@ -34,7 +34,6 @@ from numba import njit
 from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, PERF_CONTEXT_MAX, Misc
 
 _EMPTY = -1
-_PENDING = -1  # an address key's location before the resolver has named it
 _USER = np.uint8(Misc.USER)
 _KERNEL = np.uint8(Misc.KERNEL)
 _CTX_USER = np.uint64(CONTEXT_USER)
@@ -140,13 +139,12 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
             return n_keys, n_miss, i, n
         e_starts[i] = n
         mode = 0
-        own_kernel = cpumode[i] == _KERNEL
+        level = cpumode[i] == _KERNEL  # the sample's own: [k] of what no map covers
         for e in range(-1, count[i]):
             frame = e >= 0
             if not frame:
                 a = ip[i]
-                mode = 0 if cpumode[i] == _USER else (1 if own_kernel else 2)
-                level = own_kernel
+                mode = 0 if cpumode[i] == _USER else (1 if level else 2)
             else:
                 if e == 0:
                     if not _chain_ok(u8, big, at[i], count[i]):
@@ -156,7 +154,6 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
                 if a >= _CTX_MAX:
                     mode = 0 if a == _CTX_USER else (1 if a == _CTX_KERNEL else 2)
                     continue
-                level = own_kernel
             flags = np.uint64(0)
             if frame:
                 flags |= np.uint64(1) << np.uint64(FRAME_BIT)
@@ -276,7 +273,6 @@ class SeqTable:
     """Distinct int32 sequences and their ids (id 0: the empty one), CSR, grown as needed."""
 
     def __init__(self) -> None:
-        self.n = 0
         self.slots = np.full(1 << 12, _EMPTY, dtype=np.int32)
         self.hash = np.zeros(1 << 11, dtype=np.uint64)
         self.starts = np.zeros((1 << 11) + 1, dtype=np.int64)

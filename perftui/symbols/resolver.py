@@ -22,7 +22,6 @@ Where names come from, per map kind (docs/architecture.md, "Symbols"):
 
 from __future__ import annotations
 
-import re
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from ..perfdata import Recording
 from ..perfdata.constants import Misc
 from ..perfdata.grouping import stable_order, unique_inverse
 from .cache import SymbolCache
-from .dsonames import KERNEL_DSO, MapKind
+from .dsonames import KERNEL_DSO, MapKind, perf_map_pid
 from .errors import FileError
 from .kallsyms import (
     Kallsyms,
@@ -53,7 +52,6 @@ from .sources import SourceFinder, file_ident, kernel_build_id, kernel_source
 from .threads import ThreadModel
 
 U64 = np.uint64
-_PERF_MAP_NAME = re.compile(r"/tmp/perf-(\d+)\.map")
 
 
 class Table(Protocol):
@@ -82,8 +80,8 @@ def _jit_pid(dso_name: str, pid: int) -> int:
     """Whose perf map names a JIT map: the pid in its dso's name (``/tmp/perf-<pid>.map``,
     the process that mapped it, which a forked child's clone keeps, as perf 6.1 does), else
     ``pid``, its process's."""
-    m = _PERF_MAP_NAME.fullmatch(dso_name)
-    return int(m.group(1)) if m else pid
+    named = perf_map_pid(dso_name)
+    return pid if named is None else named
 
 
 class Resolver:

@@ -342,7 +342,7 @@ class _FastNames:
             count = np.zeros(len(rows), np.int64)
         uobj = model.thread_objects(rows)
         seq = model.seq[rows].astype(np.int64)
-        kep = model.maps.epochs(np.zeros(len(rows), np.int64), seq)
+        kep = model.maps.kernel_epochs(seq)
         cpumode = rec.columns["cpumode"][rows]
         ip = rec.sample_values(rows, "ip")
         out = (np.empty(len(rows), np.int32), np.zeros(len(rows), np.int32),
