@@ -154,9 +154,10 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term], plan: DemoPlan)
     # enter: back in the record list, on that sample
     t.keys("Enter")
     back = t.wait_for("detail: SAMPLE", f"ip: {ip}", records)
-    row = line_with(back, f" {when} ")
-    # the line names the symbol first (the ip follows, past the edge at 100 columns)
-    assert "SAMPLE" in row and "[k] __demo" in row, back
+    # the line names the symbol first (the ip follows, past the edge at 100 columns); until the
+    # names pass ends it shows the section form, so wait for the names to land
+    back = t.wait(lambda s: "[k] __demo" in line_with(s, f" {when} "), "the named sample line")
+    assert "SAMPLE" in line_with(back, f" {when} "), back
     assert "CPU 0/KVM" in back
     # q quits, with status 0
     t.keys("q")
