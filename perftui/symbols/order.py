@@ -19,7 +19,9 @@ tools/perf/util/session.c and ordered-events.c (perf 6.1):
   processing (file order) for the whole file (``__perf_session__new``).  Pipe mode skips that
   check (the attrs are not known yet), so only the records with a time are queued.
 
-The fast path computes the delivery round of every queued record with numpy, assuming
+The thread model takes each row's place from :func:`processing_seq` (one compiled walk,
+:mod:`.orderwalk`).  :func:`processing_order` is the numpy way, kept as the reference the
+tests compare the walk with: it computes the delivery round of every queued record, assuming
 ``next_flush`` is the running maximum of the queued times.  That holds unless a record older
 than an already delivered one arrives (perf counts these as "unordered events"); then the
 rounds are replayed one by one, as perf does, keeping ``max_timestamp`` exactly.
@@ -166,6 +168,29 @@ def processing_order(rec: Recording, times: np.ndarray) -> np.ndarray:
         out[f] = q if in_file_order else base[q]
         at += len(f)
     return out
+
+
+def processing_seq(rec: Recording, times: np.ndarray) -> np.ndarray:
+    """Each index row's position in perf 6.1's processing order (the inverse of
+    :func:`processing_order`, which stays the reference), in a mapped scratch array (int32
+    while the rows fit), by one compiled walk (:mod:`.orderwalk`)."""
+    n = len(rec.columns)
+    seq = scratch(np.int32 if n < 2**31 - 2 else np.int64, n)
+    in_file_order = rec.mode != "directory" or len(rec.stream_starts) < 2
+    if unordered(rec) or not n or not in_file_order:
+        base = np.asarray(rec.merged_order(), dtype=np.int64)
+        if unordered(rec) or not n:
+            seq[base] = np.arange(n, dtype=seq.dtype)
+            return seq
+    else:
+        base = np.zeros(0, np.int64)
+    from .orderwalk import walk_seq  # numba: only when a thread model is built
+
+    ts = times[:n] if in_file_order else times[base]
+    typ = rec.columns["type"]
+    is_round = (typ[:n] if in_file_order else typ[base]) == RecordType.FINISHED_ROUND
+    walk_seq(ts, is_round, base, seq)
+    return seq
 
 
 def stable_argsort(key: np.ndarray, bucket: int = 1 << 20) -> np.ndarray:

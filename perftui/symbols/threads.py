@@ -66,7 +66,7 @@ from .dsonames import (
     user_map_name,
 )
 from .maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
-from .order import processing_order, queue_times
+from .order import processing_seq, queue_times
 from .taskrecords import (
     Comm,
     Ksymbol,
@@ -411,7 +411,7 @@ class ThreadModel:
             if reader.read(int(typ[i]), raw, attr) is not None:
                 fork_exit_times[i] = reader.trailer_time(raw, attr)
         times = queue_times(rec, fork_exit_times)
-        seq = _positions(processing_order(rec, times))
+        seq = processing_seq(rec, times)
         del times  # made again when map_at needs them
         touch = cls._touch_rows(rec, seq)
         arch = rec.feature(Feature.ARCH) or os.uname().machine
@@ -469,34 +469,10 @@ class ThreadModel:
     def _touch_rows(rec: Recording, seq: np.ndarray) -> np.ndarray:
         """The samples that can change a thread: the first one (in processing order) of
         each (tid, pid); later ones find the thread as it is."""
-        c = rec.columns
-        typ = c["type"]
-        # in blocks of rows (memory for the threads, not the samples): each block's first
-        # sample of each pair, then the first of those
-        cands = [ThreadModel._first_of_pairs(rec, seq, np.flatnonzero(
-            typ[lo:lo + _ROWS] == RecordType.SAMPLE) + lo)
-            for lo in range(0, len(typ), _ROWS)]
-        if not cands:
-            return np.zeros(0, np.int64)
-        return ThreadModel._first_of_pairs(rec, seq, np.concatenate(cands))
+        from .orderwalk import first_samples  # numba: compiled with the processing order
 
-    @staticmethod
-    def _first_of_pairs(rec: Recording, seq: np.ndarray, s: np.ndarray) -> np.ndarray:
-        """Of SAMPLE rows ``s``, the first in processing order of each (tid, pid)."""
-        if not len(s):
-            return s.astype(np.int64)
         c = rec.columns
-        # by (tid, pid), then processing order: one key for the pair (which pairs, not
-        # their order, matters: the rows are sorted by seq afterwards)
-        tp = c["tid"][s].astype(np.int64)
-        tp <<= 32
-        tp |= c["pid"][s].view(np.uint32)  # the pid's 32 bits, as the low half
-        k = np.lexsort((seq[s], tp))
-        s, tp = s[k], tp[k]
-        del k
-        first = np.ones(len(s), dtype=bool)
-        first[1:] = tp[1:] != tp[:-1]
-        return s[first].astype(np.int64)
+        return first_samples(c["type"], c["tid"], c["pid"], seq, int(RecordType.SAMPLE))
 
     # -- names -------------------------------------------------------------------------------
     def sample_comms(self, rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
