@@ -96,7 +96,7 @@ def event_profiles(res: Resolver, rows: np.ndarray, keys: tuple[str, ...], child
                              children, res.comm_names)
         name = rec.attrs[a].display_name if rec.attrs else "?"
         out.append(EventProfile(name, a, prof))
-        if len(rec.attrs) <= 1:
+        if attrs is None:
             break
     return out
 
@@ -123,13 +123,22 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
     """:func:`event_profiles` from every sample's resolved locations: one profile per event
     that has samples among ``rows`` (in attr order)."""
     c = rec.columns
-    attrs = c["attr"][rows]
+    attrs = c["attr"][rows] if len(rec.attrs) > 1 else None
+    if attrs is not None and len(attrs) and (attrs == attrs[0]).all():
+        only, attrs = int(attrs[0]), None  # one event has every sample: no copy of the rows
+    else:
+        only = 0
     out = []
     codes = None
     for a in range(max(len(rec.attrs), 1)):
-        mine = rows[attrs == a] if len(rec.attrs) > 1 else rows
-        if len(rec.attrs) > 1 and not len(mine):
+        if attrs is not None:
+            mine = rows[attrs == a]
+            if not len(mine):
+                continue
+        elif a != only:
             continue
+        else:
+            mine = rows
         pos = sl.positions(mine)
         if dsos or comms:
             pos = located_keep(sl, np.arange(len(sl))[pos], dsos, comms)
@@ -138,7 +147,7 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
         codes = prof.codes  # one location table: its codes are made once
         name = rec.attrs[a].display_name if rec.attrs else "?"
         out.append(EventProfile(name, a, prof))
-        if len(rec.attrs) <= 1:
+        if attrs is None:
             break
     return out
 

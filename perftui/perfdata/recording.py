@@ -21,7 +21,7 @@ import numpy as np
 
 from .attr import EventAttr, parse_attr
 from .callchains import Callchains, sample_callchains
-from .colstore import ColumnStore
+from .colstore import ColumnStore, scratch
 from .constants import (
     PIPE_HEADER_SIZE,
     Feature,
@@ -660,9 +660,17 @@ class Recording:
             o = self._entry_others if self._entry_others is not None else self.others.rows
             o = o[: int(np.searchsorted(o, n))]
             return o[np.isin(t[o], codes)]
-        parts = [np.flatnonzero(np.isin(t[lo:lo + SCAN_BLOCK], codes)) + lo
-                 for lo in range(0, n, SCAN_BLOCK)]
-        return np.concatenate(parts) if parts else np.empty(0, np.int64)
+        # every sample: millions of rows, so two passes (count, then fill) into a mapped
+        # scratch array rather than the blocks' parts and their concatenation in memory
+        counts = [int(np.count_nonzero(np.isin(t[lo:lo + SCAN_BLOCK], codes)))
+                  for lo in range(0, n, SCAN_BLOCK)]
+        out = scratch(np.int64, sum(counts))
+        at = 0
+        for lo, cnt in zip(range(0, n, SCAN_BLOCK), counts, strict=True):
+            if cnt:
+                out[at:at + cnt] = np.flatnonzero(np.isin(t[lo:lo + SCAN_BLOCK], codes)) + lo
+                at += cnt
+        return out
 
     def _reserve(self, cols: Columns, done_at: int, start_at: int) -> None:
         """Grow the columns to the record count the bytes read so far predict.

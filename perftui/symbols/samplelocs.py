@@ -306,7 +306,9 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
         table_csr = table.starts.copy(), table.locs.copy()
         offsets_csr = offsets.starts.copy(), offsets.locs.copy()
     other_rows, other_comm = _other_comms(res, alloc)
-    tids = np.unique(res.rec.columns["tid"][rows]) if n else np.zeros(0, np.int64)
+    tid = res.rec.columns["tid"]
+    tids = np.unique(np.concatenate([np.zeros(0, np.int64)] + [  # in blocks: no copy per sample
+        np.unique(tid[rows[lo:lo + block]]) for lo in range(0, n, block)]))
     threads = {int(t): res.thread_comm(int(t)) for t in tids.tolist()}
     return SampleLocs(rows, comm, leaf, period, stack, *table_csr, res.locs,
                       list(res.comm_names), off_stack, offsets_csr[0],
