@@ -51,7 +51,9 @@ def perf_model(ts: list[int], is_round: list[bool]) -> list[int]:
 
 def walk(ts: list[int], is_round: list[bool]) -> list[int]:
     seq = np.full(len(ts), -1, np.int32)  # as the thread model's (one compiled variant)
-    walk_seq(np.array(ts, np.uint64), np.array(is_round, bool), np.zeros(0, np.int64), seq)
+    typ = np.where(is_round, RecordType.FINISHED_ROUND, RecordType.SAMPLE).astype(np.uint16)
+    walk_seq(np.array(ts, np.uint64), typ, int(RecordType.FINISHED_ROUND), np.zeros(0, np.int64),
+             seq)
     order = np.empty(len(ts), np.int64)
     order[seq] = np.arange(len(ts))
     return order.tolist()

@@ -25,11 +25,13 @@ the tree's shape; here the map with the greatest start wins (then the newest).
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..perfdata.colstore import scratch
 from .dsonames import MapKind
 
 KERNEL_MAPS = 0
@@ -265,6 +267,15 @@ _COLS: tuple[tuple[str, type], ...] = (
     ("pid", np.int32), ("row", np.int64), ("born", np.int64), ("died", np.int64))
 
 
+_MAPPED_ROWS = 1 << 16  # from this many maps on, their columns live in mapped scratch files
+
+
+def _column(dtype: np.dtype, n: int) -> np.ndarray:
+    """A column of ``n`` map rows: in memory while short, else in a mapped scratch file (a
+    recording of many forks has ~10^6 map versions: ~65 MB of columns, ~2x while grown)."""
+    return scratch(dtype, n) if n >= _MAPPED_ROWS else np.empty(n, dtype=dtype)
+
+
 class MapsBuilder:
     """Collects map rows while the records are replayed (see the module docstring).
 
@@ -276,10 +287,11 @@ class MapsBuilder:
         self.c: dict[str, np.ndarray] = {k: np.empty(1024, dtype=dt) for k, dt in _COLS}
         self.dsos: list[Dso] = []
         self._dso_ids: dict[tuple[str, int, str, str], int] = {}
-        # per maps object: live map ids sorted by (start, id), with their starts and ends
-        self._starts: list[list[int]] = [[]]
-        self._ids: list[list[int]] = [[]]
-        self._ends: dict[int, int] = {}  # live map id -> end (Python ints for the replay)
+        # per maps object: live map ids sorted by (start, id), with their starts (typed
+        # arrays: a recording of many forks keeps ~10^6 live maps, 16 bytes each here,
+        # where lists of ints and a dict of their ends took ~150 bytes each)
+        self._starts: list[array[int]] = [array("Q")]
+        self._ids: list[array[int]] = [array("q")]
         self.obj_pid: list[int] = [-1]
 
     # -- dsos and objects --------------------------------------------------------------------
@@ -292,8 +304,8 @@ class MapsBuilder:
         return d
 
     def new_object(self, pid: int) -> int:
-        self._starts.append([])
-        self._ids.append([])
+        self._starts.append(array("Q"))
+        self._ids.append(array("q"))
         self.obj_pid.append(pid)
         return len(self._ids) - 1
 
@@ -307,7 +319,7 @@ class MapsBuilder:
             return
         new = max(need, 2 * cap)
         for k, a in self.c.items():
-            b = np.empty(new, dtype=a.dtype)
+            b = _column(a.dtype, new)
             b[: self.n] = a[: self.n]
             self.c[k] = b
 
@@ -330,7 +342,6 @@ class MapsBuilder:
         c["born"][mid] = seq
         c["died"][mid] = NEVER
         self.n = mid + 1
-        self._ends[mid] = end
         return mid
 
     def _link(self, obj: int, mid: int, start: int) -> None:
@@ -347,7 +358,6 @@ class MapsBuilder:
         del ids[k]
         del self._starts[obj][k]
         self.c["died"][mid] = seq
-        del self._ends[mid]
 
     def _piece(self, mid: int, seq: int, start: int, end: int, pgoff: int) -> int:
         c = self.c
@@ -359,7 +369,7 @@ class MapsBuilder:
     def insert_fixup(self, obj: int, start: int, end: int, pgoff: int, dso: int, kind: int,
                      prot: int, flags: int, row: int, seq: int) -> int:
         """``thread__insert_map``: cut the overlapped parts of older maps, insert the new one."""
-        ends = self._ends
+        ends = self.c["end"]
         starts, ids = self._starts[obj], self._ids[obj]
         k = bisect_right(starts, start) - 1
         if k < 0 or ends[ids[k]] <= start:
@@ -370,7 +380,7 @@ class MapsBuilder:
                 hit.append((ids[k], starts[k]))
             k += 1
         for old, o_start in hit:
-            o_end = ends[old]
+            o_end = int(ends[old])
             o_pgoff = int(self.c["pgoff"][old])
             self._unlink(obj, old, seq)
             if start > o_start:
@@ -409,20 +419,19 @@ class MapsBuilder:
         c["died"][base:base + n] = NEVER
         self.n = base + n
         new_ids = range(base, base + n)
-        self._ends.update(zip(new_ids, (self._ends[m] for m in ids), strict=True))
         if not self._ids[dst]:  # a fresh process: same order as the parent's
-            self._starts[dst] = list(self._starts[src])
-            self._ids[dst] = list(new_ids)
+            self._starts[dst] = array("Q", self._starts[src])
+            self._ids[dst] = array("q", new_ids)
             return
-        for mid, s in zip(new_ids, list(self._starts[src]), strict=True):
+        for mid, s in zip(new_ids, array("Q", self._starts[src]), strict=True):
             self._link(dst, mid, s)
 
     def find(self, obj: int, addr: int) -> int:
         """The live map of ``obj`` covering ``addr`` now (-1), same tie rule as lookup."""
-        starts, ids = self._starts[obj], self._ids[obj]
+        starts, ids, ends = self._starts[obj], self._ids[obj], self.c["end"]
         k = bisect_right(starts, addr) - 1
         while k >= 0:
-            if self._ends[ids[k]] > addr:
+            if ends[ids[k]] > addr:
                 return ids[k]
             k -= 1
         return -1
@@ -431,7 +440,14 @@ class MapsBuilder:
         self.dsos[dso].build_id = build_id
 
     def table(self) -> MapTable:
-        c = {k: a[: self.n].copy() for k, a in self.c.items()}
+        """The maps as a table; the builder's columns go (one at a time: no second copy of
+        them all at once)."""
+        c = {}
+        for k in list(self.c):
+            a = self.c.pop(k)
+            c[k] = _column(a.dtype, self.n)
+            c[k][:] = a[: self.n]
+            del a
         return MapTable(start=c["start"], end=c["end"], pgoff=c["pgoff"], dso=c["dso"],
                         kind=c["kind"], prot=c["prot"], flags=c["flags"], obj=c["obj"],
                         pid=c["pid"], row=c["row"], born=c["born"], died=c["died"],

@@ -188,8 +188,8 @@ def processing_seq(rec: Recording, times: np.ndarray) -> np.ndarray:
 
     ts = times[:n] if in_file_order else times[base]
     typ = rec.columns["type"]
-    is_round = (typ[:n] if in_file_order else typ[base]) == RecordType.FINISHED_ROUND
-    walk_seq(ts, is_round, base, seq)
+    walk_seq(ts, typ[:n] if in_file_order else typ[base], int(RecordType.FINISHED_ROUND), base,
+             seq)
     return seq
 
 

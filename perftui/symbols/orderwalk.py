@@ -84,12 +84,13 @@ def _sort_runs(t: np.ndarray, p: np.ndarray, m: int) -> None:
 
 
 @njit(cache=True, nogil=True)
-def walk_seq(ts: np.ndarray, is_round: np.ndarray, rows: np.ndarray, seq: np.ndarray) -> None:
+def walk_seq(ts: np.ndarray, typ: np.ndarray, round_type: int, rows: np.ndarray,
+             seq: np.ndarray) -> None:
     """Fill ``seq[rows[i]]`` with the processing position of the i-th record read.
 
     ``ts[i]``: the ordering time of the i-th record read (0: delivered at once);
-    ``is_round[i]``: it is a FINISHED_ROUND; ``rows``: the index row of each (empty: the
-    i-th row itself).
+    ``typ[i]``: its type (``round_type``: a FINISHED_ROUND); ``rows``: the index row of
+    each (empty: the i-th row itself).
     """
     n = len(ts)
     ident = len(rows) == 0
@@ -109,7 +110,7 @@ def walk_seq(ts: np.ndarray, is_round: np.ndarray, rows: np.ndarray, seq: np.nda
         if not end:
             seq[i if ident else rows[i]] = at
             at += 1
-            if not is_round[i]:
+            if typ[i] != round_type:
                 continue
         # a round (or the end): queue the records read since the last one
         m = 0
