@@ -109,15 +109,14 @@ def _map_at(obj: np.int64, seq: np.int64, addr: np.uint64, bounds: np.ndarray,
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _key_slot(tab: np.ndarray, a: np.uint64, b: np.uint64, c: np.uint64) -> np.int64:
-    """The slot of an address key: where it is, or the empty slot it would take.  A slot
-    holds the key's three words and its id + 1 (0: empty) side by side, so that a probe
-    reads one cache line (the key arrays apart cost a miss each: 2.2 s for the bench
-    recording's 22.8 M addresses, where this takes ~1 s)."""
-    mask = np.int64(len(tab) - 1)
+def _key_slot(slots: np.ndarray, k_a: np.ndarray, k_b: np.ndarray, k_c: np.ndarray,
+              a: np.uint64, b: np.uint64, c: np.uint64) -> np.int64:
+    """The slot of an address key: where it is, or the empty slot it would take."""
+    mask = np.int64(len(slots) - 1)
     s = np.int64(_mix(_mix(a, b), c) & np.uint64(mask))
     while True:
-        if tab[s, 3] == 0 or (tab[s, 0] == a and tab[s, 1] == b and tab[s, 2] == c):
+        k = slots[s]
+        if k == _EMPTY or (k_a[k] == a and k_b[k] == b and k_c[k] == c):
             return s
         s = (s + np.int64(1)) & mask
 
@@ -125,7 +124,7 @@ def _key_slot(tab: np.ndarray, a: np.uint64, b: np.uint64, c: np.uint64) -> np.i
 @njit(cache=True, nogil=True)
 def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
            cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
-           seq: np.ndarray, maps: tuple[np.ndarray, ...], tab: np.ndarray, k_a: np.ndarray,
+           seq: np.ndarray, maps: tuple[np.ndarray, ...], slots: np.ndarray, k_a: np.ndarray,
            k_b: np.ndarray, k_c: np.ndarray, n_keys: int, e_key: np.ndarray,
            e_starts: np.ndarray, miss: np.ndarray, miss_map: np.ndarray,
            miss_ip: np.ndarray, miss_seq: np.ndarray, n_miss: int, row: int, n: int
@@ -177,11 +176,11 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
                     if level:
                         flags |= np.uint64(1) << np.uint64(LEVEL_BIT)
                     ka, kb, kc = a, np.uint64(0), flags | (np.uint64(1) << np.uint64(NOMAP_BIT))
-            s = _key_slot(tab, ka, kb, kc)
-            k = np.int64(tab[s, 3]) - 1
+            s = _key_slot(slots, k_a, k_b, k_c, ka, kb, kc)
+            k = slots[s]
             if k == _EMPTY:
-                k = np.int64(n_keys)
-                tab[s, 0], tab[s, 1], tab[s, 2], tab[s, 3] = ka, kb, kc, np.uint64(k + 1)
+                k = n_keys
+                slots[s] = k
                 k_a[k], k_b[k], k_c[k] = ka, kb, kc
                 miss[n_miss] = k
                 miss_map[n_miss] = m
@@ -196,11 +195,10 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
 
 
 @njit(cache=True, nogil=True)
-def _rehash_keys(tab: np.ndarray, k_a: np.ndarray, k_b: np.ndarray, k_c: np.ndarray,
+def _rehash_keys(slots: np.ndarray, k_a: np.ndarray, k_b: np.ndarray, k_c: np.ndarray,
                  n_keys: int) -> None:
     for k in range(n_keys):
-        s = _key_slot(tab, k_a[k], k_b[k], k_c[k])
-        tab[s, 0], tab[s, 1], tab[s, 2], tab[s, 3] = k_a[k], k_b[k], k_c[k], np.uint64(k + 1)
+        slots[_key_slot(slots, k_a, k_b, k_c, k_a[k], k_b[k], k_c[k])] = k
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -321,7 +319,7 @@ class NameTables:
     def __init__(self, callchains: bool) -> None:
         self.callchains = callchains
         self.n_keys = 0
-        self.tab = np.zeros((1 << 13, 4), dtype=np.uint64)  # (a, b, c, id + 1) per slot
+        self.slots = np.full(1 << 13, _EMPTY, dtype=np.int32)
         self.k_a = np.zeros(1 << 12, dtype=np.uint64)
         self.k_b = np.zeros(1 << 12, dtype=np.uint64)
         self.k_c = np.zeros(1 << 12, dtype=np.uint64)
@@ -336,9 +334,9 @@ class NameTables:
             cap = _pow2(need)
             self.k_a, self.k_b, self.k_c, self.k_loc, self.k_off = (
                 _grown(x, cap) for x in (self.k_a, self.k_b, self.k_c, self.k_loc, self.k_off))
-        if len(self.tab) < 2 * len(self.k_a):  # at most half full
-            self.tab = np.zeros((2 * len(self.k_a), 4), dtype=np.uint64)
-            _rehash_keys(self.tab, self.k_a, self.k_b, self.k_c, self.n_keys)
+        if len(self.slots) < 2 * len(self.k_a):  # at most half full
+            self.slots = np.full(2 * len(self.k_a), _EMPTY, dtype=np.int32)
+            _rehash_keys(self.slots, self.k_a, self.k_b, self.k_c, self.n_keys)
 
     def name(self, u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
              cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
@@ -367,7 +365,7 @@ class NameTables:
         row = at_entry = n_miss = 0
         while True:
             self.n_keys, n_miss, row, at_entry = _probe(
-                u8, big, at, count, cpumode, ip, uobj, kep, seq, maps, self.tab, self.k_a,
+                u8, big, at, count, cpumode, ip, uobj, kep, seq, maps, self.slots, self.k_a,
                 self.k_b, self.k_c, self.n_keys, e_key, e_starts, miss, miss_map, miss_ip,
                 miss_seq, n_miss, row, at_entry)
             if row == n:
