@@ -431,13 +431,15 @@ class ThreadModel:
                       seq: np.ndarray, rows: np.ndarray) -> None:
         """Apply task records and touching samples ``rows`` (in processing order)."""
         c = rec.columns
-        typ, pid, tid, stime = c["type"], c["pid"], c["tid"], c["time"]
-        raws = dict(_record_bytes(rec, np.sort(rows[typ[rows] != RecordType.SAMPLE])))
-        for i in rows.tolist():
-            s = int(seq[i])
-            t = int(typ[i])
+        typs = c["type"][rows]
+        raws = dict(_record_bytes(rec, np.sort(rows[typs != RecordType.SAMPLE])))
+        # the rows' fields as Python ints at once (a numpy scalar read per field and row
+        # costs more than the rest of the loop)
+        cols = (rows.tolist(), seq[rows].tolist(), typs.tolist(), c["pid"][rows].tolist(),
+                c["tid"][rows].tolist(), c["time"][rows].tolist(), c["attr"][rows].tolist())
+        for i, s, t, pid, tid, stime, attr in zip(*cols, strict=True):
             if t == RecordType.SAMPLE:  # a touching sample
-                replay.findnew(int(pid[i]), int(tid[i]), s, int(stime[i]))
+                replay.findnew(pid, tid, s, stime)
                 continue
             raw = raws.get(i)
             if raw is None:
@@ -447,7 +449,6 @@ class ThreadModel:
                 if entry is not None:
                     replay.build_id(entry)
                 continue
-            attr = int(c["attr"][i])
             ev = reader.read(t, raw, attr)
             if ev is None:
                 continue
