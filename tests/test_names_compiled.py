@@ -175,3 +175,61 @@ def test_jit_maps_named_by_their_dso(tmp_path: Path) -> None:
         for pid in maps:
             Path(f"/tmp/perf-{pid}.map").unlink()
     assert re.findall(r"[0-9a-f]+ (\w+)", out) == ["parent_hot", "parent_caller"] * 4
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cached_map_walk_is_the_plain_loop(seed: int) -> None:
+    """The names pass tries the map found last before walking (when no other map of its
+    object ever overlaps it while both live): on random tables with clones, overlapping
+    inserts, re-maps of the same range and removals, queried in runs of nearby addresses
+    of one object (as a stack's frames come), every answer equals a plain loop over the
+    table (the reference of the map lookup's own test)."""
+    from test_threads_model import brute_lookup
+
+    from perftui.symbols.maps import KERNEL_MAPS, U64_MAX, MapsBuilder
+    from perftui.symbols.rawsamples import alone_maps, map_each
+
+    rng = np.random.default_rng(seed)
+    b = MapsBuilder()
+    objs = [b.new_object(k) for k in range(1, 5)]
+    spots = [0x400000, 0x7F0000000000, 0x7FFF00000000]
+    seq = 0
+    for _ in range(300):
+        seq += int(rng.integers(1, 4))
+        o = int(rng.choice(objs))
+        start = int(rng.choice(spots)) + int(rng.integers(0, 400)) * 0x1000
+        end = min(start + int(rng.integers(1, 12)) * 0x1000, U64_MAX)
+        if rng.random() < 0.1:
+            b.insert(o, start, end, 0, 0, 0, 0, 0, -1, seq)  # overlaps allowed
+        else:
+            b.insert_fixup(o, start, end, 0, 0, 0, 0, 0, -1, seq)
+        if rng.random() < 0.08:
+            dst = int(rng.choice(objs))
+            if dst != o:
+                b.clone(dst, o, seq)
+        if rng.random() < 0.08 and b.live(o):
+            b.remove(o, int(rng.choice(b.live(o))), seq)
+    t = b.table()
+    bounds, m_start, m_end, reach, born, died, order = t.lookup_arrays()
+    alone = alone_maps(bounds, m_start, m_end, born, died, scan=int(rng.choice([2, 64])))
+    assert alone.any() and not alone.all()
+    q_obj, q_seq, q_addr = [], [], []
+    o = base = 0
+    for _ in range(600):  # runs: one object and step, addresses near each other; half of
+        # them where the run before looked, at another step (the map found may be gone)
+        s = int(rng.integers(0, seq + 2))
+        if not o or rng.random() < 0.5:
+            o = int(rng.choice([*objs, KERNEL_MAPS, -1]))
+            base = int(rng.choice(spots)) + int(rng.integers(0, 400)) * 0x1000
+        for _ in range(int(rng.integers(1, 8))):
+            q_obj.append(o)
+            q_seq.append(s)
+            q_addr.append(base + int(rng.integers(0, 0x3000)))
+    got = map_each(np.array(q_obj, np.int64), np.array(q_seq, np.int64),
+                   np.array(q_addr, np.uint64), bounds, m_start, m_end, reach, born, died,
+                   order, alone)
+    want = [brute_lookup(t, o, s, a) if o > KERNEL_MAPS else (
+        brute_lookup(t, o, s, a) if o == KERNEL_MAPS else -1)
+        for o, s, a in zip(q_obj, q_seq, q_addr, strict=True)]
+    assert got.tolist() == want
+    assert (got >= 0).sum() > 100

@@ -87,9 +87,10 @@ def _chain_ok(u8: np.ndarray, big: bool, at: np.int64, count: np.int64) -> bool:
 @njit(cache=True, nogil=True, inline="always")
 def _map_at(obj: np.int64, seq: np.int64, addr: np.uint64, bounds: np.ndarray,
             m_start: np.ndarray, m_end: np.ndarray, reach: np.ndarray, born: np.ndarray,
-            died: np.ndarray, order: np.ndarray) -> np.int64:
+            died: np.ndarray) -> np.int64:
     """:meth:`~.maps.MapTable.lookup` of one address (the same walk: the last map of the
-    object starting at or before it, then back while an earlier one can still reach it)."""
+    object starting at or before it, then back while an earlier one can still reach it);
+    the map's sorted position, -1 for none."""
     if obj < 0 or obj >= len(bounds) - 1:
         return np.int64(-1)
     lo, hi = bounds[obj], bounds[obj + 1]
@@ -103,9 +104,75 @@ def _map_at(obj: np.int64, seq: np.int64, addr: np.uint64, bounds: np.ndarray,
     c = a - 1
     while c >= lo and reach[c] > addr:
         if m_end[c] > addr and born[c] <= seq and seq < died[c]:
-            return np.int64(order[c])
+            return np.int64(c)
         c -= 1
     return np.int64(-1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _map_near(obj: np.int64, seq: np.int64, addr: np.uint64, last: np.int64,
+              last_obj: np.int64, bounds: np.ndarray, m_start: np.ndarray, m_end: np.ndarray,
+              reach: np.ndarray, born: np.ndarray, died: np.ndarray, alone: np.ndarray
+              ) -> np.int64:
+    """:func:`_map_at`, answered without the walk when the map found last (``last``, in
+    object ``last_obj``) covers the address at ``seq`` and no other map of its object ever
+    overlaps it while it lives (``alone``): then it is the only live map there, which is
+    what the walk finds.  (A user stack's frames mostly fall in the map of the frame before:
+    on the bench recording the walk, over every version of a map the recording re-maps,
+    was half of the pass.)"""
+    if (last >= 0 and obj == last_obj and alone[last] and m_start[last] <= addr
+            and addr < m_end[last] and born[last] <= seq and seq < died[last]):
+        return last
+    return _map_at(obj, seq, addr, bounds, m_start, m_end, reach, born, died)
+
+
+@njit(cache=True, nogil=True)
+def alone_maps(bounds: np.ndarray, m_start: np.ndarray, m_end: np.ndarray, born: np.ndarray,
+               died: np.ndarray, scan: int = 64) -> np.ndarray:
+    """Per sorted map (of :meth:`~.maps.MapTable.lookup_arrays`): True when no other map of
+    its object overlaps it in addresses while both live.  A map whose overlapping
+    neighbours are too many to check (``scan``) counts as not alone (the cache then only
+    does less)."""
+    n = len(m_start)
+    alone = np.ones(n, np.bool_)
+    for o in range(len(bounds) - 1):
+        lo, hi = bounds[o], bounds[o + 1]
+        for i in range(lo, hi):
+            j = i + 1
+            k = 0
+            while j < hi and m_start[j] < m_end[i]:
+                if born[j] < died[i] and born[i] < died[j]:  # alive at once
+                    alone[i] = False
+                    alone[j] = False
+                j += 1
+                k += 1
+                if k == scan:
+                    if j < hi and m_start[j] < m_end[i]:
+                        alone[i] = False  # unchecked overlaps remain: not known alone
+                        for r in range(j, hi):
+                            if m_start[r] >= m_end[i]:
+                                break
+                            alone[r] = False
+                    break
+    return alone
+
+
+@njit(cache=True, nogil=True)
+def map_each(obj: np.ndarray, seq: np.ndarray, addr: np.ndarray, bounds: np.ndarray,
+             m_start: np.ndarray, m_end: np.ndarray, reach: np.ndarray, born: np.ndarray,
+             died: np.ndarray, order: np.ndarray, alone: np.ndarray) -> np.ndarray:
+    """The map id of each query, in turn, as the names pass finds it (the map found last
+    tried first): for the tests, against :meth:`~.maps.MapTable.lookup`."""
+    out = np.full(len(obj), -1, np.int64)
+    last = np.int64(-1)
+    last_obj = np.int64(-1)
+    for i in range(len(obj)):
+        c = _map_near(obj[i], seq[i], addr[i], last, last_obj, bounds, m_start, m_end, reach,
+                      born, died, alone)
+        if c >= 0:
+            out[i] = order[c]
+            last, last_obj = c, obj[i]
+    return out
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -133,7 +200,10 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
     (``e_key`` from ``n`` on, CSR by ``e_starts``), the keys not met before added and listed
     in ``miss`` (with a map, a raw address and a processing step to name them by); stops
     before a row that could overfill the key arrays.  (keys, misses, next row, next entry)."""
-    bounds, m_start, m_end, reach, born, died, order, m_dso, m_tr, mp_start, m_pgoff = maps
+    (bounds, m_start, m_end, reach, born, died, order, m_dso, m_tr, mp_start, m_pgoff,
+     alone) = maps
+    last = np.int64(-1)  # the sorted position of the user map found last, and its object
+    last_obj = np.int64(-1)
     for i in range(row, len(at)):
         if n_keys + count[i] + 1 > len(k_a) or n_miss + count[i] + 1 > len(miss):
             return n_keys, n_miss, i, n
@@ -166,8 +236,11 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
                 m = np.int64(-2)
             else:
                 if mode == 0:
-                    m = _map_at(uobj[i], seq[i], a, bounds, m_start, m_end, reach, born,
-                                died, order)
+                    c = _map_near(uobj[i], seq[i], a, last, last_obj, bounds, m_start, m_end,
+                                  reach, born, died, alone)
+                    if c >= 0:
+                        m = np.int64(order[c])
+                        last, last_obj = c, uobj[i]
                 if m >= 0:  # the map's file, the address in it, the raw one for a frame
                     ka = a - mp_start[m] + m_pgoff[m] if m_tr[m] else a
                     kb = a if frame else np.uint64(0)

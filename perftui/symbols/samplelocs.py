@@ -321,7 +321,7 @@ class _FastNames:
     distinct address key once."""
 
     def __init__(self, res: Resolver, callchains: bool) -> None:
-        from .rawsamples import NameTables  # numba: only when naming (not from the cache)
+        from .rawsamples import NameTables, alone_maps  # numba: when naming, not from the cache
 
         self.res = res
         self.callchains = callchains
@@ -331,7 +331,10 @@ class _FastNames:
         user = (mt.kind == MapKind.USER) | (mt.kind == MapKind.VDSO)  # perf's map__map_ip
         # what names a user map's addresses: its dso (the resolver's tables are per dso;
         # a JIT map's perf map is the one its dso names)
-        self.maps = (*mt.lookup_arrays(), mt.dso, user, mt.start, mt.pgoff)
+        walk = mt.lookup_arrays()
+        bounds, m_start, m_end, _reach, born, died, _order = walk
+        self.maps = (*walk, mt.dso, user, mt.start, mt.pgoff,
+                     alone_maps(bounds, m_start, m_end, born, died))
 
     def names(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(own location, stack id, offsets id) of SAMPLE ``rows``."""
