@@ -15,10 +15,12 @@ Public API: :func:`open_elf` ``(path, max_size=...) -> ElfImage`` (a context man
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 
@@ -179,13 +181,9 @@ class ElfImage:
             raise SymbolFileError(self.path, "not an ELF file (bad magic)")
         if len(head) < 52 or head[4] not in (1, 2) or head[5] not in (1, 2):
             raise SymbolFileError(self.path, "bad ELF identification (class or byte order)")
-        from elftools.elf.structs import ELFStructs
-
         self.elfclass = 64 if head[4] == 2 else 32
         self.little = head[5] == 1
-        structs = ELFStructs(little_endian=self.little, elfclass=self.elfclass)
-        structs.create_basic_structs()
-        hdr = structs.Elf_Ehdr.parse(head)
+        hdr = _ehdr_struct(self.little, self.elfclass).parse(head)
         self.elf_type = _ET_NAMES.get(_raw_e_type(head, self.little), str(hdr["e_type"]))
         self.machine = _raw_e_machine(head, self.little)
         e = self.endian
@@ -220,10 +218,10 @@ class ElfImage:
                     except SymbolFileError:
                         names = b""
             self.sections = [
-                Section(i, cstr(names, int(r["name"])), int(r["type"]), int(r["flags"]),
-                        int(r["addr"]), int(r["offset"]), int(r["size"]), int(r["link"]),
-                        int(r["info"]), int(r["entsize"]))
-                for i, r in enumerate(table)
+                Section(i, cstr(names, name), typ, flags, addr, offset, size, link, info,
+                        entsize)
+                for i, (name, typ, flags, addr, offset, size, link, info, _align, entsize)
+                in enumerate(table.tolist())
             ]
         if phoff and phnum:
             if phnum == 0xFFFF and self.sections:  # PN_XNUM: the count is in section 0
@@ -238,8 +236,19 @@ class ElfImage:
             self.loads = [
                 Segment(int(r["offset"]), int(r["vaddr"]), int(r["filesz"]), int(r["memsz"]),
                         int(r["flags"]))
-                for r in ph if int(r["type"]) == PT_LOAD
+                for r in ph[ph["type"] == PT_LOAD]
             ]
+
+
+@functools.cache
+def _ehdr_struct(little: bool, elfclass: int) -> Any:
+    """pyelftools' ELF header struct for a byte order and class (built once: building
+    them all costs more than parsing a header)."""
+    from elftools.elf.structs import ELFStructs
+
+    structs = ELFStructs(little_endian=little, elfclass=elfclass)
+    structs.create_basic_structs()
+    return structs.Elf_Ehdr
 
 
 def _raw_e_type(head: bytes, little: bool) -> int:

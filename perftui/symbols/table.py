@@ -102,14 +102,14 @@ class StrtabNames(Sequence[str]):
 class _Picked(Sequence[str]):
     """``names[order[i]]`` without materialising the names."""
 
-    def __init__(self, names: Sequence[str], order: list[int]) -> None:
+    def __init__(self, names: Sequence[str], order: np.ndarray) -> None:
         self._names, self._order = names, order
 
     def __len__(self) -> int:
         return len(self._order)
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
-        return self._names[self._order[i]]
+        return self._names[int(self._order[i])]
 
 
 class LazyNames(Sequence[str]):
@@ -136,7 +136,7 @@ class LazyNames(Sequence[str]):
 
     def reorder(self, order: np.ndarray) -> LazyNames:
         """The same names in another order (still lazy)."""
-        return LazyNames(_Picked(self._raw, order.tolist()), self._convert)
+        return LazyNames(_Picked(self._raw, np.asarray(order, dtype=np.int64)), self._convert)
 
     def index(self, value: object, start: int = 0, stop: int = 2**63) -> int:
         for i in range(max(start, 0), min(stop, len(self._raw))):
@@ -302,6 +302,7 @@ class PerfSymbolBuilder:
         self.alive = np.zeros(0, dtype=bool)
         self.names = NamePool()
         self.ops: list[tuple[Any, ...]] = []
+        self._live_order: np.ndarray | None = None  # _order(), kept until symbols change
         #: turns a raw name into the shown one (C++/Rust demangling), applied lazily
         self.demangle: Callable[[str], str] | None = None
 
@@ -332,6 +333,7 @@ class PerfSymbolBuilder:
         self.names.extend(names)
         self.alive = np.concatenate([self.alive, np.ones(n, dtype=bool)])
         self.ops.append(("ins", first, first + n))
+        self._live_order = None
 
     def _flatten(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(starts, ends, bindings, kinds, in_module) of every symbol ever added, by id."""
@@ -352,11 +354,19 @@ class PerfSymbolBuilder:
         insertion)."""
         return self._order()
 
+    def live_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(ids, starts, ends, kinds)`` of the live symbols in :meth:`table`'s order."""
+        starts, ends, _b, kinds, _m = self._flatten()
+        order = self._order()
+        return order, starts[order], ends[order], kinds[order]
+
     def _order(self) -> np.ndarray:
         """Ids of the live symbols sorted by (start, id): perf's in-order walk."""
-        starts = self._flatten()[0]
-        live = np.flatnonzero(self.alive)
-        return live[np.argsort(starts[live], kind="stable")]
+        if self._live_order is None:
+            starts = self._flatten()[0]
+            live = np.flatnonzero(self.alive)
+            self._live_order = live[np.argsort(starts[live], kind="stable")]
+        return self._live_order
 
     def fixup_end(self, is_kallsyms: bool = False) -> None:
         """perf's ``symbols__fixup_end``: a zero-size symbol ends where the next one starts.
@@ -389,7 +399,11 @@ class PerfSymbolBuilder:
         ends[order] = new_end
 
     def fixup_duplicate(self) -> None:
-        """perf's ``symbols__fixup_duplicate``: one symbol per start, by ``choose_best_symbol``."""
+        """perf's ``symbols__fixup_duplicate``: one symbol per start, by ``choose_best_symbol``.
+
+        perf walks each run of equal starts keeping a best-so-far; here step ``j`` of every
+        run is taken at once, the pairs that size and binding decide in numpy, the rest
+        (names decide) one by one.  Erasures are logged in perf's order (run, then step)."""
         starts, ends, bind, _k, _m = self._flatten()
         order = self._order()
         if len(order) < 2:
@@ -398,22 +412,47 @@ class PerfSymbolBuilder:
         same = s[1:] == s[:-1]
         if not same.any():
             return
-        erased: list[int] = []
         run_starts = np.flatnonzero(np.r_[True, ~same])
-        run_ends = np.r_[run_starts[1:], len(order)]
-        for a, b in zip(run_starts.tolist(), run_ends.tolist(), strict=True):
-            if b - a < 2:
-                continue
-            best = int(order[a])
-            for j in range(a + 1, b):
-                other = int(order[j])
-                if self._choose_a(best, other, starts, ends, bind):
-                    erased.append(other)
-                else:
-                    erased.append(best)
-                    best = other
+        lengths = np.diff(np.r_[run_starts, len(order)])
+        multi = lengths >= 2
+        run_starts, lengths = run_starts[multi], lengths[multi]
+        best = order[run_starts].copy()
+        steps: list[tuple[np.ndarray, int, np.ndarray]] = []  # (runs, step, erased ids)
+        for j in range(1, int(lengths.max())):
+            runs = np.flatnonzero(lengths > j)
+            a, b = best[runs], order[run_starts[runs] + j]
+            keep_a = self._choose_a_many(a, b, starts, ends, bind)
+            steps.append((runs, j, np.where(keep_a, b, a)))
+            best[runs] = np.where(keep_a, a, b)
+        run_of = np.concatenate([r for r, _j, _e in steps])
+        step_of = np.concatenate([np.full(len(r), j) for r, j, _e in steps])
+        erased_ids = np.concatenate([e for _r, _j, e in steps])
+        erased = erased_ids[np.lexsort((step_of, run_of))].tolist()
         self.alive[erased] = False
         self.ops.append(("del", erased))
+        order = self._order()
+        self._live_order = order[self.alive[order]]
+
+    def _choose_a_many(self, a: np.ndarray, b: np.ndarray, starts: np.ndarray,
+                       ends: np.ndarray, bind: np.ndarray) -> np.ndarray:
+        """:meth:`_choose_a` of pairs of ids: sizes and bindings in numpy, names (rare
+        ties) by :meth:`_choose_a`."""
+        with np.errstate(over="ignore"):
+            la = (ends[a] - starts[a]).view(np.int64)  # perf's signed lengths
+            lb = (ends[b] - starts[b]).view(np.int64)
+        ba, bb = bind[a], bind[b]
+        wa, wb = ba == STB_WEAK, bb == STB_WEAK
+        ga, gb = ba == STB_GLOBAL, bb == STB_GLOBAL
+        rules = [((lb == 0) & (la > 0), (la == 0) & (lb > 0)), (wb & ~wa, wa & ~wb),
+                 (ga & ~gb, gb & ~ga)]
+        out = np.zeros(len(a), dtype=bool)
+        open_ = np.ones(len(a), dtype=bool)
+        for pick_a, pick_b in rules:
+            out |= open_ & pick_a
+            open_ &= ~(pick_a | pick_b)
+        for k in np.flatnonzero(open_).tolist():
+            out[k] = self._choose_a(int(a[k]), int(b[k]), starts, ends, bind)
+        return out
 
     def _choose_a(self, a: int, b: int, starts: np.ndarray, ends: np.ndarray,
                   bind: np.ndarray) -> bool:
@@ -455,19 +494,18 @@ class PerfSymbolBuilder:
         starts, ends, _b, kinds, _m = self._flatten()
         order = self._order()
         ops = list(self.ops)
-        all_starts = starts.tolist()
 
         def tree() -> tuple[int, np.ndarray, np.ndarray]:
             from perftui.symbols.rbtree import replay
 
-            root, left, right = replay(all_starts, ops)
-            pos = np.full(len(all_starts) + 1, -1, dtype=np.int64)  # id -> table row
+            root, left, right = replay(starts.tolist(), ops)
+            pos = np.full(len(starts) + 1, -1, dtype=np.int64)  # id -> table row
             pos[order] = np.arange(len(order))
             return (int(pos[root]) if root >= 0 else -1,
                     pos[np.asarray(left, dtype=np.int64)[order]],
                     pos[np.asarray(right, dtype=np.int64)[order]])
 
-        shown: Sequence[str] = LazyNames(_Picked(self.names, order.tolist()),
+        shown: Sequence[str] = LazyNames(_Picked(self.names, order),
                                          self.demangle or _same_name)
         return SymbolTable(starts[order], ends[order], shown,
                            kinds[order], space, tree=tree)
