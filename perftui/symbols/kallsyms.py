@@ -34,6 +34,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from perftui.symbols.byteslices import SliceNames
 from perftui.symbols.elfimage import note_build_id
 from perftui.symbols.kallsymscan import KallsymsLines, scan_kallsyms
 from perftui.symbols.modlocate import default_debug_dir, same_build_id
@@ -110,14 +111,14 @@ class _FullNames(Sequence[str]):
     name until the maps are split, and the tie-breaks of ``choose_best_symbol`` (name
     length) see it; only symbols sharing an address are asked for."""
 
-    def __init__(self, names: Sequence[str], module: list[int], modules: list[str]) -> None:
+    def __init__(self, names: Sequence[str], module: np.ndarray, modules: list[str]) -> None:
         self._names, self._module, self._modules = names, module, modules
 
     def __len__(self) -> int:
         return len(self._names)
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
-        m = self._module[i]
+        m = int(self._module[i])
         return self._names[i] if m < 0 else f"{self._names[i]}\t[{self._modules[m]}]"
 
 
@@ -156,17 +157,14 @@ def parse_kallsyms(text: str | bytes, source: str = "kallsyms") -> Kallsyms:
     bind = np.where(types == ord("W"), STB_WEAK,
                     np.where(_GLOBAL_TYPES[types], STB_GLOBAL, STB_LOCAL)).astype(np.uint8)
     b.add(lines.addrs[use], np.zeros(len(use), dtype=np.uint64), bind, kinds,
-          _FullNames(names, module.tolist(), lines.modules), in_module)
+          _FullNames(names, module, lines.modules), in_module)
     b.fixup_end(is_kallsyms=True)
     b.fixup_duplicate()
     order, starts, ends, kinds = b.live_arrays()
     # the table's rows are the builder's live symbols in its order
     mod_of = module[order]
     core = np.flatnonzero(mod_of < 0)
-    tramp = [r for r in core[lines.name_len[use][order[core]] == len(_ENTRY_TRAMPOLINE)]
-             .tolist() if names[int(order[r])] == _ENTRY_TRAMPOLINE]
-    if tramp:
-        core = np.setdiff1d(core, tramp)
+    core = core[~_equal_to(names, _ENTRY_TRAMPOLINE)[order[core]]]
 
     def sub(rows: np.ndarray) -> SymbolTable:
         return SymbolTable(starts[rows], ends[rows], _pick(names, order[rows]), kinds[rows],
@@ -185,8 +183,17 @@ def parse_kallsyms(text: str | bytes, source: str = "kallsyms") -> Kallsyms:
     return Kallsyms(source, sub(core), per_mod, lines.skipped, filtered, raw)
 
 
-def _pick(names: list[str], rows: np.ndarray) -> list[str]:
-    """``[names[i] for i in rows]``."""
+def _equal_to(names: Sequence[str], value: str) -> np.ndarray:
+    """Which of ``names`` are ``value`` (a bool per name)."""
+    if isinstance(names, SliceNames):
+        return names.equal_to(value)
+    return np.array([n == value for n in names], dtype=bool)
+
+
+def _pick(names: Sequence[str], rows: np.ndarray) -> Sequence[str]:
+    """``[names[i] for i in rows]`` (lazy names stay lazy)."""
+    if isinstance(names, SliceNames):
+        return names.take(rows)
     if len(rows) == 0:
         return []
     if len(rows) == 1:

@@ -19,11 +19,12 @@ Public API: :func:`scan_kallsyms` ``(text: str | bytes) -> KallsymsLines``;
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from perftui.symbols.byteslices import slices_text
+from perftui.symbols.byteslices import SliceNames, slices_text
 
 __all__ = ["KSYM_NAME_LEN", "KallsymsLines", "scan_kallsyms", "scan_kallsyms_lines"]
 
@@ -42,7 +43,7 @@ _WS[128:] = False
 _HEX_VALUE = np.full(256, -1, dtype=np.int64)
 for _c in b"0123456789abcdef":
     _HEX_VALUE[_c] = _HEX_VALUE[ord(chr(_c).upper())] = int(chr(_c), 16)
-_NIBBLE = np.maximum(_HEX_VALUE, 0).astype(np.uint64)
+_NIBBLE = np.maximum(_HEX_VALUE, 0).astype(np.uint8)
 _IS_HEX = _HEX_VALUE >= 0
 
 
@@ -52,7 +53,7 @@ class KallsymsLines:
 
     addrs: np.ndarray  # uint64
     types: np.ndarray  # uint8: the type character, 0 when it is not ASCII
-    names: list[str]
+    names: Sequence[str]  # a list, or lazy (SliceNames of the text)
     name_len: np.ndarray  # int64: len() of each name
     first: np.ndarray  # uint8: the name's first character (0 when empty or not ASCII)
     tabbed: np.ndarray  # bool: a tab followed the name
@@ -107,18 +108,14 @@ def _scan_ascii(data: bytes) -> KallsymsLines:
         arr, ls, le, np.flatnonzero((hlen == 0) & (ls < le)))
     rows = np.flatnonzero(matched)
     he, hl = h_end[rows], hlen[rows]
-    digits = _NIBBLE[head[rows, :_HEAD - 1]]
-    shifts = ((hl[:, None] - 1 - _COLS) * 4).clip(0).astype(np.uint64)
-    digits[hl[:, None] <= _COLS] = 0  # left of the address
-    addrs = np.bitwise_or.reduce(digits << shifts, axis=1) if len(rows) else \
-        np.zeros(0, dtype=np.uint64)
+    addrs = _hex_values(head[rows, :_HEAD - 1], hl)
     types = tchar[rows]
     rs = he + 3  # REST starts
     eff = np.minimum(le[rows], rs + KSYM_NAME_LEN)
     tpos = _first_at_or_after(np.flatnonzero(arr == 9), rs, n)
     tabbed = tpos < eff
     ne = np.where(tabbed, tpos, eff)  # name ends
-    names = slices_text(arr, rs, ne, sep=10, errors="strict")
+    names = SliceNames(data, rs, ne)
     name_len = ne - rs
     first = np.where(name_len > 0, pad[rs], 0).astype(np.uint8)
     module = np.full(len(rows), -1, dtype=np.int32)
@@ -136,6 +133,17 @@ def _scan_ascii(data: bytes) -> KallsymsLines:
         modules = list(code)
     return KallsymsLines(addrs, types, names, name_len, first, tabbed, module, modules,
                          skipped)
+
+
+def _hex_values(digits: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The values of hex numbers: row ``i`` of ``digits`` (16 columns of ASCII) holds one
+    of ``lengths[i]`` (1-16) digits, left-aligned.  Pairs of digits make the bytes of a
+    big-endian u64, shifted right by the digits missing."""
+    nib = _NIBBLE[digits]
+    nib[lengths[:, None] <= _COLS] = 0
+    packed = np.ascontiguousarray((nib[:, 0::2] << 4) | nib[:, 1::2])
+    left = packed.view(">u8").reshape(-1).astype(np.uint64)
+    return left >> ((16 - lengths) * 4).astype(np.uint64)
 
 
 def _unmatched_nonblank(arr: np.ndarray, ls: np.ndarray, le: np.ndarray,

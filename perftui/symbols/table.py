@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .byteslices import SliceNames
 from .lookup import as_u64, nearest_start
 
 __all__ = [
@@ -145,6 +146,10 @@ class LazyNames(Sequence[str]):
         raise ValueError(f"{value!r} is not in the names")
 
 
+#: name sequences a table keeps as they are (made on access)
+_LAZY = (LazyNames, SliceNames)
+
+
 class SymbolTable:
     """Sorted, non-empty-or-empty arrays of symbols; see the module docstring."""
 
@@ -169,12 +174,12 @@ class SymbolTable:
             tree = None  # rows reordered: the tree's rows would not match
             order = np.argsort(starts, kind="stable")
             starts, ends, kinds = starts[order], ends[order], kinds[order]
-            names = names.reorder(order) if isinstance(names, LazyNames) else \
+            names = names.reorder(order) if isinstance(names, _LAZY) else \
                 [names[i] for i in order]
         self.starts: np.ndarray = starts
         self.ends: np.ndarray = ends
-        # a LazyNames stays lazy: demangling every name of a big library costs seconds
-        self.names: Sequence[str] = names if isinstance(names, LazyNames) else list(names)
+        # lazy names stay lazy: demangling every name of a big library costs seconds
+        self.names: Sequence[str] = names if isinstance(names, _LAZY) else list(names)
         self.kinds: np.ndarray = kinds
         self.space = space
         self._tree_source = tree
