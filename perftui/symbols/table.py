@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from .byteslices import SliceNames
+from .byteslices import SliceNames, slices_text
 from .lookup import as_u64, nearest_start
 
 __all__ = [
@@ -79,6 +79,22 @@ class NamePool(Sequence[str]):
         k = bisect_right(self._bases, i) - 1
         return self._parts[k][i - self._bases[k]]
 
+    def take(self, ids: np.ndarray) -> list[str]:
+        """``[self[i] for i in ids]`` for sorted ``ids``, a string table's in one decode."""
+        ids = np.asarray(ids, dtype=np.int64)
+        bases = np.asarray(self._bases, dtype=np.int64)
+        cuts = np.searchsorted(ids, bases)
+        out: list[str] = []
+        for k, part in enumerate(self._parts):
+            rows = ids[cuts[k]:cuts[k + 1] if k + 1 < len(cuts) else len(ids)] - bases[k]
+            if not len(rows):
+                continue
+            if isinstance(part, StrtabNames):
+                out += part.take(rows)
+            else:
+                out += [part[i] for i in rows.tolist()]
+        return out
+
 
 class StrtabNames(Sequence[str]):
     """Names in an ELF string table, decoded on access (a big library has 10^5 of them)."""
@@ -86,6 +102,7 @@ class StrtabNames(Sequence[str]):
     def __init__(self, strtab: bytes, offsets: np.ndarray) -> None:
         self._strtab = strtab
         self._offsets = offsets
+        self._nuls: np.ndarray | None = None  # where the table's strings end, once needed
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -98,6 +115,18 @@ class StrtabNames(Sequence[str]):
         end = table.find(b"\0", off)
         raw = table[off:] if end < 0 else table[off:end]
         return raw.decode("utf-8", "surrogateescape")
+
+    def take(self, rows: np.ndarray) -> list[str]:
+        """``[self[i] for i in rows]``, in one decode."""
+        buf = np.frombuffer(self._strtab, dtype=np.uint8)
+        off = np.asarray(self._offsets, dtype=np.int64)[rows]
+        inside = (off >= 0) & (off < len(buf))
+        starts = np.where(inside, off, 0)
+        if self._nuls is None:
+            self._nuls = np.append(np.flatnonzero(buf == 0), len(buf))
+        nuls = self._nuls
+        ends = nuls[np.searchsorted(nuls[:-1], starts)]  # the table's end: no NUL follows
+        return slices_text(buf, starts, np.where(inside, ends, starts), sep=0)
 
 
 class _Picked(Sequence[str]):
@@ -280,6 +309,78 @@ class SymbolTable:
         return self.names[i], addr - int(self.starts[i])
 
 
+class _NoNameKeys(Exception):
+    """Names :func:`_name_keys` cannot handle (a NUL inside, or not encodable)."""
+
+
+_SYS_PREFIXES = (b"SyS", b"compat_SyS")
+
+
+def _name_keys(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per name: leading underscores, length in UTF-8 bytes (perf's strlen), and whether it
+    starts with ``SyS`` or ``compat_SyS`` (one encode of all the names)."""
+    try:
+        buf = np.frombuffer("\0".join(names).encode("utf-8", "surrogateescape"),
+                            dtype=np.uint8)
+    except UnicodeEncodeError:
+        raise _NoNameKeys from None
+    nuls = np.flatnonzero(buf == 0)
+    if len(nuls) != len(names) - 1:
+        raise _NoNameKeys
+    starts = np.concatenate([[0], nuls + 1]).astype(np.int64)
+    ends = np.append(nuls, len(buf)).astype(np.int64)
+    other = np.flatnonzero(buf != ord("_"))
+    first_other = np.append(other, len(buf))[np.searchsorted(other, starts)]
+    under = np.minimum(first_other, ends) - starts
+    sys_ = np.zeros(len(names), dtype=bool)
+    padded = np.concatenate([buf, np.zeros(16, dtype=np.uint8)])
+    for prefix in _SYS_PREFIXES:
+        p = np.frombuffer(prefix, dtype=np.uint8)
+        fits = ends - starts >= len(p)
+        sys_ |= fits & (padded[starts[:, None] + np.arange(len(p))] == p).all(axis=1)
+    return under, ends - starts, sys_
+
+
+class _NameKeys:
+    """What the name rules of ``choose_best_symbol`` compare, per symbol id, made once per
+    id when a pair first needs it (a name decoded and demangled once, not per pair)."""
+
+    def __init__(self, names: NamePool, demangle: Callable[[str], str] | None) -> None:
+        n = len(names)
+        self.names, self.demangle = names, demangle
+        self.known = np.zeros(n, dtype=bool)
+        self.hash = np.zeros(n, dtype=np.int64)
+        self.under = np.zeros(n, dtype=np.int64)  # of the name shown (demangled)
+        self.size = np.zeros(n, dtype=np.int64)
+        self.sys = np.zeros(n, dtype=bool)
+        self.raw_sys = np.zeros(n, dtype=bool)  # of the name as it is
+
+    def _fill(self, ids: np.ndarray) -> None:
+        raw = self.names.take(ids)
+        self.hash[ids] = np.fromiter(map(hash, raw), dtype=np.int64, count=len(raw))
+        _u, _s, self.raw_sys[ids] = _name_keys(raw)
+        shown = raw if self.demangle is None else list(map(self.demangle, raw))
+        self.under[ids], self.size[ids], self.sys[ids] = _name_keys(shown)
+        self.known[ids] = True
+
+    def choose_a(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """perf's choice between pairs of ids that tie on size and binding: fewer leading
+        underscores, then the longer name (UTF-8 bytes), then not ``SyS``; on the demangled
+        names unless both names are the same (then only ``SyS`` decides, as they are)."""
+        ids = np.unique(np.concatenate([a, b]))
+        ids = ids[~self.known[ids]]
+        if len(ids):
+            self._fill(ids)
+        same = self.hash[a] == self.hash[b]
+        for k in np.flatnonzero(same).tolist():  # equal hashes: the names themselves
+            same[k] = self.names[int(a[k])] == self.names[int(b[k])]
+        ua, ub, ka, kb = self.under[a], self.under[b], self.size[a], self.size[b]
+        out: np.ndarray = np.where(ub != ua, ub > ua,
+                                   np.where(ka != kb, ka > kb, ~self.sys[a]))
+        out[same] = ~self.raw_sys[a[same]]
+        return out
+
+
 def _same_name(name: str) -> str:
     return name
 
@@ -423,10 +524,11 @@ class PerfSymbolBuilder:
         run_starts, lengths = run_starts[multi], lengths[multi]
         best = order[run_starts].copy()
         steps: list[tuple[np.ndarray, int, np.ndarray]] = []  # (runs, step, erased ids)
+        keys = _NameKeys(self.names, self.demangle)
         for j in range(1, int(lengths.max())):
             runs = np.flatnonzero(lengths > j)
             a, b = best[runs], order[run_starts[runs] + j]
-            keep_a = self._choose_a_many(a, b, starts, ends, bind)
+            keep_a = self._choose_a_many(a, b, starts, ends, bind, keys)
             steps.append((runs, j, np.where(keep_a, b, a)))
             best[runs] = np.where(keep_a, a, b)
         run_of = np.concatenate([r for r, _j, _e in steps])
@@ -439,7 +541,7 @@ class PerfSymbolBuilder:
         self._live_order = order[self.alive[order]]
 
     def _choose_a_many(self, a: np.ndarray, b: np.ndarray, starts: np.ndarray,
-                       ends: np.ndarray, bind: np.ndarray) -> np.ndarray:
+                       ends: np.ndarray, bind: np.ndarray, keys: _NameKeys) -> np.ndarray:
         """:meth:`_choose_a` of pairs of ids: sizes and bindings in numpy, names (rare
         ties) by :meth:`_choose_a`."""
         with np.errstate(over="ignore"):
@@ -455,8 +557,12 @@ class PerfSymbolBuilder:
         for pick_a, pick_b in rules:
             out |= open_ & pick_a
             open_ &= ~(pick_a | pick_b)
-        for k in np.flatnonzero(open_).tolist():
-            out[k] = self._choose_a(int(a[k]), int(b[k]), starts, ends, bind)
+        if open_.any():
+            try:
+                out[open_] = keys.choose_a(a[open_], b[open_])
+            except _NoNameKeys:  # names numpy cannot split: one pair at a time
+                for k in np.flatnonzero(open_).tolist():
+                    out[k] = self._choose_a(int(a[k]), int(b[k]), starts, ends, bind)
         return out
 
     def _choose_a(self, a: int, b: int, starts: np.ndarray, ends: np.ndarray,
