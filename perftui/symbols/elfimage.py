@@ -18,6 +18,8 @@ from __future__ import annotations
 import functools
 import os
 import struct
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -275,10 +277,37 @@ def note_build_id(data: bytes, endian: str = "<") -> str | None:
     return None
 
 
+#: parsed headers by file identity (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns):
+#: finding a DSO's files and loading its symbols open the same file two or three times
+_HEADERS: OrderedDict[tuple[int, ...], tuple[Any, ...]] = OrderedDict()
+_HEADERS_MAX = 1024
+_HEADERS_LOCK = threading.Lock()
+
+
+def _identity(fd: int) -> tuple[int, ...] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def open_elf(path: str, max_size: int = DEFAULT_MAX_FILE) -> ElfImage:
-    """Open and parse the headers of the ELF file at ``path`` (close it, or use ``with``)."""
+    """Open and parse the headers of the ELF file at ``path`` (close it, or use ``with``).
+    The headers of a file opened before, unchanged since, are not read again."""
     fd, size = open_regular(path, max_size)
     img = ElfImage(path, fd, size)
+    key = _identity(fd)
+    known = None
+    if key is not None:
+        with _HEADERS_LOCK:
+            known = _HEADERS.get(key)
+            if known is not None:
+                _HEADERS.move_to_end(key)
+    if known is not None:
+        (img.elfclass, img.little, img.elf_type, img.machine, sections, loads) = known
+        img.sections, img.loads = list(sections), list(loads)
+        return img
     try:
         img._parse()
     except SymbolFileError:
@@ -291,4 +320,10 @@ def open_elf(path: str, max_size: int = DEFAULT_MAX_FILE) -> ElfImage:
         img.close()
         text = " ".join(str(e).split())[:200] or type(e).__name__
         raise SymbolFileError(path, f"bad ELF file: {text}") from None
+    if key is not None:
+        with _HEADERS_LOCK:
+            _HEADERS[key] = (img.elfclass, img.little, img.elf_type, img.machine,
+                             tuple(img.sections), tuple(img.loads))
+            while len(_HEADERS) > _HEADERS_MAX:
+                _HEADERS.popitem(last=False)
     return img

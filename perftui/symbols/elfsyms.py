@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perftui.symbols.demangle import demangle
+from perftui.symbols.demangle import MANGLED_PREFIXES, demangle
 from perftui.symbols.elfimage import (
     DEFAULT_MAX_FILE,
     SHF_ALLOC,
@@ -265,6 +265,7 @@ def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
     if not kernel:
         values = _adjust(runtime, values, np.asarray(deltas, dtype=_U64))
         builder.demangle = demangle  # lazily, per name shown (see LazyNames)
+        builder.mangled_prefixes = MANGLED_PREFIXES
     kinds = np.where(is_func[rows], KIND_FUNC,
                      np.where(is_obj[rows], KIND_OBJECT, KIND_LABEL)).astype(np.uint8)
     sizes = syms["size"][rows].astype(_U64)

@@ -89,7 +89,7 @@ class NamePool(Sequence[str]):
             rows = ids[cuts[k]:cuts[k + 1] if k + 1 < len(cuts) else len(ids)] - bases[k]
             if not len(rows):
                 continue
-            if isinstance(part, StrtabNames):
+            if isinstance(part, StrtabNames) and len(rows) >= _MANY_PAIRS:
                 out += part.take(rows)
             else:
                 out += [part[i] for i in rows.tolist()]
@@ -309,6 +309,10 @@ class SymbolTable:
         return self.names[i], addr - int(self.starts[i])
 
 
+#: pairs that names decide from which numpy beats one pair at a time
+_MANY_PAIRS = 48
+
+
 class _NoNameKeys(Exception):
     """Names :func:`_name_keys` cannot handle (a NUL inside, or not encodable)."""
 
@@ -316,9 +320,11 @@ class _NoNameKeys(Exception):
 _SYS_PREFIXES = (b"SyS", b"compat_SyS")
 
 
-def _name_keys(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per name: leading underscores, length in UTF-8 bytes (perf's strlen), and whether it
-    starts with ``SyS`` or ``compat_SyS`` (one encode of all the names)."""
+def _name_keys(names: list[str], prefixes: tuple[str, ...]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per name: leading underscores, length in UTF-8 bytes (perf's strlen), whether it
+    starts with ``SyS`` or ``compat_SyS``, and whether with one of ``prefixes`` (ASCII),
+    from one encode of all the names."""
     try:
         buf = np.frombuffer("\0".join(names).encode("utf-8", "surrogateescape"),
                             dtype=np.uint8)
@@ -332,24 +338,30 @@ def _name_keys(names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     other = np.flatnonzero(buf != ord("_"))
     first_other = np.append(other, len(buf))[np.searchsorted(other, starts)]
     under = np.minimum(first_other, ends) - starts
-    sys_ = np.zeros(len(names), dtype=bool)
     padded = np.concatenate([buf, np.zeros(16, dtype=np.uint8)])
-    for prefix in _SYS_PREFIXES:
-        p = np.frombuffer(prefix, dtype=np.uint8)
-        fits = ends - starts >= len(p)
-        sys_ |= fits & (padded[starts[:, None] + np.arange(len(p))] == p).all(axis=1)
-    return under, ends - starts, sys_
+
+    def starting(with_: tuple[bytes, ...]) -> np.ndarray:
+        out = np.zeros(len(names), dtype=bool)
+        for prefix in with_:
+            p = np.frombuffer(prefix, dtype=np.uint8)
+            fits = ends - starts >= len(p)
+            out |= fits & (padded[starts[:, None] + np.arange(len(p))] == p).all(axis=1)
+        return out
+
+    return (under, ends - starts, starting(_SYS_PREFIXES),
+            starting(tuple(p.encode("ascii") for p in prefixes)))
 
 
 class _NameKeys:
     """What the name rules of ``choose_best_symbol`` compare, per symbol id, made once per
     id when a pair first needs it (a name decoded and demangled once, not per pair)."""
 
-    def __init__(self, names: NamePool, demangle: Callable[[str], str] | None) -> None:
+    def __init__(self, names: NamePool, demangle: Callable[[str], str] | None,
+                 mangled: tuple[str, ...]) -> None:
         n = len(names)
-        self.names, self.demangle = names, demangle
+        self.names, self.demangle, self.mangled = names, demangle, mangled
         self.known = np.zeros(n, dtype=bool)
-        self.hash = np.zeros(n, dtype=np.int64)
+        self.raw = np.empty(n, dtype=object)
         self.under = np.zeros(n, dtype=np.int64)  # of the name shown (demangled)
         self.size = np.zeros(n, dtype=np.int64)
         self.sys = np.zeros(n, dtype=bool)
@@ -357,10 +369,15 @@ class _NameKeys:
 
     def _fill(self, ids: np.ndarray) -> None:
         raw = self.names.take(ids)
-        self.hash[ids] = np.fromiter(map(hash, raw), dtype=np.int64, count=len(raw))
-        _u, _s, self.raw_sys[ids] = _name_keys(raw)
-        shown = raw if self.demangle is None else list(map(self.demangle, raw))
-        self.under[ids], self.size[ids], self.sys[ids] = _name_keys(shown)
+        self.raw[ids] = raw
+        under, size, sys_, mangled = _name_keys(raw, self.mangled)
+        self.raw_sys[ids] = sys_
+        if self.demangle is not None:  # the names the demangler may change
+            todo = np.flatnonzero(mangled) if self.mangled else np.arange(len(ids))
+            if len(todo):
+                shown = [self.demangle(raw[i]) for i in todo.tolist()]
+                under[todo], size[todo], sys_[todo], _m = _name_keys(shown, ())
+        self.under[ids], self.size[ids], self.sys[ids] = under, size, sys_
         self.known[ids] = True
 
     def choose_a(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -371,9 +388,7 @@ class _NameKeys:
         ids = ids[~self.known[ids]]
         if len(ids):
             self._fill(ids)
-        same = self.hash[a] == self.hash[b]
-        for k in np.flatnonzero(same).tolist():  # equal hashes: the names themselves
-            same[k] = self.names[int(a[k])] == self.names[int(b[k])]
+        same = np.asarray(self.raw[a] == self.raw[b], dtype=bool)
         ua, ub, ka, kb = self.under[a], self.under[b], self.size[a], self.size[b]
         out: np.ndarray = np.where(ub != ua, ub > ua,
                                    np.where(ka != kb, ka > kb, ~self.sys[a]))
@@ -411,6 +426,9 @@ class PerfSymbolBuilder:
         self._live_order: np.ndarray | None = None  # _order(), kept until symbols change
         #: turns a raw name into the shown one (C++/Rust demangling), applied lazily
         self.demangle: Callable[[str], str] | None = None
+        #: ``demangle`` returns names that start with none of these as they are (when
+        #: empty, any name may change)
+        self.mangled_prefixes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.alive.sum())
@@ -524,7 +542,7 @@ class PerfSymbolBuilder:
         run_starts, lengths = run_starts[multi], lengths[multi]
         best = order[run_starts].copy()
         steps: list[tuple[np.ndarray, int, np.ndarray]] = []  # (runs, step, erased ids)
-        keys = _NameKeys(self.names, self.demangle)
+        keys = _NameKeys(self.names, self.demangle, self.mangled_prefixes)
         for j in range(1, int(lengths.max())):
             runs = np.flatnonzero(lengths > j)
             a, b = best[runs], order[run_starts[runs] + j]
@@ -557,12 +575,15 @@ class PerfSymbolBuilder:
         for pick_a, pick_b in rules:
             out |= open_ & pick_a
             open_ &= ~(pick_a | pick_b)
-        if open_.any():
+        todo = np.flatnonzero(open_)
+        if len(todo) >= _MANY_PAIRS:
             try:
-                out[open_] = keys.choose_a(a[open_], b[open_])
+                out[todo] = keys.choose_a(a[todo], b[todo])
+                todo = todo[:0]
             except _NoNameKeys:  # names numpy cannot split: one pair at a time
-                for k in np.flatnonzero(open_).tolist():
-                    out[k] = self._choose_a(int(a[k]), int(b[k]), starts, ends, bind)
+                pass
+        for k in todo.tolist():  # a few pairs: cheaper one by one than in numpy
+            out[k] = self._choose_a(int(a[k]), int(b[k]), starts, ends, bind)
         return out
 
     def _choose_a(self, a: int, b: int, starts: np.ndarray, ends: np.ndarray,
