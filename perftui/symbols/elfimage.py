@@ -3,8 +3,10 @@
 An :class:`ElfImage` holds an open file descriptor and the parsed ELF header, section
 headers and program headers; section contents are read on demand, size-capped.  The ELF
 header goes through pyelftools (imported on first use); the section and program header
-tables are decoded with numpy.  Any problem is a :class:`~perftui.symbols.safefile.
-SymbolFileError`: one line naming the file, never a library's traceback.
+tables are decoded with numpy.  The headers of a file are read once per file identity
+(device, inode, size, mtime, ctime): finding a DSO's files and loading its symbols open it
+several times.  Any problem is a :class:`~perftui.symbols.safefile.SymbolFileError`: one line naming
+the file, never a library's traceback.
 
 Public API: :func:`open_elf` ``(path, max_size=...) -> ElfImage`` (a context manager);
 ``ElfImage.section(name) -> Section | None`` (the first section of that name, as perf's

@@ -9,14 +9,17 @@ one symbol is kept per address (``choose_best_symbol``); x86's
 ``__entry_SYSCALL_64_trampoline`` is dropped (``maps__split_kallsyms``).  Module symbols
 (``\\t[name]`` after the name) are kept apart, per module, with absolute addresses.
 
+The lines are split into fields by :mod:`.kallsymscan` (numpy over the whole text); the
+tables' names stay slices of the text until one is shown (10^5 names, a few hundred shown).
+
 Where the text comes from is the caller's choice: :func:`load_kallsyms` reads a file
 (``--kallsyms FILE``, the build-id cache copy :func:`cached_kallsyms_path`, or
 ``/proc/kallsyms`` when :func:`running_kernel_matches` says the recording was made on the
 running kernel).  A file whose addresses are all zero (``kptr_restrict``) is an error with
 a clear message.
 
-Public API: :func:`parse_kallsyms` ``(text, source) -> Kallsyms``; :func:`load_kallsyms`
-``(path, max_size) -> Kallsyms``; :class:`Kallsyms` (``kernel``: a
+Public API: :func:`parse_kallsyms` ``(text: str | bytes, source) -> Kallsyms``;
+:func:`load_kallsyms` ``(path, max_size) -> Kallsyms``; :class:`Kallsyms` (``kernel``: a
 :class:`~perftui.symbols.table.SymbolTable` in address space; ``modules``: name ->
 SymbolTable; ``address_of(name)``; ``relocation(text_address)``; ``skipped`` lines);
 :func:`cached_kallsyms_path` ``(build_id, debug_dir=None) -> str | None``;

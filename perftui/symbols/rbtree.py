@@ -7,6 +7,10 @@ the insertions and erasures perf made, with ``lib/rbtree.c``'s insert and erase 
 (``__rb_insert``, ``__rb_erase_augmented``, ``____rb_erase_color``), and :func:`descend`
 does perf's lookup in it.  Only tables with overlapping symbols need it.
 
+:meth:`_Tree.insert` is one insert as ``lib/rbtree.c`` writes it; :func:`replay` runs the
+same inlined over a run of nodes (:meth:`_Tree.insert_run`: a big library has 10^4 of them),
+and the tests compare the two.
+
 Public API: :func:`replay` ``(starts, ops) -> (root, left, right)``; :func:`descend`
 ``(root, left, right, starts, ends, addr) -> node or -1``.  ``ops`` is a list of
 ``("ins", first_id, stop_id)`` and ``("del", [ids])`` in the order perf did them; nodes are
