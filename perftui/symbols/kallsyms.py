@@ -110,7 +110,7 @@ _GLOBAL_TYPES[list(b"TDB")] = True
 
 
 class _FullNames(Sequence[str]):
-    """``name\t[module]`` per symbol, made on access: perf keeps the module suffix in the
+    """``name\\t[module]`` per symbol, made on access: perf keeps the module suffix in the
     name until the maps are split, and the tie-breaks of ``choose_best_symbol`` (name
     length) see it; only symbols sharing an address are asked for."""
 

@@ -89,7 +89,7 @@ class NamePool(Sequence[str]):
             rows = ids[cuts[k]:cuts[k + 1] if k + 1 < len(cuts) else len(ids)] - bases[k]
             if not len(rows):
                 continue
-            if isinstance(part, StrtabNames) and len(rows) >= _MANY_PAIRS:
+            if isinstance(part, StrtabNames) and len(rows) >= _MANY_NAMES:
                 out += part.take(rows)
             else:
                 out += [part[i] for i in rows.tolist()]
@@ -311,6 +311,8 @@ class SymbolTable:
 
 #: pairs that names decide from which numpy beats one pair at a time
 _MANY_PAIRS = 48
+#: names from which one decode of them all beats one decode each
+_MANY_NAMES = 48
 
 
 class _NoNameKeys(Exception):
