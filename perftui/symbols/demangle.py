@@ -25,7 +25,11 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
-__all__ = ["demangle", "demangle_many", "have_libiberty", "strip_cxx_params"]
+__all__ = ["MANGLED_PREFIXES", "demangle", "demangle_many", "have_libiberty",
+           "strip_cxx_params"]
+
+#: :func:`demangle` returns every name that starts with none of these as it is
+MANGLED_PREFIXES = ("_Z", "_R", "caml")
 
 # A legacy Rust symbol: _ZN ... 17h<16 hex>E (the hash is the last path element).
 _RUST_LEGACY = re.compile(r"_ZN.*17h[0-9a-f]{16}E(\.llvm\.\d+)?$")
@@ -299,5 +303,5 @@ def demangle_many(names: Iterable[str]) -> list[str]:
     """:func:`demangle` for each name (names that cannot be mangled pass straight through)."""
     out = []
     for n in names:
-        out.append(demangle(n) if n[:2] in ("_Z", "_R") or n.startswith("caml") else n)
+        out.append(demangle(n) if n.startswith(MANGLED_PREFIXES) else n)
     return out

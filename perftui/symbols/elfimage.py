@@ -3,8 +3,10 @@
 An :class:`ElfImage` holds an open file descriptor and the parsed ELF header, section
 headers and program headers; section contents are read on demand, size-capped.  The ELF
 header goes through pyelftools (imported on first use); the section and program header
-tables are decoded with numpy.  Any problem is a :class:`~perftui.symbols.safefile.
-SymbolFileError`: one line naming the file, never a library's traceback.
+tables are decoded with numpy.  The headers of a file are read once per file identity
+(device, inode, size, mtime, ctime): finding a DSO's files and loading its symbols open it
+several times.  Any problem is a :class:`~perftui.symbols.safefile.SymbolFileError`: one line naming
+the file, never a library's traceback.
 
 Public API: :func:`open_elf` ``(path, max_size=...) -> ElfImage`` (a context manager);
 ``ElfImage.section(name) -> Section | None`` (the first section of that name, as perf's
@@ -15,10 +17,14 @@ Public API: :func:`open_elf` ``(path, max_size=...) -> ElfImage`` (a context man
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 import numpy as np
 
@@ -179,13 +185,9 @@ class ElfImage:
             raise SymbolFileError(self.path, "not an ELF file (bad magic)")
         if len(head) < 52 or head[4] not in (1, 2) or head[5] not in (1, 2):
             raise SymbolFileError(self.path, "bad ELF identification (class or byte order)")
-        from elftools.elf.structs import ELFStructs
-
         self.elfclass = 64 if head[4] == 2 else 32
         self.little = head[5] == 1
-        structs = ELFStructs(little_endian=self.little, elfclass=self.elfclass)
-        structs.create_basic_structs()
-        hdr = structs.Elf_Ehdr.parse(head)
+        hdr = _ehdr_struct(self.little, self.elfclass).parse(head)
         self.elf_type = _ET_NAMES.get(_raw_e_type(head, self.little), str(hdr["e_type"]))
         self.machine = _raw_e_machine(head, self.little)
         e = self.endian
@@ -220,10 +222,10 @@ class ElfImage:
                     except SymbolFileError:
                         names = b""
             self.sections = [
-                Section(i, cstr(names, int(r["name"])), int(r["type"]), int(r["flags"]),
-                        int(r["addr"]), int(r["offset"]), int(r["size"]), int(r["link"]),
-                        int(r["info"]), int(r["entsize"]))
-                for i, r in enumerate(table)
+                Section(i, cstr(names, name), typ, flags, addr, offset, size, link, info,
+                        entsize)
+                for i, (name, typ, flags, addr, offset, size, link, info, _align, entsize)
+                in enumerate(table.tolist())
             ]
         if phoff and phnum:
             if phnum == 0xFFFF and self.sections:  # PN_XNUM: the count is in section 0
@@ -238,8 +240,19 @@ class ElfImage:
             self.loads = [
                 Segment(int(r["offset"]), int(r["vaddr"]), int(r["filesz"]), int(r["memsz"]),
                         int(r["flags"]))
-                for r in ph if int(r["type"]) == PT_LOAD
+                for r in ph[ph["type"] == PT_LOAD]
             ]
+
+
+@functools.cache
+def _ehdr_struct(little: bool, elfclass: int) -> Any:
+    """pyelftools' ELF header struct for a byte order and class (built once: building
+    them all costs more than parsing a header)."""
+    from elftools.elf.structs import ELFStructs
+
+    structs = ELFStructs(little_endian=little, elfclass=elfclass)
+    structs.create_basic_structs()
+    return structs.Elf_Ehdr
 
 
 def _raw_e_type(head: bytes, little: bool) -> int:
@@ -266,10 +279,37 @@ def note_build_id(data: bytes, endian: str = "<") -> str | None:
     return None
 
 
+#: parsed headers by file identity (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns):
+#: finding a DSO's files and loading its symbols open the same file two or three times
+_HEADERS: OrderedDict[tuple[int, ...], tuple[Any, ...]] = OrderedDict()
+_HEADERS_MAX = 1024
+_HEADERS_LOCK = threading.Lock()
+
+
+def _identity(fd: int) -> tuple[int, ...] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 def open_elf(path: str, max_size: int = DEFAULT_MAX_FILE) -> ElfImage:
-    """Open and parse the headers of the ELF file at ``path`` (close it, or use ``with``)."""
+    """Open and parse the headers of the ELF file at ``path`` (close it, or use ``with``).
+    The headers of a file opened before, unchanged since, are not read again."""
     fd, size = open_regular(path, max_size)
     img = ElfImage(path, fd, size)
+    key = _identity(fd)
+    known = None
+    if key is not None:
+        with _HEADERS_LOCK:
+            known = _HEADERS.get(key)
+            if known is not None:
+                _HEADERS.move_to_end(key)
+    if known is not None:
+        (img.elfclass, img.little, img.elf_type, img.machine, sections, loads) = known
+        img.sections, img.loads = list(sections), list(loads)
+        return img
     try:
         img._parse()
     except SymbolFileError:
@@ -282,4 +322,10 @@ def open_elf(path: str, max_size: int = DEFAULT_MAX_FILE) -> ElfImage:
         img.close()
         text = " ".join(str(e).split())[:200] or type(e).__name__
         raise SymbolFileError(path, f"bad ELF file: {text}") from None
+    if key is not None:
+        with _HEADERS_LOCK:
+            _HEADERS[key] = (img.elfclass, img.little, img.elf_type, img.machine,
+                             tuple(img.sections), tuple(img.loads))
+            while len(_HEADERS) > _HEADERS_MAX:
+                _HEADERS.popitem(last=False)
     return img

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from perftui.symbols.demangle import demangle, demangle_many
+from perftui.symbols.demangle import MANGLED_PREFIXES, demangle
 from perftui.symbols.elfimage import (
     DEFAULT_MAX_FILE,
     SHF_ALLOC,
@@ -60,6 +60,7 @@ from perftui.symbols.table import (
     KIND_OBJECT,
     KIND_PLT,
     STB_GLOBAL,
+    LazyNames,
     PerfSymbolBuilder,
     StrtabNames,
     SymbolTable,
@@ -264,6 +265,7 @@ def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
     if not kernel:
         values = _adjust(runtime, values, np.asarray(deltas, dtype=_U64))
         builder.demangle = demangle  # lazily, per name shown (see LazyNames)
+        builder.mangled_prefixes = MANGLED_PREFIXES
     kinds = np.where(is_func[rows], KIND_FUNC,
                      np.where(is_obj[rows], KIND_OBJECT, KIND_LABEL)).astype(np.uint8)
     sizes = syms["size"][rows].astype(_U64)
@@ -279,6 +281,10 @@ def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
         broken.added = len(rows)
         raise broken
     return len(rows), ref_reloc
+
+
+def _plt_name(raw: str) -> str:
+    return f"{demangle(raw)}@plt"
 
 
 def _plt_sizes(img: ElfImage, plt: Section) -> tuple[int, int]:
@@ -328,10 +334,10 @@ def _synthesize_plt(builder: PerfSymbolBuilder, runtime: ElfImage) -> int:
     info = np.ndarray((n,), dtype=ent, buffer=data, offset=0, strides=(stride,))["info"]
     idx = sym_index(info)
     header, entry = _plt_sizes(runtime, plt)
-    names: list[str] = []
-    for i in idx.tolist():
-        names.append(cstr(strtab, int(syms["name"][i])) if 0 <= i < len(syms) else "")
-    names = [f"{d}@plt" for d in demangle_many(names)]
+    inside = (idx >= 0) & (idx < len(syms))
+    offsets = np.where(inside, syms["name"][np.where(inside, idx, 0)].astype(np.int64), -1)
+    # "name@plt", demangled when shown (a library has 10^3-10^4 of them)
+    names = LazyNames(StrtabNames(strtab, offsets), _plt_name)
     starts = (np.uint64(plt.offset + header) + np.arange(n, dtype=_U64) * _U64(entry))
     builder.add(starts, np.full(n, entry, dtype=_U64), np.full(n, STB_GLOBAL, dtype=np.uint8),
                 np.full(n, KIND_PLT, dtype=np.uint8), names)

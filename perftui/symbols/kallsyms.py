@@ -9,14 +9,17 @@ one symbol is kept per address (``choose_best_symbol``); x86's
 ``__entry_SYSCALL_64_trampoline`` is dropped (``maps__split_kallsyms``).  Module symbols
 (``\\t[name]`` after the name) are kept apart, per module, with absolute addresses.
 
+The lines are split into fields by :mod:`.kallsymscan` (numpy over the whole text); the
+tables' names stay slices of the text until one is shown (10^5 names, a few hundred shown).
+
 Where the text comes from is the caller's choice: :func:`load_kallsyms` reads a file
 (``--kallsyms FILE``, the build-id cache copy :func:`cached_kallsyms_path`, or
 ``/proc/kallsyms`` when :func:`running_kernel_matches` says the recording was made on the
 running kernel).  A file whose addresses are all zero (``kptr_restrict``) is an error with
 a clear message.
 
-Public API: :func:`parse_kallsyms` ``(text, source) -> Kallsyms``; :func:`load_kallsyms`
-``(path, max_size) -> Kallsyms``; :class:`Kallsyms` (``kernel``: a
+Public API: :func:`parse_kallsyms` ``(text: str | bytes, source) -> Kallsyms``;
+:func:`load_kallsyms` ``(path, max_size) -> Kallsyms``; :class:`Kallsyms` (``kernel``: a
 :class:`~perftui.symbols.table.SymbolTable` in address space; ``modules``: name ->
 SymbolTable; ``address_of(name)``; ``relocation(text_address)``; ``skipped`` lines);
 :func:`cached_kallsyms_path` ``(build_id, debug_dir=None) -> str | None``;
@@ -28,13 +31,17 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 import numpy as np
 
+from perftui.symbols.byteslices import SliceNames
 from perftui.symbols.elfimage import note_build_id
+from perftui.symbols.kallsymscan import KallsymsLines, scan_kallsyms
 from perftui.symbols.modlocate import default_debug_dir, same_build_id
-from perftui.symbols.safefile import SymbolFileError, read_text
+from perftui.symbols.safefile import SymbolFileError, read_bytes
 from perftui.symbols.table import (
     KIND_FUNC,
     KIND_OBJECT,
@@ -57,15 +64,8 @@ __all__ = [
 
 #: Largest kallsyms text read (a distribution kernel with modules is 10-20 MiB).
 DEFAULT_MAX_KALLSYMS = 128 << 20
-#: perf's KSYM_NAME_LEN (6.1): longer names are cut there.
-KSYM_NAME_LEN = 512
 _ENTRY_TRAMPOLINE = "__entry_SYSCALL_64_trampoline"
-_LINE = re.compile(r"([0-9a-fA-F]+) (\S) ([^\n]*)")
 _HEX = re.compile(r"[0-9a-f]{2,128}")
-#: _LINE at every line start, where lines end at "\n" only
-_LINES = re.compile(r"^([0-9a-fA-F]+) (\S) ([^\n]*)", re.M)
-#: the line boundaries of str.splitlines besides "\n"
-_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 @dataclass
@@ -101,115 +101,119 @@ class Kallsyms:
         return 0 if here is None else here - text_address
 
 
-def _binding(t: str) -> int:
-    if t == "W":
-        return STB_WEAK
-    return STB_GLOBAL if t.isupper() else STB_LOCAL
+_TYPES_KEPT = np.zeros(256, dtype=bool)
+_TYPES_KEPT[list(b"TWDBtwdb")] = True
+_FUNC_TYPES = np.zeros(256, dtype=bool)
+_FUNC_TYPES[list(b"TtWw")] = True
+_GLOBAL_TYPES = np.zeros(256, dtype=bool)
+_GLOBAL_TYPES[list(b"TDB")] = True
 
 
-def _fields(text: str) -> tuple[list[tuple[str, str, str]], int]:
-    """``(address, type, rest)`` of each line of ``text`` that parses, in order, and how
-    many non-blank lines do not."""
-    if _OTHER_BREAKS.search(text) is None:  # lines end at "\n" only: one pass of the regex
-        found: list[tuple[str, str, str]] = _LINES.findall(text)
-        return found, sum(1 for line in text.split("\n") if line.strip()) - len(found)
-    found, skipped = [], 0
-    for line in text.splitlines():
-        m = _LINE.match(line)
-        if m is None:
-            skipped += bool(line.strip())
-        else:
-            found.append((m.group(1), m.group(2), m.group(3)))
-    return found, skipped
+class _FullNames(Sequence[str]):
+    """``name\\t[module]`` per symbol, made on access: perf keeps the module suffix in the
+    name until the maps are split, and the tie-breaks of ``choose_best_symbol`` (name
+    length) see it; only symbols sharing an address are asked for."""
+
+    def __init__(self, names: Sequence[str], module: np.ndarray, modules: list[str]) -> None:
+        self._names, self._module, self._modules = names, module, modules
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __getitem__(self, i: int) -> str:  # type: ignore[override]
+        m = int(self._module[i])
+        return self._names[i] if m < 0 else f"{self._names[i]}\t[{self._modules[m]}]"
 
 
-def parse_kallsyms(text: str, source: str = "kallsyms") -> Kallsyms:
-    """Parse kallsyms text with perf 6.1's rules (see the module docstring)."""
-    starts: list[int] = []
-    types: list[str] = []
-    names: list[str] = []
-    mods: list[str | None] = []
-    skipped = filtered = 0
-    any_nonzero = False
+def _raw_symbols(lines: KallsymsLines, kept: np.ndarray) -> dict[str, int]:
+    """The first function-type address of ``_text`` and ``_stext`` without a module."""
     raw: dict[str, int] = {}
-    found, skipped = _fields(text)
-    for hexa, t, whole in found:
-        if len(hexa) > 16:
-            skipped += 1
-            continue
-        addr = int(hexa, 16)
-        any_nonzero |= addr != 0
-        if t.upper() not in "TWDB":
-            filtered += 1
-            continue
-        rest = whole[:KSYM_NAME_LEN]
-        name, tab, mod = rest.partition("\t")
-        if name in ("_text", "_stext") and t in "TtWw" and not tab:
-            raw.setdefault(name, addr)
-        if name.startswith("$"):
-            continue
-        module = None
-        if tab and mod.startswith("[") and "]" in mod:
-            module = mod[1:mod.index("]")]
-        starts.append(addr)
-        types.append(t)
-        names.append(name)
-        mods.append(module)
-    if names and not any_nonzero:
+    cand = np.flatnonzero(kept & _FUNC_TYPES[lines.types] & ~lines.tabbed
+                          & ((lines.name_len == 5) | (lines.name_len == 6)))
+    for i in cand.tolist():
+        name = lines.names[i]
+        if name in ("_text", "_stext") and name not in raw:
+            raw[name] = int(lines.addrs[i])
+    return raw
+
+
+def parse_kallsyms(text: str | bytes, source: str = "kallsyms") -> Kallsyms:
+    """Parse kallsyms text with perf 6.1's rules (see the module docstring); ``bytes``
+    are decoded as UTF-8, undecodable bytes replaced."""
+    lines = scan_kallsyms(text)
+    kept = _TYPES_KEPT[lines.types]
+    filtered = int(np.count_nonzero(~kept))
+    raw = _raw_symbols(lines, kept)
+    use = np.flatnonzero(kept & (lines.first != ord("$")))
+    if len(use) and not lines.addrs.any():
         raise SymbolFileError(source, "every address is 0: the kernel hid them "
                               "(kptr_restrict); read it as root or with "
                               "/proc/sys/kernel/kptr_restrict set to 0")
-    if not names:
+    if not len(use):
         raise SymbolFileError(source, "no kernel symbols in it (not kallsyms text?)")
+    names = _pick(lines.names, use)
+    module = lines.module[use]
+    types = lines.types[use]
+    in_module = module >= 0
     b = PerfSymbolBuilder()
-    arr = np.array(starts, dtype=np.uint64)
-    in_module = np.array([m is not None for m in mods], dtype=bool)
-    kinds = np.array([KIND_FUNC if t in "tTwW" else KIND_OBJECT for t in types], dtype=np.uint8)
-    bind = np.array([_binding(t) for t in types], dtype=np.uint8)
-    # perf keeps "name\t[module]" as the name until the maps are split: the tie-breaks of
-    # choose_best_symbol (name length) see the module suffix.
-    full = [n if m is None else f"{n}\t[{m}]" for n, m in zip(names, mods, strict=True)]
-    b.add(arr, np.zeros(len(arr), dtype=np.uint64), bind, kinds, full, in_module)
+    kinds = np.where(_FUNC_TYPES[types], KIND_FUNC, KIND_OBJECT).astype(np.uint8)
+    bind = np.where(types == ord("W"), STB_WEAK,
+                    np.where(_GLOBAL_TYPES[types], STB_GLOBAL, STB_LOCAL)).astype(np.uint8)
+    b.add(lines.addrs[use], np.zeros(len(use), dtype=np.uint64), bind, kinds,
+          _FullNames(names, module, lines.modules), in_module)
     b.fixup_end(is_kallsyms=True)
     b.fixup_duplicate()
-    table = b.table("address")
-    # the table's rows are the builder's live symbols in its order: their names read from
-    # the lists here, not through the table's lazy name layers (a second per symbol)
-    order = b.live_order().tolist()
-    core_rows: list[int] = []
-    core_names: list[str] = []
-    per_mod: dict[str, tuple[list[int], list[str]]] = {}
-    for i, k in enumerate(order):
-        m = mods[k]
-        if m is not None:
-            rows_names = per_mod.get(m)
-            if rows_names is None:
-                rows_names = per_mod[m] = ([], [])
-            rows_names[0].append(i)
-            rows_names[1].append(names[k])
-        elif names[k] != _ENTRY_TRAMPOLINE:
-            core_rows.append(i)
-            core_names.append(names[k])
+    order, starts, ends, kinds = b.live_arrays()
+    # the table's rows are the builder's live symbols in its order
+    mod_of = module[order]
+    core = np.flatnonzero(mod_of < 0)
+    core = core[~_equal_to(names, _ENTRY_TRAMPOLINE)[order[core]]]
 
-    def sub(rows_names: tuple[list[int], list[str]]) -> SymbolTable:
-        r = np.array(rows_names[0], dtype=np.int64)
-        return SymbolTable(table.starts[r], table.ends[r], rows_names[1], table.kinds[r],
+    def sub(rows: np.ndarray) -> SymbolTable:
+        return SymbolTable(starts[rows], ends[rows], _pick(names, order[rows]), kinds[rows],
                            "address")
 
-    return Kallsyms(source, sub((core_rows, core_names)),
-                    {m: sub(rn) for m, rn in per_mod.items()}, skipped, filtered, raw)
+    per_mod: dict[str, SymbolTable] = {}
+    mod_rows = np.flatnonzero(mod_of >= 0)
+    if len(mod_rows):
+        codes = mod_of[mod_rows]
+        by_code = mod_rows[np.argsort(codes, kind="stable")]
+        uniq, first_row, counts = np.unique(codes, return_index=True, return_counts=True)
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        # in the order each module is first met in the table, as before
+        for j in np.argsort(first_row, kind="stable").tolist():
+            per_mod[lines.modules[int(uniq[j])]] = sub(by_code[bounds[j]:bounds[j + 1]])
+    return Kallsyms(source, sub(core), per_mod, lines.skipped, filtered, raw)
+
+
+def _equal_to(names: Sequence[str], value: str) -> np.ndarray:
+    """Which of ``names`` are ``value`` (a bool per name)."""
+    if isinstance(names, SliceNames):
+        return names.equal_to(value)
+    return np.array([n == value for n in names], dtype=bool)
+
+
+def _pick(names: Sequence[str], rows: np.ndarray) -> Sequence[str]:
+    """``[names[i] for i in rows]`` (lazy names stay lazy)."""
+    if isinstance(names, SliceNames):
+        return names.take(rows)
+    if len(rows) == 0:
+        return []
+    if len(rows) == 1:
+        return [names[int(rows[0])]]
+    return list(itemgetter(*rows.tolist())(names))
 
 
 def load_kallsyms(path: str, max_size: int = DEFAULT_MAX_KALLSYMS) -> Kallsyms:
     """Read and parse a kallsyms file (a regular file, or ``/proc/kallsyms``)."""
     if os.path.realpath(path) == "/proc/kallsyms":
-        text = _read_proc(path, max_size)
+        data = _read_proc(path, max_size)
     else:
-        text = read_text(path, max_size)
-    return parse_kallsyms(text, path)
+        data = read_bytes(path, max_size)
+    return parse_kallsyms(data, path)
 
 
-def _read_proc(path: str, max_size: int) -> str:
+def _read_proc(path: str, max_size: int) -> bytes:
     """/proc files report size 0: read them in chunks up to the cap."""
     try:
         with open(path, "rb") as f:
@@ -218,7 +222,7 @@ def _read_proc(path: str, max_size: int) -> str:
         raise SymbolFileError(path, f"cannot read: {e.strerror or e}") from None
     if len(data) > max_size:
         raise SymbolFileError(path, f"over the {max_size >> 20} MiB cap")
-    return data.decode("utf-8", "replace")
+    return data
 
 
 def cached_kallsyms_path(build_id: str, debug_dir: str | None = None) -> str | None:

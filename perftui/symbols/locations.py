@@ -15,6 +15,12 @@ import numpy as np
 from .dsonames import perf_map_pid
 
 UNKNOWN_DSO = "[unknown]"
+_LAST = (1 << 64) - 1
+
+
+def _unresolved_key(name: str | None, start: int, end: int) -> bool:
+    """Whether a location is an unresolved address (kept in the per-dso arrays)."""
+    return name is None and end == start + 1 and 0 <= start <= _LAST
 
 
 @dataclass
@@ -54,10 +60,13 @@ class Locations:
     start: list[int] = field(default_factory=list)  # symbol start, or the address
     end: list[int] = field(default_factory=list)  # symbol end (exclusive), or address + 1
     section: list[str | None] = field(default_factory=list)  # module section, if known
-    #: (dso, name, start, end) -> id; None: made from the lists when first needed (a table
-    #: restored from the cache, which only a resolver made later adds to)
+    #: (dso, name, start, end) -> id of the named locations; None: made from the lists
+    #: when first needed (a table restored from the cache, which only a resolver made
+    #: later adds to)
     _ids: dict[tuple[int, str | None, int, int], int] | None = field(default_factory=dict)
-    #: per dso: (sorted unresolved addresses, their ids), for :meth:`unresolved_ids`
+    #: per dso: (sorted unresolved addresses, their ids): every location without a name
+    #: covering one address, kept here rather than in ``_ids`` (10^5 of them, added in
+    #: blocks: no Python work per address)
     _unres: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     def dso_id(self, name: str, kernel: bool = False, module: str | None = None) -> int:
@@ -71,13 +80,32 @@ class Locations:
 
     def _id_map(self) -> dict[tuple[int, str | None, int, int], int]:
         if self._ids is None:
-            self._ids = {k: i for i, k in enumerate(
-                zip(self.dso, self.name, self.start, self.end, strict=True))}
+            ids: dict[tuple[int, str | None, int, int], int] = {}
+            unres: dict[int, tuple[list[int], list[int]]] = {}
+            for i, k in enumerate(zip(self.dso, self.name, self.start, self.end, strict=True)):
+                if _unresolved_key(k[1], k[2], k[3]):
+                    a, b = unres.setdefault(k[0], ([], []))
+                    a.append(k[2])
+                    b.append(i)
+                else:
+                    ids[k] = i
+            self._unres = {}
+            for d, (a, b) in unres.items():
+                addrs = np.array(a, dtype=np.uint64)
+                # the last of repeated entries wins, as in a dict made from the lists
+                order = np.lexsort((np.arange(len(addrs)), addrs))
+                addrs, got = addrs[order], np.array(b, dtype=np.int32)[order]
+                last = np.r_[addrs[1:] != addrs[:-1], True]
+                self._unres[d] = (addrs[last], got[last])
+            self._ids = ids
         return self._ids
 
     def add(self, dso: int, name: str | None, start: int, end: int,
             section: str | None = None) -> int:
         """The id of a location, added on first use (same dso, name and range: same id)."""
+        if _unresolved_key(name, start, end):
+            return int(self.unresolved_ids(dso, np.array([start], dtype=np.uint64),
+                                           section)[0])
         key = (dso, name, start, end)
         ids = self._id_map()
         i = ids.get(key)
@@ -93,30 +121,18 @@ class Locations:
     def add_unresolved(self, dso: int, addrs: list[int], section: str | None = None
                        ) -> list[int]:
         """Ids of unresolved addresses of one dso, the new ones added in one go."""
-        ids = self._id_map()
-        out = []
-        new: list[int] = []
-        for a in addrs:
-            i = ids.get((dso, None, a, a + 1))
-            if i is None:
-                i = ids[(dso, None, a, a + 1)] = len(self.dso) + len(new)
-                new.append(a)
-            out.append(i)
-        if new:
-            n = len(new)
-            self.dso.extend([dso] * n)
-            self.name.extend([None] * n)
-            self.start.extend(new)
-            self.end.extend([a + 1 for a in new])
-            self.section.extend([section] * n)
-        return out
+        ids: list[int] = self.unresolved_ids(dso, np.array(addrs, dtype=np.uint64),
+                                             section).tolist()
+        return ids
 
     def unresolved_ids(self, dso: int, addrs: np.ndarray, section: str | None = None
                        ) -> np.ndarray:
-        """:meth:`add_unresolved` for an array of addresses (u64, repeats welcome): the
-        addresses met before are found in a sorted per-dso array, so only new ones cost
-        Python work (callchains repeat the same unresolved addresses block after block)."""
+        """The ids of the locations of unresolved addresses of one dso (u64, repeats
+        welcome), the new ones added in address order: those met before are found in a
+        sorted per-dso array, the new ones appended in one go (callchains repeat the same
+        unresolved addresses block after block)."""
         addrs = np.asarray(addrs, dtype=np.uint64)
+        self._id_map()
         known, ids = self._unres.get(dso, (np.zeros(0, np.uint64), np.zeros(0, np.int32)))
         out = np.empty(len(addrs), dtype=np.int32)
         if len(known):
@@ -128,8 +144,18 @@ class Locations:
         if not hit.all():
             miss = np.flatnonzero(~hit)
             new = np.unique(addrs[miss])
-            new_ids = np.asarray(self.add_unresolved(dso, new.tolist(), section),
-                                 dtype=np.int32)
+            n = len(new)
+            new_ids = np.arange(len(self.dso), len(self.dso) + n, dtype=np.int32)
+            starts = new.tolist()
+            with np.errstate(over="ignore"):
+                ends = (new + np.uint64(1)).tolist()
+            if starts[-1] == _LAST:  # its end is 2**64, past what a u64 holds
+                ends[-1] = _LAST + 1
+            self.dso.extend([dso] * n)
+            self.name.extend([None] * n)
+            self.start.extend(starts)
+            self.end.extend(ends)
+            self.section.extend([section] * n)
             out[miss] = new_ids[np.searchsorted(new, addrs[miss])]
             merged = np.concatenate([known, new])
             order = np.argsort(merged, kind="stable")

@@ -11,7 +11,7 @@ Public API:
 - :func:`open_regular` ``(path, max_size) -> (fd, size)``: an fd the caller closes.
 - :func:`read_at` ``(fd, path, offset, size, what) -> bytes``: exactly ``size`` bytes.
 - :func:`read_text` ``(path, max_size) -> str``: a whole small text file (UTF-8, errors
-  replaced).
+  replaced); :func:`read_bytes` ``(path, max_size) -> bytes``: its bytes.
 - :func:`is_regular_file` ``(path) -> bool``.
 """
 
@@ -25,7 +25,8 @@ from perftui.symbols.decompress import open_regular as open_capped
 from perftui.symbols.errors import FileError
 from perftui.textsafe import safe
 
-__all__ = ["SymbolFileError", "is_regular_file", "open_regular", "read_at", "read_text"]
+__all__ = ["SymbolFileError", "is_regular_file", "open_regular", "read_at", "read_bytes",
+           "read_text"]
 
 
 class SymbolFileError(FileError):
@@ -74,6 +75,11 @@ def read_at(fd: int, path: str, offset: int, size: int, what: str) -> bytes:
 
 def read_text(path: str, max_size: int) -> str:
     """The whole text of a small regular file (UTF-8, undecodable bytes replaced)."""
+    return read_bytes(path, max_size).decode("utf-8", "replace")
+
+
+def read_bytes(path: str, max_size: int) -> bytes:
+    """The whole content of a small regular file."""
     fd, size = open_regular(path, max_size)
     try:
         data = read_at(fd, path, 0, size, "file")
@@ -84,4 +90,4 @@ def read_text(path: str, max_size: int) -> str:
         os.close(fd)
     if extra and size >= max_size:
         raise SymbolFileError(path, f"file is over the {mib(max_size)} cap")
-    return data.decode("utf-8", "replace")
+    return data

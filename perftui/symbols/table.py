@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .byteslices import SliceNames, slices_text
 from .lookup import as_u64, nearest_start
 
 __all__ = [
@@ -78,6 +79,22 @@ class NamePool(Sequence[str]):
         k = bisect_right(self._bases, i) - 1
         return self._parts[k][i - self._bases[k]]
 
+    def take(self, ids: np.ndarray) -> list[str]:
+        """``[self[i] for i in ids]`` for sorted ``ids``, a string table's in one decode."""
+        ids = np.asarray(ids, dtype=np.int64)
+        bases = np.asarray(self._bases, dtype=np.int64)
+        cuts = np.searchsorted(ids, bases)
+        out: list[str] = []
+        for k, part in enumerate(self._parts):
+            rows = ids[cuts[k]:cuts[k + 1] if k + 1 < len(cuts) else len(ids)] - bases[k]
+            if not len(rows):
+                continue
+            if isinstance(part, StrtabNames) and len(rows) >= _MANY_NAMES:
+                out += part.take(rows)
+            else:
+                out += [part[i] for i in rows.tolist()]
+        return out
+
 
 class StrtabNames(Sequence[str]):
     """Names in an ELF string table, decoded on access (a big library has 10^5 of them)."""
@@ -85,6 +102,7 @@ class StrtabNames(Sequence[str]):
     def __init__(self, strtab: bytes, offsets: np.ndarray) -> None:
         self._strtab = strtab
         self._offsets = offsets
+        self._nuls: np.ndarray | None = None  # where the table's strings end, once needed
 
     def __len__(self) -> int:
         return len(self._offsets)
@@ -98,18 +116,30 @@ class StrtabNames(Sequence[str]):
         raw = table[off:] if end < 0 else table[off:end]
         return raw.decode("utf-8", "surrogateescape")
 
+    def take(self, rows: np.ndarray) -> list[str]:
+        """``[self[i] for i in rows]``, in one decode."""
+        buf = np.frombuffer(self._strtab, dtype=np.uint8)
+        off = np.asarray(self._offsets, dtype=np.int64)[rows]
+        inside = (off >= 0) & (off < len(buf))
+        starts = np.where(inside, off, 0)
+        if self._nuls is None:
+            self._nuls = np.append(np.flatnonzero(buf == 0), len(buf))
+        nuls = self._nuls
+        ends = nuls[np.searchsorted(nuls[:-1], starts)]  # the table's end: no NUL follows
+        return slices_text(buf, starts, np.where(inside, ends, starts), sep=0)
+
 
 class _Picked(Sequence[str]):
     """``names[order[i]]`` without materialising the names."""
 
-    def __init__(self, names: Sequence[str], order: list[int]) -> None:
+    def __init__(self, names: Sequence[str], order: np.ndarray) -> None:
         self._names, self._order = names, order
 
     def __len__(self) -> int:
         return len(self._order)
 
     def __getitem__(self, i: int) -> str:  # type: ignore[override]
-        return self._names[self._order[i]]
+        return self._names[int(self._order[i])]
 
 
 class LazyNames(Sequence[str]):
@@ -136,13 +166,17 @@ class LazyNames(Sequence[str]):
 
     def reorder(self, order: np.ndarray) -> LazyNames:
         """The same names in another order (still lazy)."""
-        return LazyNames(_Picked(self._raw, order.tolist()), self._convert)
+        return LazyNames(_Picked(self._raw, np.asarray(order, dtype=np.int64)), self._convert)
 
     def index(self, value: object, start: int = 0, stop: int = 2**63) -> int:
         for i in range(max(start, 0), min(stop, len(self._raw))):
             if self[i] == value:
                 return i
         raise ValueError(f"{value!r} is not in the names")
+
+
+#: name sequences a table keeps as they are (made on access)
+_LAZY = (LazyNames, SliceNames)
 
 
 class SymbolTable:
@@ -169,12 +203,12 @@ class SymbolTable:
             tree = None  # rows reordered: the tree's rows would not match
             order = np.argsort(starts, kind="stable")
             starts, ends, kinds = starts[order], ends[order], kinds[order]
-            names = names.reorder(order) if isinstance(names, LazyNames) else \
+            names = names.reorder(order) if isinstance(names, _LAZY) else \
                 [names[i] for i in order]
         self.starts: np.ndarray = starts
         self.ends: np.ndarray = ends
-        # a LazyNames stays lazy: demangling every name of a big library costs seconds
-        self.names: Sequence[str] = names if isinstance(names, LazyNames) else list(names)
+        # lazy names stay lazy: demangling every name of a big library costs seconds
+        self.names: Sequence[str] = names if isinstance(names, _LAZY) else list(names)
         self.kinds: np.ndarray = kinds
         self.space = space
         self._tree_source = tree
@@ -275,6 +309,95 @@ class SymbolTable:
         return self.names[i], addr - int(self.starts[i])
 
 
+#: pairs that names decide from which numpy beats one pair at a time
+_MANY_PAIRS = 48
+#: names from which one decode of them all beats one decode each
+_MANY_NAMES = 48
+
+
+class _NoNameKeys(Exception):
+    """Names :func:`_name_keys` cannot handle (a NUL inside, or not encodable)."""
+
+
+_SYS_PREFIXES = (b"SyS", b"compat_SyS")
+
+
+def _name_keys(names: list[str], prefixes: tuple[str, ...]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per name: leading underscores, length in UTF-8 bytes (perf's strlen), whether it
+    starts with ``SyS`` or ``compat_SyS``, and whether with one of ``prefixes`` (ASCII),
+    from one encode of all the names."""
+    try:
+        buf = np.frombuffer("\0".join(names).encode("utf-8", "surrogateescape"),
+                            dtype=np.uint8)
+    except UnicodeEncodeError:
+        raise _NoNameKeys from None
+    nuls = np.flatnonzero(buf == 0)
+    if len(nuls) != len(names) - 1:
+        raise _NoNameKeys
+    starts = np.concatenate([[0], nuls + 1]).astype(np.int64)
+    ends = np.append(nuls, len(buf)).astype(np.int64)
+    other = np.flatnonzero(buf != ord("_"))
+    first_other = np.append(other, len(buf))[np.searchsorted(other, starts)]
+    under = np.minimum(first_other, ends) - starts
+    padded = np.concatenate([buf, np.zeros(16, dtype=np.uint8)])
+
+    def starting(with_: tuple[bytes, ...]) -> np.ndarray:
+        out = np.zeros(len(names), dtype=bool)
+        for prefix in with_:
+            p = np.frombuffer(prefix, dtype=np.uint8)
+            fits = ends - starts >= len(p)
+            out |= fits & (padded[starts[:, None] + np.arange(len(p))] == p).all(axis=1)
+        return out
+
+    return (under, ends - starts, starting(_SYS_PREFIXES),
+            starting(tuple(p.encode("ascii") for p in prefixes)))
+
+
+class _NameKeys:
+    """What the name rules of ``choose_best_symbol`` compare, per symbol id, made once per
+    id when a pair first needs it (a name decoded and demangled once, not per pair)."""
+
+    def __init__(self, names: NamePool, demangle: Callable[[str], str] | None,
+                 mangled: tuple[str, ...]) -> None:
+        n = len(names)
+        self.names, self.demangle, self.mangled = names, demangle, mangled
+        self.known = np.zeros(n, dtype=bool)
+        self.raw = np.empty(n, dtype=object)
+        self.under = np.zeros(n, dtype=np.int64)  # of the name shown (demangled)
+        self.size = np.zeros(n, dtype=np.int64)
+        self.sys = np.zeros(n, dtype=bool)
+        self.raw_sys = np.zeros(n, dtype=bool)  # of the name as it is
+
+    def _fill(self, ids: np.ndarray) -> None:
+        raw = self.names.take(ids)
+        self.raw[ids] = raw
+        under, size, sys_, mangled = _name_keys(raw, self.mangled)
+        self.raw_sys[ids] = sys_
+        if self.demangle is not None:  # the names the demangler may change
+            todo = np.flatnonzero(mangled) if self.mangled else np.arange(len(ids))
+            if len(todo):
+                shown = [self.demangle(raw[i]) for i in todo.tolist()]
+                under[todo], size[todo], sys_[todo], _m = _name_keys(shown, ())
+        self.under[ids], self.size[ids], self.sys[ids] = under, size, sys_
+        self.known[ids] = True
+
+    def choose_a(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """perf's choice between pairs of ids that tie on size and binding: fewer leading
+        underscores, then the longer name (UTF-8 bytes), then not ``SyS``; on the demangled
+        names unless both names are the same (then only ``SyS`` decides, as they are)."""
+        ids = np.unique(np.concatenate([a, b]))
+        ids = ids[~self.known[ids]]
+        if len(ids):
+            self._fill(ids)
+        same = np.asarray(self.raw[a] == self.raw[b], dtype=bool)
+        ua, ub, ka, kb = self.under[a], self.under[b], self.size[a], self.size[b]
+        out: np.ndarray = np.where(ub != ua, ub > ua,
+                                   np.where(ka != kb, ka > kb, ~self.sys[a]))
+        out[same] = ~self.raw_sys[a[same]]
+        return out
+
+
 def _same_name(name: str) -> str:
     return name
 
@@ -302,8 +425,12 @@ class PerfSymbolBuilder:
         self.alive = np.zeros(0, dtype=bool)
         self.names = NamePool()
         self.ops: list[tuple[Any, ...]] = []
+        self._live_order: np.ndarray | None = None  # _order(), kept until symbols change
         #: turns a raw name into the shown one (C++/Rust demangling), applied lazily
         self.demangle: Callable[[str], str] | None = None
+        #: ``demangle`` returns names that start with none of these as they are (when
+        #: empty, any name may change)
+        self.mangled_prefixes: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return int(self.alive.sum())
@@ -332,6 +459,7 @@ class PerfSymbolBuilder:
         self.names.extend(names)
         self.alive = np.concatenate([self.alive, np.ones(n, dtype=bool)])
         self.ops.append(("ins", first, first + n))
+        self._live_order = None
 
     def _flatten(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(starts, ends, bindings, kinds, in_module) of every symbol ever added, by id."""
@@ -352,11 +480,19 @@ class PerfSymbolBuilder:
         insertion)."""
         return self._order()
 
+    def live_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(ids, starts, ends, kinds)`` of the live symbols in :meth:`table`'s order."""
+        starts, ends, _b, kinds, _m = self._flatten()
+        order = self._order()
+        return order, starts[order], ends[order], kinds[order]
+
     def _order(self) -> np.ndarray:
         """Ids of the live symbols sorted by (start, id): perf's in-order walk."""
-        starts = self._flatten()[0]
-        live = np.flatnonzero(self.alive)
-        return live[np.argsort(starts[live], kind="stable")]
+        if self._live_order is None:
+            starts = self._flatten()[0]
+            live = np.flatnonzero(self.alive)
+            self._live_order = live[np.argsort(starts[live], kind="stable")]
+        return self._live_order
 
     def fixup_end(self, is_kallsyms: bool = False) -> None:
         """perf's ``symbols__fixup_end``: a zero-size symbol ends where the next one starts.
@@ -389,7 +525,11 @@ class PerfSymbolBuilder:
         ends[order] = new_end
 
     def fixup_duplicate(self) -> None:
-        """perf's ``symbols__fixup_duplicate``: one symbol per start, by ``choose_best_symbol``."""
+        """perf's ``symbols__fixup_duplicate``: one symbol per start, by ``choose_best_symbol``.
+
+        perf walks each run of equal starts keeping a best-so-far; here step ``j`` of every
+        run is taken at once, the pairs that size and binding decide in numpy, the rest
+        (names decide) one by one.  Erasures are logged in perf's order (run, then step)."""
         starts, ends, bind, _k, _m = self._flatten()
         order = self._order()
         if len(order) < 2:
@@ -398,22 +538,55 @@ class PerfSymbolBuilder:
         same = s[1:] == s[:-1]
         if not same.any():
             return
-        erased: list[int] = []
         run_starts = np.flatnonzero(np.r_[True, ~same])
-        run_ends = np.r_[run_starts[1:], len(order)]
-        for a, b in zip(run_starts.tolist(), run_ends.tolist(), strict=True):
-            if b - a < 2:
-                continue
-            best = int(order[a])
-            for j in range(a + 1, b):
-                other = int(order[j])
-                if self._choose_a(best, other, starts, ends, bind):
-                    erased.append(other)
-                else:
-                    erased.append(best)
-                    best = other
+        lengths = np.diff(np.r_[run_starts, len(order)])
+        multi = lengths >= 2
+        run_starts, lengths = run_starts[multi], lengths[multi]
+        best = order[run_starts].copy()
+        steps: list[tuple[np.ndarray, int, np.ndarray]] = []  # (runs, step, erased ids)
+        keys = _NameKeys(self.names, self.demangle, self.mangled_prefixes)
+        for j in range(1, int(lengths.max())):
+            runs = np.flatnonzero(lengths > j)
+            a, b = best[runs], order[run_starts[runs] + j]
+            keep_a = self._choose_a_many(a, b, starts, ends, bind, keys)
+            steps.append((runs, j, np.where(keep_a, b, a)))
+            best[runs] = np.where(keep_a, a, b)
+        run_of = np.concatenate([r for r, _j, _e in steps])
+        step_of = np.concatenate([np.full(len(r), j) for r, j, _e in steps])
+        erased_ids = np.concatenate([e for _r, _j, e in steps])
+        erased = erased_ids[np.lexsort((step_of, run_of))].tolist()
         self.alive[erased] = False
         self.ops.append(("del", erased))
+        order = self._order()
+        self._live_order = order[self.alive[order]]
+
+    def _choose_a_many(self, a: np.ndarray, b: np.ndarray, starts: np.ndarray,
+                       ends: np.ndarray, bind: np.ndarray, keys: _NameKeys) -> np.ndarray:
+        """:meth:`_choose_a` of pairs of ids: sizes and bindings in numpy, names (rare
+        ties) by :meth:`_choose_a`."""
+        with np.errstate(over="ignore"):
+            la = (ends[a] - starts[a]).view(np.int64)  # perf's signed lengths
+            lb = (ends[b] - starts[b]).view(np.int64)
+        ba, bb = bind[a], bind[b]
+        wa, wb = ba == STB_WEAK, bb == STB_WEAK
+        ga, gb = ba == STB_GLOBAL, bb == STB_GLOBAL
+        rules = [((lb == 0) & (la > 0), (la == 0) & (lb > 0)), (wb & ~wa, wa & ~wb),
+                 (ga & ~gb, gb & ~ga)]
+        out = np.zeros(len(a), dtype=bool)
+        open_ = np.ones(len(a), dtype=bool)
+        for pick_a, pick_b in rules:
+            out |= open_ & pick_a
+            open_ &= ~(pick_a | pick_b)
+        todo = np.flatnonzero(open_)
+        if len(todo) >= _MANY_PAIRS:
+            try:
+                out[todo] = keys.choose_a(a[todo], b[todo])
+                todo = todo[:0]
+            except _NoNameKeys:  # names numpy cannot split: one pair at a time
+                pass
+        for k in todo.tolist():  # a few pairs: cheaper one by one than in numpy
+            out[k] = self._choose_a(int(a[k]), int(b[k]), starts, ends, bind)
+        return out
 
     def _choose_a(self, a: int, b: int, starts: np.ndarray, ends: np.ndarray,
                   bind: np.ndarray) -> bool:
@@ -455,19 +628,18 @@ class PerfSymbolBuilder:
         starts, ends, _b, kinds, _m = self._flatten()
         order = self._order()
         ops = list(self.ops)
-        all_starts = starts.tolist()
 
         def tree() -> tuple[int, np.ndarray, np.ndarray]:
             from perftui.symbols.rbtree import replay
 
-            root, left, right = replay(all_starts, ops)
-            pos = np.full(len(all_starts) + 1, -1, dtype=np.int64)  # id -> table row
+            root, left, right = replay(starts.tolist(), ops)
+            pos = np.full(len(starts) + 1, -1, dtype=np.int64)  # id -> table row
             pos[order] = np.arange(len(order))
             return (int(pos[root]) if root >= 0 else -1,
                     pos[np.asarray(left, dtype=np.int64)[order]],
                     pos[np.asarray(right, dtype=np.int64)[order]])
 
-        shown: Sequence[str] = LazyNames(_Picked(self.names, order.tolist()),
+        shown: Sequence[str] = LazyNames(_Picked(self.names, order),
                                          self.demangle or _same_name)
         return SymbolTable(starts[order], ends[order], shown,
                            kinds[order], space, tree=tree)
