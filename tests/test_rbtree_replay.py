@@ -1,4 +1,4 @@
-"""The symbol tree's replay: its inlined inserts build the tree node-by-node inserts build
+"""The symbol tree's replay: its runs of inserts build the tree node-by-node inserts build
 (``lib/rbtree.c``'s insert, as transcribed one node at a time), and every tree is a valid
 red-black search tree (equal keys to the right, as ``__symbols__insert`` puts them)."""
 

@@ -31,6 +31,24 @@ def _grow(a: np.ndarray, need: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _merge(at: np.ndarray, ap: np.ndarray, a: int, a_end: int, bt: np.ndarray, bp: np.ndarray,
+           b: int, b_end: int, out_t: np.ndarray, out_p: np.ndarray, k: int) -> None:
+    """Merge the sorted runs ``at[a:a_end]`` and ``bt[b:b_end]`` (positions alongside) into
+    ``out_t``/``out_p`` from ``k``; on equal times the first run's record goes first (it was
+    read first)."""
+    while a < a_end or b < b_end:
+        if b >= b_end or (a < a_end and at[a] <= bt[b]):
+            out_t[k] = at[a]
+            out_p[k] = ap[a]
+            a += 1
+        else:
+            out_t[k] = bt[b]
+            out_p[k] = bp[b]
+            b += 1
+        k += 1
+
+
 @njit(cache=True, nogil=True)
 def _sort_runs(t: np.ndarray, p: np.ndarray, m: int) -> None:
     """Sort ``t[:m]`` (and ``p`` alongside) stably by merging its ascending runs pairwise: a
@@ -56,27 +74,7 @@ def _sort_runs(t: np.ndarray, p: np.ndarray, m: int) -> None:
                 nb.append(hi)
                 continue
             mid, hi = bounds[r + 1], bounds[r + 2]
-            a, b, k = lo, mid, lo
-            while a < mid and b < hi:
-                if t[b] < t[a]:  # ties: the left run (read first) goes first
-                    tmp_t[k] = t[b]
-                    tmp_p[k] = p[b]
-                    b += 1
-                else:
-                    tmp_t[k] = t[a]
-                    tmp_p[k] = p[a]
-                    a += 1
-                k += 1
-            while a < mid:
-                tmp_t[k] = t[a]
-                tmp_p[k] = p[a]
-                a += 1
-                k += 1
-            while b < hi:
-                tmp_t[k] = t[b]
-                tmp_p[k] = p[b]
-                b += 1
-                k += 1
+            _merge(t, p, lo, mid, t, p, mid, hi, tmp_t, tmp_p, lo)
             nb.append(hi)
         t[:m] = tmp_t
         p[:m] = tmp_p
@@ -129,17 +127,7 @@ def walk_seq(ts: np.ndarray, typ: np.ndarray, round_type: int, rows: np.ndarray,
             # merge: a waiting record was read before every new one, so it goes first on ties
             out_t = np.empty(n_pend + m, np.uint64)
             out_p = np.empty(n_pend + m, np.int64)
-            a = 0
-            b = 0
-            for k in range(n_pend + m):
-                if b >= m or (a < n_pend and pend_t[a] <= seg_t[b]):
-                    out_t[k] = pend_t[a]
-                    out_p[k] = pend_p[a]
-                    a += 1
-                else:
-                    out_t[k] = seg_t[b]
-                    out_p[k] = seg_p[b]
-                    b += 1
+            _merge(pend_t, pend_p, 0, n_pend, seg_t, seg_p, 0, m, out_t, out_p, 0)
             pend_t, pend_p = out_t, out_p
             n_pend += m
         if n_pend == 0:
