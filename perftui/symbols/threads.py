@@ -51,7 +51,6 @@ from typing import Any
 import numpy as np
 
 from ..perfdata import Feature, Recording, RecordType
-from ..perfdata.colstore import scratch
 from ..perfdata.constants import Misc
 from ..perfdata.recording import NO_SOURCE
 from .callchain import MARKER, chain_cpumodes, sample_callchains
@@ -84,7 +83,6 @@ _TASK_TYPES = (RecordType.COMM, RecordType.FORK, RecordType.EXIT, RecordType.MMA
                RecordType.HEADER_BUILD_ID)
 _KERNEL_MODES = (Misc.KERNEL, Misc.GUEST_KERNEL)
 _CHUNK = 1 << 22  # callchain entries looked up at a time
-_ROWS = 1 << 20  # rows per step of a blockwise pass over every row
 _EVENTS = 1 << 14  # task records decoded at a time during the replay
 _FORK_EXIT = (RecordType.FORK, RecordType.EXIT)
 
@@ -314,18 +312,6 @@ def _record_bytes(rec: Recording, rows: np.ndarray) -> Iterator[tuple[int, bytes
         yield i, bytes(buf[p:p + n])
 
 
-def _positions(order: np.ndarray) -> np.ndarray:
-    """Each row's position in ``order`` (int32 while the rows fit: it is kept per row, in
-    a mapped scratch file), made in blocks."""
-    n = len(order)
-    dt = np.int32 if n < 2**31 - 2 else np.int64
-    seq = scratch(dt, n)
-    for lo in range(0, n, _ROWS):
-        part = order[lo:lo + _ROWS]
-        seq[part] = np.arange(lo, lo + len(part), dtype=dt)
-    return seq
-
-
 def _latest(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Index of the last sorted ``keys`` entry <= each query (-1 when none)."""
     return np.searchsorted(keys, query, side="right") - 1
@@ -341,11 +327,10 @@ class ThreadModel:
     again when asked for (``fork_exit_times``: the FORK/EXIT trailer times to make them).
     """
 
-    def __init__(self, rec: Recording, order: np.ndarray, replay: _Replay,
-                 times: np.ndarray, seq: np.ndarray | None = None,
-                 fork_exit_times: dict[int, int] | None = None) -> None:
+    def __init__(self, rec: Recording, replay: _Replay, seq: np.ndarray,
+                 fork_exit_times: dict[int, int]) -> None:
         self.rec = rec
-        self.seq = seq if seq is not None else _positions(order)
+        self.seq = seq
         n = len(self.seq)
         self._fork_exit_times = fork_exit_times
         self.names = replay.names
@@ -358,10 +343,9 @@ class ThreadModel:
         self._comm_key, self._comm_name, self._comm_time = self._log(cl[:, 0], cl[:, 1],
                                                                      cl[:, 2], cl[:, 3])
         self._state_key, self._state_obj, _ = self._log(sl[:, 0], sl[:, 1], sl[:, 2])
-        # processing position -> ordering time seen so far (for time-only queries)
+        # processing position -> ordering time seen so far (for time-only queries): made
+        # when first asked for
         self._seq_time_kept: np.ndarray | None = None
-        if fork_exit_times is None:  # cannot be made again: made now
-            self._seq_time_kept = np.maximum.accumulate(times[order]) if n else times[:0]
 
     @property
     def order(self) -> np.ndarray:
@@ -423,8 +407,7 @@ class ThreadModel:
         rows = rows[np.argsort(seq[rows], kind="stable")]
         for lo in range(0, len(rows), _EVENTS):
             cls._replay_block(rec, reader, replay, seq, rows[lo:lo + _EVENTS])
-        none = np.zeros(0, np.int64)
-        return cls(rec, none, replay, none.astype(np.uint64), seq, fork_exit_times)
+        return cls(rec, replay, seq, fork_exit_times)
 
     @staticmethod
     def _replay_block(rec: Recording, reader: TaskRecordReader, replay: _Replay,
