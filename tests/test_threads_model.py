@@ -19,6 +19,7 @@ from threadplan import Expect, Plan, model_view, perf_view
 
 from perftui.perfdata import Feature, RecordType, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
+from perftui.symbols import maps
 from perftui.symbols.callchain import MARKER, chain_cpumodes, sample_callchains
 from perftui.symbols.dsonames import MapKind, kmod_name
 from perftui.symbols.maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
@@ -469,10 +470,14 @@ def brute_lookup(t: MapTable, obj: int, seq: int, addr: int) -> int:
     return best
 
 
+@pytest.mark.parametrize("mapped", [False, True])  # True: the columns in scratch files
 @pytest.mark.parametrize("n_obj", [3, 40, 70000])  # 70000 objects: fewer packed address bits
-def test_lookup_matches_a_plain_loop(n_obj: int) -> None:
+def test_lookup_matches_a_plain_loop(n_obj: int, mapped: bool,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The vectorised lookup (packed keys, ranked keys past the packed bits, the backward
     scan over dead and uncovering maps, overlaps) against a direct loop on random tables."""
+    if mapped:
+        monkeypatch.setattr(maps, "_MAPPED_ROWS", 1)
     rng = np.random.default_rng(n_obj)
     b = MapsBuilder()
     objs = [KERNEL_MAPS] + [b.new_object(k) for k in range(1, 6)]

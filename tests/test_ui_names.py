@@ -14,7 +14,6 @@ from uihelpers import sync
 from perftui.demo.generate import DemoPlan, write_demo
 from perftui.perfdata import RecordType
 from perftui.symbols.modnames import module_name
-from perftui.symbols.threads import ThreadModel
 from perftui.ui.widgets.records import RecordList
 
 pytestmark = pytest.mark.slow
@@ -39,8 +38,8 @@ def planned_symbols(plan: DemoPlan) -> Counter[tuple[str, str]]:
 async def test_every_sample_line_names_its_symbol(plan: DemoPlan) -> None:
     async with browse(plan.path) as (app, _pilot):
         m = app.model
-        # a first open: the one resolver named them (perf's thread model)
-        assert m.resolver is not None and isinstance(m.comms, ThreadModel)
+        # a first open: a resolver named them (perf's thread model), then went
+        assert m.names is not None and m.resolver is None
         got: Counter[tuple[str, str]] = Counter()
         sections: Counter[tuple[str, str, str]] = Counter()
         for row in m.sample_rows.tolist():

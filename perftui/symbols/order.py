@@ -52,11 +52,12 @@ def _positions_of(mask: np.ndarray, dtype: type) -> np.ndarray:
     return out
 
 
-def queue_times(rec: Recording, fork_exit_times: dict[int, int] | None = None) -> np.ndarray:
+def queue_times(rec: Recording, fork_exit_times: np.ndarray | None = None) -> np.ndarray:
     """perf's ordering time of every index row; 0 where perf delivers the record at once.
 
-    ``fork_exit_times`` gives the trailer time of FORK/EXIT rows when known (the index falls
-    back to the body time of those records, which perf does not use for ordering).
+    ``fork_exit_times`` gives the trailer time of each FORK/EXIT row (in row order; 0 when
+    unknown): the index keeps the body time of those records, which perf does not use for
+    ordering.  Without it they count as unknown.
     """
     c = rec.columns
     typ, attr = c["type"], c["attr"]
@@ -74,8 +75,12 @@ def queue_times(rec: Recording, fork_exit_times: dict[int, int] | None = None) -
         times[lo:lo + _BLOCK] = tb
     fe = rec.rows_of_type(*_FORK_EXIT)
     if len(fe):
-        known = fork_exit_times or {}
-        times[fe] = np.array([known.get(int(i), 0) for i in fe], dtype=np.uint64)
+        if fork_exit_times is None:
+            times[fe] = 0
+        else:
+            if len(fork_exit_times) != len(fe):
+                raise ValueError("one FORK/EXIT time per FORK/EXIT row is expected")
+            times[fe] = fork_exit_times
     for lo in range(0, len(times), _BLOCK):
         tb = times[lo:lo + _BLOCK]  # a view: cleared in place
         tb[tb == _ALL_ONES] = _NO_TIME

@@ -44,6 +44,7 @@ The rules, as read in perf 6.1 and checked against its output:
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -105,8 +106,9 @@ class _Replay:
         self.threads: dict[int, _Thread] = {}
         self.names: list[str] = []
         self._name_ids: dict[str, int] = {}
-        self.comm_log: list[tuple[int, int, int, int]] = []  # tid, seq+1, name, time
-        self.state_log: list[tuple[int, int, int]] = []  # tid, seq+1, maps object
+        # flat int64 logs (a tuple an entry took ~180 bytes: ~20 MB at 10^5 comms)
+        self.comm_log = array("q")  # (tid, seq+1, name, time) an entry
+        self.state_log = array("q")  # (tid, seq+1, maps object) an entry
         self.vmlinux = -1
         self.x86_64 = x86_64
         self.kernel_dso = -1
@@ -125,7 +127,7 @@ class _Replay:
     def _set_comm(self, th: _Thread, name: int, seq: int, time: int) -> None:
         th.comm = name
         # a time past int64 (a damaged trailer) as the latest one int64 holds: it sorts last
-        self.comm_log.append((th.tid, seq + 1, name, min(time, _TIME_MAX)))
+        self.comm_log.extend((th.tid, seq + 1, name, min(time, _TIME_MAX)))
 
     def findnew(self, pid: int, tid: int, seq: int, time: int) -> _Thread:
         th = self.threads.get(tid)
@@ -139,7 +141,7 @@ class _Replay:
             th.obj = self.b.new_object(pid)
         else:
             th.obj = self.findnew(pid, pid, seq, time).obj
-        self.state_log.append((tid, seq + 1, th.obj))
+        self.state_log.extend((tid, seq + 1, th.obj))
         return th
 
     def _update_pid(self, th: _Thread, pid: int, seq: int, time: int) -> None:
@@ -152,7 +154,7 @@ class _Replay:
         leader = self.findnew(pid, pid, seq, time)
         if th.obj != leader.obj:
             th.obj = leader.obj
-            self.state_log.append((th.tid, seq + 1, th.obj))
+            self.state_log.extend((th.tid, seq + 1, th.obj))
 
     def find(self, pid: int, tid: int, seq: int, time: int) -> _Thread | None:
         th = self.threads.get(tid)
@@ -328,7 +330,7 @@ class ThreadModel:
     """
 
     def __init__(self, rec: Recording, replay: _Replay, seq: np.ndarray,
-                 fork_exit_times: dict[int, int]) -> None:
+                 fork_exit_times: np.ndarray) -> None:
         self.rec = rec
         self.seq = seq
         n = len(self.seq)
@@ -337,8 +339,8 @@ class ThreadModel:
         self._name_ids = replay._name_ids
         self.maps: MapTable = replay.b.table()
         self._span = n + 2  # seq + 1 lies in [0, n]
-        cl = np.array(replay.comm_log, dtype=np.int64).reshape(-1, 4)
-        sl = np.array(replay.state_log, dtype=np.int64).reshape(-1, 3)
+        cl = np.frombuffer(replay.comm_log, dtype=np.int64).reshape(-1, 4)
+        sl = np.frombuffer(replay.state_log, dtype=np.int64).reshape(-1, 3)
         self._tids = np.unique(np.concatenate([cl[:, 0], sl[:, 0]]))
         self._comm_key, self._comm_name, self._comm_time = self._log(cl[:, 0], cl[:, 1],
                                                                      cl[:, 2], cl[:, 3])
@@ -388,12 +390,12 @@ class ThreadModel:
         # first only the FORK/EXIT trailer times (the order needs them); the records are
         # decoded again, a block at a time, as the replay reaches them (no Python object
         # per task record kept: their small-object heap would stay fragmented)
-        fork_exit_times: dict[int, int] = {}
         fe_rows = task_rows[np.isin(typ[task_rows], _FORK_EXIT)]
+        fork_exit_times = np.zeros(len(fe_rows), np.uint64)  # 0: unknown
         for i, raw in _record_bytes(rec, fe_rows):
             attr = int(c["attr"][i])
             if reader.read(int(typ[i]), raw, attr) is not None:
-                fork_exit_times[i] = reader.trailer_time(raw, attr)
+                fork_exit_times[np.searchsorted(fe_rows, i)] = reader.trailer_time(raw, attr)
         times = queue_times(rec, fork_exit_times)
         seq = processing_seq(rec, times)
         del times  # made again when map_at needs them

@@ -143,10 +143,10 @@ class Model:
         """Every sample's names, perf's thread names and, from them, every sample's group
         for the profile views (its stack with the callchains when the recording has them).
         The names come from the index cache when it has them for these symbol options and
-        the symbol files are unchanged (no thread model, no resolver: :attr:`resolver`
-        stays None); else the one resolver names them and the cache keeps them for the
-        next open, of the browser or of ``perftui report`` (the same
-        :func:`~perftui.symbols.samplestore.sample_locs`).  The groups likewise
+        the symbol files are unchanged (no thread model, no resolver); else a resolver
+        names them, the cache keeps them for the next open, of the browser or of ``perftui
+        report`` (the same :func:`~perftui.symbols.samplestore.sample_locs`), and the
+        resolver goes.  Either way :attr:`resolver` stays None until annotate asks.  The groups likewise
         (:mod:`~perftui.analysis.groupstore`: kept with the names they were made from).
         Slow on a big first open:
         from the worker, after the first screen; ``progress(done, total)`` while
@@ -169,7 +169,11 @@ class Model:
 
         sl, res = sample_locs(rec, self.symbol_options, chains, make, rows=rows,
                               alloc=alloc, progress=progress)
-        heap.trim()  # the resolver's per-block temporaries
+        # the resolver (its thread model and symbol tables: ~100 MB at 10^6 map versions)
+        # goes before the groups are made, as on a reopen from the cache; annotate makes it
+        # again when first asked (:meth:`ensure_resolver`), naming into the same locations
+        del res
+        heap.trim()  # the resolver and its per-block temporaries
         c = rec.columns
 
         def columns(r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -177,13 +181,11 @@ class Model:
 
         grouped = sample_groups(rec, sl, attachment_name(self.symbol_options), chains,
                                 columns, alloc, block=block)
-        comms: CommModel = res.model if res is not None else SampleComms(
-            sl.rows, sl.comm, sl.other_rows, sl.other_comm, sl.comm_names, self.comms)
+        comms: CommModel = SampleComms(sl.rows, sl.comm, sl.other_rows, sl.other_comm,
+                                       sl.comm_names, self.comms)
         with self.lock:
             self.names = sl
             self.sample_rows, self.leaf_loc = sl.rows, sl.leaf
-            if res is not None:
-                self.resolver = res
             self.groups = grouped
             self.comms = comms  # perf's names: fork inherits, exec renames, swapper
         self.invalidate()
