@@ -158,6 +158,7 @@ class Model:
 
         rec, smap, files = self.rec, self.smap, self.files
         chains = has_callchains(rec)
+        heap.trim()  # the indexing's freed heap, before the thread model's replay
         store = self._names_arrays_store()
         rows = self._rows_array(store)
         alloc = store.array if store is not None else plain_alloc
