@@ -47,10 +47,12 @@ def index_of(blocks: list[ResolvedSamples]) -> dict[str, np.ndarray]:
                                   ("pid",), ("cpu",), ("module", "section", "sym"),
                                   ("section",), ("cpu", "comm", "sym")])
 @pytest.mark.parametrize("children", [False, True])
-@pytest.mark.parametrize("chunk", [1 << 20, 97])  # one chunk, and many merged
-def test_equals_reference(keys: tuple[str, ...], children: bool, chunk: int,
+@pytest.mark.parametrize(("chunk", "merge_at"),  # one chunk; many merged at the end; merged
+                         [(1 << 20, 1 << 20), (97, 1 << 20), (97, 1), (31, 1)])  # as they come
+def test_equals_reference(keys: tuple[str, ...], children: bool, chunk: int, merge_at: int,
                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sampleprofile, "CHUNK", chunk)
+    monkeypatch.setattr(sampleprofile, "MERGE_AT", merge_at)
     rng = random.Random(hash((keys, children)) & 0xFFFF)
     locs = make_locs()
     blocks = [random_block(rng, 300, len(locs)) for _ in range(3)]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..perfdata import Recording, RecordType
+from ..perfdata.colstore import scratch
 from ..symbols.resolved import ResolvedSamples
 from ..symbols.samplelocs import SampleLocs
 from .filters import Filter, FilterContext
@@ -123,22 +124,13 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
     """:func:`event_profiles` from every sample's resolved locations: one profile per event
     that has samples among ``rows`` (in attr order)."""
     c = rec.columns
-    attrs = c["attr"][rows] if len(rec.attrs) > 1 else None
-    if attrs is not None and len(attrs) and (attrs == attrs[0]).all():
-        only, attrs = int(attrs[0]), None  # one event has every sample: no copy of the rows
-    else:
-        only = 0
+    per_attr = _attr_counts(c["attr"], rows, len(rec.attrs))
+    events = np.flatnonzero(per_attr) if len(rec.attrs) > 1 else np.zeros(1, np.int64)
     out = []
     codes = None
-    for a in range(max(len(rec.attrs), 1)):
-        if attrs is not None:
-            mine = rows[attrs == a]
-            if not len(mine):
-                continue
-        elif a != only:
-            continue
-        else:
-            mine = rows
+    for a in events.tolist():
+        # one event has every sample: no copy of the rows
+        mine = rows if len(events) == 1 else _rows_of_attr(c["attr"], rows, a, per_attr[a])
         pos = sl.positions(mine)
         if dsos or comms:
             pos = located_keep(sl, np.arange(len(sl))[pos], dsos, comms)
@@ -147,8 +139,32 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
         codes = prof.codes  # one location table: its codes are made once
         name = rec.attrs[a].display_name if rec.attrs else "?"
         out.append(EventProfile(name, a, prof))
-        if attrs is None:
-            break
+    return out
+
+
+_ROWS_AT_A_TIME = 1 << 20  # the per-row temporaries below: bounded at any size
+
+
+def _attr_counts(attr: np.ndarray, rows: np.ndarray, n_attrs: int) -> np.ndarray:
+    """How many of ``rows`` each event (attr) has, a block of rows at a time (the event
+    of 48 M rows at once took ~150 MB)."""
+    out = np.zeros(max(n_attrs, 1), np.int64)
+    for lo in range(0, len(rows), _ROWS_AT_A_TIME):
+        a = attr[rows[lo:lo + _ROWS_AT_A_TIME]]
+        a = a[(a >= 0) & (a < len(out))]
+        out += np.bincount(a, minlength=len(out))
+    return out
+
+
+def _rows_of_attr(attr: np.ndarray, rows: np.ndarray, a: int, n: int) -> np.ndarray:
+    """The ``n`` of ``rows`` whose event is ``a``, in a mapped scratch array."""
+    out = scratch(np.int64, n)
+    at = 0
+    for lo in range(0, len(rows), _ROWS_AT_A_TIME):
+        r = rows[lo:lo + _ROWS_AT_A_TIME]
+        r = r[attr[r] == a]
+        out[at:at + len(r)] = r
+        at += len(r)
     return out
 
 

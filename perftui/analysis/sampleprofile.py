@@ -92,6 +92,8 @@ def _grouped(cols: list[np.ndarray], n: int) -> tuple[list[np.ndarray], np.ndarr
 
 #: Samples grouped at a time: bounds the per-sample temporaries (RssAnon) at any size.
 CHUNK = 1 << 19
+#: Chunks' groups held before they are merged (at least; else twice the merged ones).
+MERGE_AT = 1 << 20
 
 
 @dataclass
@@ -139,23 +141,34 @@ def group_samples(n: int, columns: Callable[[int, int], list[np.ndarray]],
         p = period(0, n).astype(np.int64)
         return Groups([uniq[:, j] for j in range(uniq.shape[1])], sum_by(inv, p, m),
                       np.bincount(inv, minlength=m).astype(np.int64), first)
-    keys, sums, counts, firsts = [], [], [], []
+    parts: list[tuple[np.ndarray, ...]] = []  # (keys, sums, counts, firsts) not merged yet
+    merged = 0  # groups in parts[0] once merged
     for lo in range(0, n, CHUNK):
         hi = min(n, lo + CHUNK)
         u, inv, first = group_ids(pk.pack(columns(lo, hi), hi - lo), pk.space)
         m = len(u)
-        keys.append(u)
-        sums.append(sum_by(inv, period(lo, hi).astype(np.int64), m))
-        counts.append(np.bincount(inv, minlength=m).astype(np.int64))
-        firsts.append(first + lo)
-    if len(keys) == 1:
-        return Groups(pk.unpack(keys[0]), sums[0], counts[0], firsts[0])
-    u, inv, _f = group_ids(np.concatenate(keys), pk.space)
+        parts.append((u, sum_by(inv, period(lo, hi).astype(np.int64), m),
+                      np.bincount(inv, minlength=m).astype(np.int64), first + lo))
+        # the chunks' groups merged as they come, once they outgrow the merged ones: kept
+        # per chunk to the end they took ~150 MB at 48 M samples (92 chunks of ~50 K)
+        if sum(len(p[0]) for p in parts) > max(2 * merged, MERGE_AT):
+            parts = [_merge_groups(parts, pk.space, n)]
+            merged = len(parts[0][0])
+    if len(parts) > 1:
+        parts = [_merge_groups(parts, pk.space, n)]
+    u, sums, counts, first = parts[0]
+    return Groups(pk.unpack(u), sums, counts, first)
+
+
+def _merge_groups(parts: list[tuple[np.ndarray, ...]], space: int, n: int
+                  ) -> tuple[np.ndarray, ...]:
+    """One (keys, sums, counts, firsts) of several: equal keys summed, the first kept."""
+    u, inv, _f = group_ids(np.concatenate([p[0] for p in parts]), space)
     m = len(u)
     first = np.full(m, n, dtype=np.int64)
-    np.minimum.at(first, inv, np.concatenate(firsts))
-    return Groups(pk.unpack(u), sum_by(inv, np.concatenate(sums), m),
-                  sum_by(inv, np.concatenate(counts), m), first)
+    np.minimum.at(first, inv, np.concatenate([p[3] for p in parts]))
+    return (u, sum_by(inv, np.concatenate([p[1] for p in parts]), m),
+            sum_by(inv, np.concatenate([p[2] for p in parts]), m), first)
 
 
 def _loc_keys(codes: KeyCodes, keys: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
