@@ -458,11 +458,15 @@ _ATTR = EventAttr(type=1, size=128, config=0, sample_period=1000,
 
 
 def test_hostile_library_is_one_line(capsys: pytest.CaptureFixture[str], built: Built,
-                                     tmp_path: Path) -> None:
+                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A library whose .text header points past the end of the file: the symbols still
     name the sample (perf reads only the symbol table), the annotation fails with one
-    line naming the file, exit 1, no traceback."""
+    line naming the file, exit 1, no traceback.  The build-id cache is an empty one: a
+    good copy of libhotlib.so under the same build id in ~/.debug (a perf record run
+    without a private cache puts it there) would be read instead, as perf reads it."""
     import struct
+
+    monkeypatch.setenv("PERF_BUILDID_DIR", str(tmp_path / "empty-debug"))
 
     src = built.libhotlib
     img = open_elf(str(src))
