@@ -200,16 +200,46 @@ def test_system_wide(system_pair: tuple[Path, Path], keys: str | None) -> None:
     compare(*system_pair, keys, "ratio")
 
 
+def perf_report_shares(data: Path) -> dict[tuple[str, str], float]:
+    """``perf report --no-children --sort dso,sym``'s overhead per (dso, symbol)."""
+    p = subprocess.run([require("perf"), "report", "-i", str(data), "--no-children", "-g",
+                        "none", "--sort", "dso,sym", "-t", ";", "--stdio"],
+                       capture_output=True, text=True, timeout=300,
+                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-500:]
+    out = {}
+    for line in p.stdout.splitlines():
+        f = [x.strip() for x in line.split(";")]
+        if len(f) == 3 and f[0].endswith("%"):
+            out[f[1], LEVEL.sub("", f[2])] = float(f[0][:-1])
+    return out
+
+
 def test_different_events(built: Built, recorded) -> None:
     """cpu-clock against task-clock: perf matches events by type and config, finds none
-    and shows the baseline alone; perftui does the same and says why at the top."""
+    and shows the baseline alone.  perftui says so at the top and still compares them (one
+    event each side): the baselines are perf diff's, the NEW shares are ``perf report``'s
+    of NEW, the deltas their difference.  Here perftui and perf disagree on purpose: the
+    issue asks that mismatched recordings still compare."""
     old = recorded("diff_old", built.hotprog, "2", OLD_MIX)
     new = recorded("diff_task", built.hotprog, "1", NEW_MIX, events="task-clock")
-    compare(old, new)
+    theirs = {k: float(b) for k, _lv, b, _c in perf_diff(old, new, None, None) if b}
+    shares = perf_report_shares(new)
     doc = ours(old, new, None, None)
-    assert doc["new"] is None and all(r["new"] is None for r in doc["rows"])
+    assert doc["new"]["file"] == str(new) and doc["new"]["total_samples"] > 0
     assert [w["what"] for w in doc["warnings"]] == ["events"]
     assert doc["warnings"][0]["old"] == "cpu-clock" and doc["warnings"][0]["new"] == "task-clock"
+    got = {(r["dso"], r["sym"]): r for r in doc["rows"]}
+    assert {k for k, r in got.items() if r["baseline"] is not None} == set(theirs)
+    assert {k for k, r in got.items() if r["new"] is not None} == set(shares)
+    for key, r in got.items():
+        if r["baseline"] is not None:
+            assert abs(r["baseline"] - theirs[key]) <= 0.01, key
+        if r["new"] is not None:
+            assert abs(r["new"] - shares[key]) <= 0.01, key
+            assert abs(r["delta"] - (r["new"] - (r["baseline"] or 0.0))) < 1e-5, key
+    assert got["hotprog", "hot_beta"]["baseline"] is not None  # paired, both sides
+    assert got["hotprog", "hot_beta"]["new"] is not None
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         assert perftui_main(["diff", str(old), str(new)]) == 0

@@ -269,3 +269,34 @@ def test_two_files_without_a_terminal(planted, capsys: pytest.CaptureFixture[str
     assert browser == capsys.readouterr().out
     assert "# Baseline  Delta Abs  Shared Object" in browser
     assert main(["diff", "-", str(new)]) == 2  # two files, never standard input
+
+
+@sync
+async def test_different_events_still_compare(tmp_path: Path) -> None:
+    """OLD of cpu-clock, NEW of task-clock (one event each): said at the top, and the rows
+    still pair up, each side's shares the builder's plan (perf diff would show OLD alone;
+    the browser compares them, as it says)."""
+    po = module_recording(tmp_path / "old.data", OLD)
+    pn = module_recording(tmp_path / "new.data", NEW, event="task-clock", config=1)
+    app = make_app((tmp_path / "old.data", tmp_path / "new.data", po, pn))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await shown(pilot)
+        assert "different events: cpu-clock (OLD) and task-clock (NEW)" in screen_text(app)
+        check(app, po, pn, 2)
+        assert app.diff is not None and app.diff.matched > 0
+
+
+@sync
+async def test_a_truncated_side_says_so(planted, tmp_path: Path) -> None:
+    """NEW cut short (its last 100 bytes gone, so its data section runs past the end of the
+    file): the line under the header says NEW has an error (at 80 columns too), as the
+    one-recording browser's header does; nothing is said of OLD."""
+    old, new, _po, _pn = planted
+    cut = tmp_path / "cut.data"
+    raw = new.read_bytes()
+    cut.write_bytes(raw[:-100])
+    app = DiffApp(DiffModel.of(open_recording(old), open_recording(cut), [str(MODULES_DIR)]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await shown(pilot)
+        said = [ln for ln in screen_text(app).splitlines() if "error at offset" in ln]
+        assert len(said) == 1 and "NEW cut.data" in said[0], said

@@ -460,3 +460,26 @@ async def test_closing_the_screen_while_it_works(
         await pilot.pause(0.2)
         assert app._exception is None and len(app.screen_stack) == 1
         assert not screen.loaded  # the result went nowhere
+
+
+@sync
+async def test_a_smaller_terminal_keeps_the_cursor_in_view(plan: DemoPlan) -> None:
+    """The demo's hottest function opened at 120x40 (the cursor on its hottest instruction,
+    the generator's plan's busiest symbol), the terminal shrunk to 80x24 and grown back:
+    the cursor's row stays on screen each time."""
+    async with browse(plan.path) as (app, pilot):
+        screen = await opened(app, pilot, ("[demo_kvm]", "__demo_svm_vcpu_run"))
+        table = screen.query_one(AnnotateTable)
+        row = table.cursor_row
+        assert row > 24  # far enough down that 80x24 cannot show it unscrolled
+
+        def visible() -> bool:
+            top = int(table.scroll_y)
+            return top <= row < top + table.scrollable_content_region.height
+
+        assert visible()
+        for size in ((80, 24), (120, 40), (80, 12)):
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+            await pilot.pause(0.1)
+            assert table.cursor_row == row and visible(), size

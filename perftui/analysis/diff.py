@@ -281,25 +281,45 @@ def event_ident(rec: Recording) -> list[tuple[tuple[int, int], str]]:
     return [((a.type, a.config), a.display_name) for a in rec.attrs]
 
 
+def event_pairs(old: Iterable[tuple[int, int]], new: Iterable[tuple[int, int]]
+                ) -> dict[tuple[int, int], tuple[int, int]]:
+    """NEW's event compared with each of OLD's events (by (attr type, config)).
+
+    As perf pairs them (evsel__match2): the same type and config.  When neither
+    recording's events match any of the other's and each has samples of one event only
+    (cpu-clock against task-clock, cycles against cpu-clock), those two are compared:
+    perf diff would show OLD's rows alone, but mismatched recordings are said so at the
+    top and still compared.  ``old``/``new``: the events that have samples.
+    """
+    o, n = list(dict.fromkeys(old)), list(dict.fromkeys(new))
+    pairs = {i: i for i in o if i in n}
+    if not pairs and len(o) == 1 and len(n) == 1:
+        pairs[o[0]] = n[0]
+    return pairs
+
+
 def diff_events(old: dict[tuple[int, int], tuple[str, SideTable]],
                 new: dict[tuple[int, int], tuple[str, SideTable]],
                 old_events: Iterable[tuple[tuple[int, int], str]],
                 new_events: Iterable[tuple[tuple[int, int], str]],
                 keys: tuple[str, ...], compute: str = DEFAULT_COMPUTE) -> list[EventDiff]:
     """One diff per OLD event, in OLD's order (perf iterates the baseline's events, those
-    without samples too; NEW's events without a match are not compared, as in perf)."""
+    without samples too; NEW's events without a match are not compared, as in perf, but
+    for :func:`event_pairs`' one event against one other)."""
     out = []
     seen = set()
     in_new = {i for i, _n in new_events} | set(new)
+    pairs = event_pairs(old, new)
     for ident, name in old_events:
         if ident in seen:
             continue
         seen.add(ident)
         o = old.get(ident)
-        n = new.get(ident)
+        match = pairs.get(ident, ident)
+        n = new.get(match)
         d = diff_tables(o[1] if o else empty_table(keys), n[1] if n else empty_table(keys),
                         compute)
-        out.append(EventDiff(o[0] if o else name, d, in_new=ident in in_new))
+        out.append(EventDiff(o[0] if o else name, d, in_new=match in in_new))
     return out
 
 

@@ -253,6 +253,11 @@ class AnnotateScreen(BackScreen):
         table = self.query_one(AnnotateTable)
         row = self.row_of[k]
         table.move_cursor(row=row, animate=False, scroll=False)
+        self._center(row)
+
+    def _center(self, row: int) -> None:
+        """Scroll row ``row`` of the table near the middle of the view."""
+        table = self.query_one(AnnotateTable)
 
         def center(tries: int = 20) -> None:
             y = max(0, row - max(1, table.scrollable_content_region.height) // 2)
@@ -263,6 +268,12 @@ class AnnotateScreen(BackScreen):
                 self.call_after_refresh(center, tries - 1)
 
         center()
+
+    def on_resize(self) -> None:
+        """A smaller or larger terminal: the cursor's row stays in view (near the middle)."""
+        if self.loaded:
+            # after the next refresh: the table has its new size then
+            self.call_after_refresh(self._center, self.query_one(AnnotateTable).cursor_row)
 
     def current(self) -> int | None:
         """The instruction under the cursor (the next one when on a source line)."""

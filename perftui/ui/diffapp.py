@@ -402,6 +402,11 @@ class DiffApp(CrashReportingApp):
         self.query_one("#head", Static).update(t)
         warn = self.query_one("#warn", Static)
         words = [mismatch_text(w) for w in m.warnings()] if m.ready else []
+        for side in (m.old, m.new):  # a fault: said; what was read is compared
+            if side.rec.errors:
+                e = side.rec.errors[0]
+                words.append(f"{side.name} {_name(side.rec.path)}: error at offset "
+                             f"{e.offset:#x}: {e.message}; compared what could be read")
         warn.display = bool(words)
         warn.update(Text("\n".join(f"⚠ {safe(w, 200)}" for w in words)))
 

@@ -17,6 +17,7 @@ from ..analysis.diff import (
     SideTable,
     diff_tables,
     empty_table,
+    event_pairs,
     mismatches,
     recording_tables,
 )
@@ -147,11 +148,16 @@ class DiffModel:
     def events(self) -> list[tuple[tuple[int, int], str]]:
         """OLD's events that have samples on either side, in OLD's order."""
         out: dict[tuple[int, int], str] = {}
+        pairs = self.pairs()
         for a in self.old.rec.attrs:
             ident = (a.type, a.config)
-            if ident in self.old.tables or ident in self.new.tables:
+            if ident in self.old.tables or pairs.get(ident, ident) in self.new.tables:
                 out.setdefault(ident, a.display_name)
         return list(out.items())
+
+    def pairs(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """NEW's event compared with each of OLD's (:func:`event_pairs`)."""
+        return event_pairs(self.old.tables, self.new.tables)
 
     def event_name(self) -> str:
         ev = self.events()
@@ -166,7 +172,7 @@ class DiffModel:
         if not ev:
             return empty_table(FULL_KEYS), empty_table(FULL_KEYS)
         ident = ev[self.event % len(ev)][0]
-        o, n = self.old.tables.get(ident), self.new.tables.get(ident)
+        o, n = self.old.tables.get(ident), self.new.tables.get(self.pairs().get(ident, ident))
         return (o[1] if o else empty_table(FULL_KEYS), n[1] if n else empty_table(FULL_KEYS))
 
     def diff(self, level: Level, compute: str | None = None) -> Diff:
