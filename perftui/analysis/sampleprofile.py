@@ -93,7 +93,7 @@ def _grouped(cols: list[np.ndarray], n: int) -> tuple[list[np.ndarray], np.ndarr
 #: Samples grouped at a time: bounds the per-sample temporaries (RssAnon) at any size.
 CHUNK = 1 << 19
 #: Chunks' groups held before they are merged (at least; else twice the merged ones).
-MERGE_AT = 1 << 20
+MERGE_AT = 1 << 18
 
 
 @dataclass
@@ -152,18 +152,19 @@ def group_samples(n: int, columns: Callable[[int, int], list[np.ndarray]],
         # the chunks' groups merged as they come, once they outgrow the merged ones: kept
         # per chunk to the end they took ~150 MB at 48 M samples (92 chunks of ~50 K)
         if sum(len(p[0]) for p in parts) > max(2 * merged, MERGE_AT):
-            parts = [_merge_groups(parts, pk.space, n)]
+            parts = [_merge_groups(parts, n)]
             merged = len(parts[0][0])
     if len(parts) > 1:
-        parts = [_merge_groups(parts, pk.space, n)]
+        parts = [_merge_groups(parts, n)]
     u, sums, counts, first = parts[0]
     return Groups(pk.unpack(u), sums, counts, first)
 
 
-def _merge_groups(parts: list[tuple[np.ndarray, ...]], space: int, n: int
-                  ) -> tuple[np.ndarray, ...]:
-    """One (keys, sums, counts, firsts) of several: equal keys summed, the first kept."""
-    u, inv, _f = group_ids(np.concatenate([p[0] for p in parts]), space)
+def _merge_groups(parts: list[tuple[np.ndarray, ...]], n: int) -> tuple[np.ndarray, ...]:
+    """One (keys, sums, counts, firsts) of several: equal keys summed, the first kept.
+    By a sort: a presence table over the keys' range took ~50 MB at 10^6 keys, where the
+    sort's temporaries are a few times the keys."""
+    u, inv, _f = group_ids(np.concatenate([p[0] for p in parts]))
     m = len(u)
     first = np.full(m, n, dtype=np.int64)
     np.minimum.at(first, inv, np.concatenate([p[3] for p in parts]))
