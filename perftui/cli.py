@@ -55,6 +55,8 @@ def input_path(args: argparse.Namespace) -> str:
     if getattr(args, "demo", False):
         from .demo import demo_path
 
+        if args.input or args.file:
+            raise UsageError(f"two inputs given: --demo and {args.input or args.file}")
         _demo_symbols(args)
         return str(demo_path())
     if args.input and args.file and args.input != args.file:
@@ -437,6 +439,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.demo:
         from .demo import demo_path
 
+        if args.files:
+            raise UsageError(f"diff: --demo compares the demo with itself patched; "
+                             f"{' '.join(args.files)} given too")
         args.files = [str(demo_path()), str(demo_path(patched=True))]
         _demo_symbols(args)
     try:

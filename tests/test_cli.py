@@ -110,6 +110,20 @@ def test_every_subcommand_takes_file_i_demo_and_defaults_to_perf_data(
     assert r.returncode == 2 and r.stdout == ""
 
 
+@pytest.mark.parametrize("args", [
+    ["info", "--demo", "other.data"], ["info", "--demo", "-i", "other.data"],
+    ["sections", "--demo", "other.data"], ["dump", "--demo", "other.data"],
+    ["report", "--demo", "other.data"], ["annotate", "--demo", "other.data", "schedule"],
+    ["inject", "--demo", "other.data", "-o", "out.data"], ["--demo", "other.data"],
+    ["diff", "--demo", "a.data", "b.data"]], ids=" ".join)
+def test_demo_and_a_file_is_bad_usage(tmp_path: Path, args: list[str]) -> None:
+    """--demo with a FILE (or -i FILE) names two recordings: bad usage, never one of them
+    silently dropped (the file need not exist: the usage is wrong either way)."""
+    r = run(*args, cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stdout[:200], r.stderr)
+    assert r.stdout == "" and "--demo" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
 def test_browser_missing_file_and_usage(tmp_path: Path) -> None:
     r = run(cwd=tmp_path)
     assert r.returncode == 1 and r.stderr == "perftui: perf.data: No such file or directory\n"
