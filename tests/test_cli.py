@@ -138,7 +138,9 @@ def test_browser_missing_file_and_usage(tmp_path: Path) -> None:
     ["--bogus"], ["info", "--bogus"], ["dump", "--limit", "x"], ["dump", "--limit", "-1"],
     ["dump", "--type", "NOPE"], ["sections", "--cpu", "x"], ["sections", "--time", "2,1"],
     ["sections", "--time", "+1,2"], ["sections", "--event", "nope"], ["inject"],
-    ["sections", "--time", "10%/0"], ["report", "--time", "1,x"], ["report", "-s", "nope"]],
+    ["sections", "--time", "10%/0"], ["report", "--time", "1,x"], ["report", "-s", "nope"],
+    ["sections", "--cpu", ","], ["report", "--cpu", ""], ["report", "--pid", ""],
+    ["diff", "--demo", "--stdio", "--cpu", ""], ["sections", "--time", ""]],
     ids=" ".join)
 def test_usage_errors_exit_2_everywhere(tmp_path: Path, demo: Path, args: list[str]) -> None:
     shutil.copy(demo, tmp_path / "perf.data")

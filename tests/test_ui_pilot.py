@@ -236,7 +236,8 @@ async def test_invalid_filter_notifies_and_keeps_view(demo: Path) -> None:
         before = view_rows(app)
         assert len(before) == 4
         flt = app.model.flt
-        for bad in ["bogus", "type=NOPE", "[/x]", "[bold]x"]:
+        # a key with no value would match nothing: an error, as comm= is
+        for bad in ["bogus", "type=NOPE", "[/x]", "[bold]x", "cpu=", "type=", "pid=,"]:
             app.clear_notifications()
             await pilot.press("slash")
             await type_prompt(pilot, bad)
