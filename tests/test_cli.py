@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from perftui import cli
-from perftui.demo.generate import generate
+from perftui.demo.generate import DemoPlan, write_demo
 
 PERF = shutil.which("perf")
 CI = os.environ.get("CI") == "true"
@@ -54,8 +54,14 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate(tmp_path_factory.mktemp("clidemo") / "demo.data")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> DemoPlan:
+    """The demo as the generator wrote it (the default seed: what --demo opens)."""
+    return write_demo(tmp_path_factory.mktemp("clidemo") / "demo.data")
+
+
+@pytest.fixture(scope="module")
+def demo(plan: DemoPlan) -> Path:
+    return plan.path
 
 
 # -- 7. help, inputs, exit status ------------------------------------------------------------
@@ -169,15 +175,14 @@ def test_internal_error_is_one_line_and_a_file(tmp_path: Path, demo: Path,
     assert "Traceback (most recent call last)" in text and "in boom" in text
 
 
-def test_dump_type_comma_list(demo: Path) -> None:
+def test_dump_type_comma_list(demo: Path, plan: DemoPlan) -> None:
     r = run("dump", str(demo), "--type", "SAMPLE,COMM", "--json")
     assert r.returncode == 0
     import json
 
     types = [json.loads(ln)["type"] for ln in r.stdout.splitlines()]
-    # the demo's plan: 21,334 samples and one COMM per task (demo/generate.py) plus dd's
     assert set(types) == {"SAMPLE", "COMM"}
-    assert types.count("SAMPLE") == 21334
+    assert types.count("SAMPLE") == plan.samples and types.count("COMM") == plan.records["COMM"]
     r2 = run("dump", str(demo), "--type", "SAMPLE", "--type", "COMM", "--json")
     assert r2.stdout == r.stdout
 
@@ -193,11 +198,11 @@ def test_sections_text_has_column_headings(demo: Path) -> None:
     assert first_row.index("0xffff") == head.index("address range")
 
 
-def test_stdout_not_a_terminal_prints_a_text_report(tmp_path: Path) -> None:
+def test_stdout_not_a_terminal_prints_a_text_report(tmp_path: Path, plan: DemoPlan) -> None:
     r = run("--demo", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "\x1b" not in r.stdout
-    assert "records: 21469" in r.stdout and "module sections:" in r.stdout
+    assert f"records: {plan.total}" in r.stdout and "module sections:" in r.stdout
     assert "[demo_kvm]" in r.stdout
 
 

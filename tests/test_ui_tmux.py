@@ -233,14 +233,14 @@ def test_pipe_from_perf_record(term: Callable[[str], Term], tmp_path: Path) -> N
     assert t.wait_exit() == 0
 
 
-def test_a_crash_exits_non_zero_with_one_line(term: Callable[[str], Term],
+def test_a_crash_exits_non_zero_with_one_line(term: Callable[[str], Term], plan: DemoPlan,
                                               tmp_path: Path) -> None:
     """Issue 9 §1: an unhandled exception: status 3, one line naming the traceback file."""
     crash = ("import sys; import perftui.ui.widgets.records as r; "
              "r.RecordList.action_jump = lambda self, where: 1 / 0; "
              "from perftui.cli import main; sys.exit(main(['--demo']))")
     t = term(f"{shlex.quote(sys.executable)} -c {shlex.quote(crash)}")
-    t.wait_for("21,469 records", "[demo_kvm]")
+    t.wait_for(f"{plan.total:,} records", "[demo_kvm]")
     t.keys("End")
     status = t.wait_exit(timeout=20)
     assert status == 3, t.screen(joined=True)
@@ -254,9 +254,9 @@ def test_a_crash_exits_non_zero_with_one_line(term: Callable[[str], Term],
     assert "ZeroDivisionError: division by zero" in text and "in <lambda>" in text
 
 
-def test_ctrl_c_quits(term: Callable[[str], Term]) -> None:
+def test_ctrl_c_quits(term: Callable[[str], Term], plan: DemoPlan) -> None:
     t = term(f"{PERFTUI} --demo")
-    t.wait_for("21,469 records", "[demo_kvm]")
+    t.wait_for(f"{plan.total:,} records", "[demo_kvm]")
     t.keys("C-c")
     assert t.wait_exit() == 0
 
