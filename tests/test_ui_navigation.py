@@ -329,6 +329,16 @@ async def test_home_end_in_drill_down_tables_and_esc_returns_to_the_sample(demo:
         await settle(pilot)
         assert isinstance(app.screen, SectionScreen)
         assert app.screen.query_one("#symbols", DataTable).cursor_row == 1
+        # q is "back one level" too: after a jump, back to the samples list (not out)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.is_running and isinstance(app.screen, SamplesScreen)
+        assert app.screen.query_one(DataTable).cursor_row == 1
 
 
 @sync

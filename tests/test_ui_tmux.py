@@ -159,7 +159,13 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term], plan: DemoPlan)
     back = t.wait(lambda s: "[k] __demo" in line_with(s, f" {when} "), "the named sample line")
     assert "SAMPLE" in line_with(back, f" {when} "), back
     assert "CPU 0/KVM" in back
-    # q quits, with status 0
+    # q is back one level: the samples list, the section, the main screen; then it quits
+    t.keys("q")
+    t.wait_for("in [demo_kvm].noinstr.text", f"{top} samples")
+    t.keys("q")
+    t.wait_for("[demo_kvm].noinstr.text", "by CPU", "by process")
+    t.keys("q")
+    t.wait_for(records, "timeline")
     t.keys("q")
     assert t.wait_exit() == 0
 
