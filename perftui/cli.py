@@ -55,6 +55,8 @@ def input_path(args: argparse.Namespace) -> str:
     if getattr(args, "demo", False):
         from .demo import demo_path
 
+        if args.input or args.file:
+            raise UsageError(f"two inputs given: --demo and {args.input or args.file}")
         _demo_symbols(args)
         return str(demo_path())
     if args.input and args.file and args.input != args.file:
@@ -290,10 +292,10 @@ def _sample_filter(args: argparse.Namespace, rec: Recording) -> Filter:
     tid = getattr(args, "tid", None)
     return Filter(
         time=parse_time_range(args.time, first, last, origin=time_span(rec)[0])
-        if args.time else None,
-        cpus=parse_int_list(args.cpu, "cpu list") if args.cpu else None,
-        pids=parse_int_list(args.pid, "pid list") if args.pid else None,
-        tids=parse_int_list(tid, "tid list") if tid else None,
+        if args.time is not None else None,
+        cpus=parse_int_list(args.cpu, "cpu list") if args.cpu is not None else None,
+        pids=parse_int_list(args.pid, "pid list") if args.pid is not None else None,
+        tids=parse_int_list(tid, "tid list") if tid is not None else None,
         attr=_event_index(rec, args.event) if args.event else None,
     )
 
@@ -437,6 +439,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.demo:
         from .demo import demo_path
 
+        if args.files:
+            raise UsageError(f"diff: --demo compares the demo with itself patched; "
+                             f"{' '.join(args.files)} given too")
         args.files = [str(demo_path()), str(demo_path(patched=True))]
         _demo_symbols(args)
     try:
@@ -445,7 +450,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                           json=args.json, time=args.time, cpu=args.cpu,
                           symbols=symbol_options(args), cache=_cache(args))
         time_ranges(req.time)
-        if args.cpu:
+        if args.cpu is not None:
             parse_int_list(args.cpu, "cpu list")
     except (ValueError, SortKeyError, ComputeError, FilterError) as e:
         raise UsageError(f"diff: {e}") from None

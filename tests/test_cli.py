@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from perftui import cli
-from perftui.demo.generate import generate
+from perftui.demo.generate import DemoPlan, write_demo
 
 PERF = shutil.which("perf")
 CI = os.environ.get("CI") == "true"
@@ -54,8 +54,14 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate(tmp_path_factory.mktemp("clidemo") / "demo.data")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> DemoPlan:
+    """The demo as the generator wrote it (the default seed: what --demo opens)."""
+    return write_demo(tmp_path_factory.mktemp("clidemo") / "demo.data")
+
+
+@pytest.fixture(scope="module")
+def demo(plan: DemoPlan) -> Path:
+    return plan.path
 
 
 # -- 7. help, inputs, exit status ------------------------------------------------------------
@@ -110,6 +116,20 @@ def test_every_subcommand_takes_file_i_demo_and_defaults_to_perf_data(
     assert r.returncode == 2 and r.stdout == ""
 
 
+@pytest.mark.parametrize("args", [
+    ["info", "--demo", "other.data"], ["info", "--demo", "-i", "other.data"],
+    ["sections", "--demo", "other.data"], ["dump", "--demo", "other.data"],
+    ["report", "--demo", "other.data"], ["annotate", "--demo", "other.data", "schedule"],
+    ["inject", "--demo", "other.data", "-o", "out.data"], ["--demo", "other.data"],
+    ["diff", "--demo", "a.data", "b.data"]], ids=" ".join)
+def test_demo_and_a_file_is_bad_usage(tmp_path: Path, args: list[str]) -> None:
+    """--demo with a FILE (or -i FILE) names two recordings: bad usage, never one of them
+    silently dropped (the file need not exist: the usage is wrong either way)."""
+    r = run(*args, cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stdout[:200], r.stderr)
+    assert r.stdout == "" and "--demo" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
 def test_browser_missing_file_and_usage(tmp_path: Path) -> None:
     r = run(cwd=tmp_path)
     assert r.returncode == 1 and r.stderr == "perftui: perf.data: No such file or directory\n"
@@ -124,7 +144,9 @@ def test_browser_missing_file_and_usage(tmp_path: Path) -> None:
     ["--bogus"], ["info", "--bogus"], ["dump", "--limit", "x"], ["dump", "--limit", "-1"],
     ["dump", "--type", "NOPE"], ["sections", "--cpu", "x"], ["sections", "--time", "2,1"],
     ["sections", "--time", "+1,2"], ["sections", "--event", "nope"], ["inject"],
-    ["sections", "--time", "10%/0"], ["report", "--time", "1,x"], ["report", "-s", "nope"]],
+    ["sections", "--time", "10%/0"], ["report", "--time", "1,x"], ["report", "-s", "nope"],
+    ["sections", "--cpu", ","], ["report", "--cpu", ""], ["report", "--pid", ""],
+    ["diff", "--demo", "--stdio", "--cpu", ""], ["sections", "--time", ""]],
     ids=" ".join)
 def test_usage_errors_exit_2_everywhere(tmp_path: Path, demo: Path, args: list[str]) -> None:
     shutil.copy(demo, tmp_path / "perf.data")
@@ -153,15 +175,14 @@ def test_internal_error_is_one_line_and_a_file(tmp_path: Path, demo: Path,
     assert "Traceback (most recent call last)" in text and "in boom" in text
 
 
-def test_dump_type_comma_list(demo: Path) -> None:
+def test_dump_type_comma_list(demo: Path, plan: DemoPlan) -> None:
     r = run("dump", str(demo), "--type", "SAMPLE,COMM", "--json")
     assert r.returncode == 0
     import json
 
     types = [json.loads(ln)["type"] for ln in r.stdout.splitlines()]
-    # the demo's plan: 21,334 samples and one COMM per task (demo/generate.py) plus dd's
     assert set(types) == {"SAMPLE", "COMM"}
-    assert types.count("SAMPLE") == 21334
+    assert types.count("SAMPLE") == plan.samples and types.count("COMM") == plan.records["COMM"]
     r2 = run("dump", str(demo), "--type", "SAMPLE", "--type", "COMM", "--json")
     assert r2.stdout == r.stdout
 
@@ -177,11 +198,11 @@ def test_sections_text_has_column_headings(demo: Path) -> None:
     assert first_row.index("0xffff") == head.index("address range")
 
 
-def test_stdout_not_a_terminal_prints_a_text_report(tmp_path: Path) -> None:
+def test_stdout_not_a_terminal_prints_a_text_report(tmp_path: Path, plan: DemoPlan) -> None:
     r = run("--demo", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "\x1b" not in r.stdout
-    assert "records: 21469" in r.stdout and "module sections:" in r.stdout
+    assert f"records: {plan.total}" in r.stdout and "module sections:" in r.stdout
     assert "[demo_kvm]" in r.stdout
 
 

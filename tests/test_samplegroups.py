@@ -27,7 +27,7 @@ from perftui.analysis.samplegroups import (
 )
 from perftui.analysis.stacktree import Interner, PathInterner, TrieBuilder
 from perftui.demo import MODULES_DIR
-from perftui.demo.generate import generate
+from perftui.demo.generate import write_demo
 from perftui.perfdata import open_recording
 from perftui.symbols.resolved import ResolvedSamples
 from perftui.symbols.resolver import Resolver, SymbolOptions
@@ -272,7 +272,8 @@ def test_focus_trees_and_samples_of_a_row(keys: tuple[str, ...]) -> None:
 
 @pytest.fixture(scope="module")
 def demo_store(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    path = generate(tmp_path_factory.mktemp("groups") / "demo.data")
+    plan = write_demo(tmp_path_factory.mktemp("groups") / "demo.data")
+    path = plan.path
     rec = open_recording(path)
     rec.build_index()
     res = Resolver(rec, SymbolOptions(modules_dirs=[str(MODULES_DIR)]))
@@ -281,14 +282,14 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     b = GroupsBuilder(res.locs, res.comm_names, callchains=True)
     for s in blocks:
         b.add(s)
-    yield rec, res, blocks, b.finish()
+    yield rec, res, blocks, b.finish(), plan
     rec.close()
 
 
 @pytest.mark.parametrize("keys", KEY_SETS)
 def test_demo_profile_equals_report_engine(demo_store, keys) -> None:  # type: ignore[no-untyped-def]
-    _rec, res, blocks, st = demo_store
-    assert len(st) == sum(len(s) for s in blocks) == 21334  # the demo's samples
+    _rec, res, blocks, st, plan = demo_store
+    assert len(st) == sum(len(s) for s in blocks) == plan.samples
     for children in (True, False):
         gp = group_profile(select(st), keys, children)
         want = build_profile(blocks, res.locs, keys, children, res.comm_names)
@@ -297,7 +298,7 @@ def test_demo_profile_equals_report_engine(demo_store, keys) -> None:  # type: i
 
 
 def test_demo_store_keeps_every_sample(demo_store) -> None:  # type: ignore[no-untyped-def]
-    _rec, _res, blocks, st = demo_store
+    _rec, _res, blocks, st, _plan = demo_store
     want = np.concatenate([s.rows for s in blocks])
     assert np.array_equal(st.rows, want)
     assert np.array_equal(st.period, np.concatenate([s.period for s in blocks]))

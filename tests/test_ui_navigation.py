@@ -20,7 +20,7 @@ from uihelpers import screen_text, settle, sync, wait_indexed
 
 from perftui.analysis import sectionreport
 from perftui.demo import MODULES_DIR
-from perftui.demo.generate import generate
+from perftui.demo.generate import DemoPlan, write_demo
 from perftui.perfdata import RecordType, open_recording
 from perftui.perfdata.constants import Misc
 from perftui.ui.app import PerftuiApp
@@ -35,8 +35,13 @@ IPERF_TID = 3300
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return generate(tmp_path_factory.mktemp("nav") / "demo.data")
+def plan(tmp_path_factory: pytest.TempPathFactory) -> DemoPlan:
+    return write_demo(tmp_path_factory.mktemp("nav") / "demo.data")
+
+
+@pytest.fixture(scope="module")
+def demo(plan: DemoPlan) -> Path:
+    return plan.path
 
 
 @asynccontextmanager
@@ -76,7 +81,7 @@ def record_lines(text: str) -> list[str]:
 
 # -- 1. the crash --------------------------------------------------------------------------
 @sync
-async def test_end_then_range_keeps_the_cursor_on_a_row(demo: Path) -> None:
+async def test_end_then_range_keeps_the_cursor_on_a_row(demo: Path, plan: DemoPlan) -> None:
     """Issue 9 §1: End, then a range that leaves fewer rows than the cursor position."""
     async with browse(demo) as (app, pilot):
         rl = app.query_one(RecordList)
@@ -84,7 +89,7 @@ async def test_end_then_range_keeps_the_cursor_on_a_row(demo: Path) -> None:
         await pilot.press("T", "shift+right", "shift+right")
         await settle(pilot)
         n = app.model.count()
-        assert 0 < n < 21469
+        assert 0 < n < plan.total
         assert 0 <= rl.cursor < n  # on a row of the new view, and on its record
         assert rl.current_row() == int(view_rows(app)[rl.cursor])
         assert app.query_one(Detail).shown_row == rl.current_row()
@@ -101,6 +106,23 @@ async def test_pagedown_then_filter_keeps_the_cursor_on_a_row(demo: Path) -> Non
         assert np.array_equal(view_rows(app), want)
         assert 0 <= rl.cursor < len(want)
         assert rl.current_row() in set(want.tolist())
+
+
+# -- 2. pid 0 is swapper ---------------------------------------------------------------------
+@sync
+async def test_comm_swapper_matches_the_idle_samples(demo: Path, plan: DemoPlan) -> None:
+    """Issue 9 §2: pid 0 has no COMM record; perf names it swapper, and so does comm=."""
+    async with browse(demo) as (app, pilot):
+        c = app.model.rec.columns
+        await pilot.press("slash")
+        await prompt(pilot, "comm=swapper type=SAMPLE")
+        rows = view_rows(app)
+        assert len(rows) == plan.by_tid[0] > 0  # the generator's idle samples
+        assert np.all(c["tid"][rows] == 0)
+        rl = app.query_one(RecordList)
+        rl.jump_to_row(int(rows[0]))
+        await settle(pilot)
+        assert "comm: swapper" in "\n".join(app.query_one(Detail).lines)
 
 
 # -- 3. filters and ranges -----------------------------------------------------------------
@@ -143,8 +165,14 @@ async def test_active_filter_and_range_are_shown_with_the_count(demo: Path) -> N
         n2 = int(np.count_nonzero((c["cpu"] == 1) & (t >= lo) & (t <= hi)))
         text = screen_text(app)
         assert "cpu=1" in text and "range " in text and f"{n2:,} of {len(c):,}" in text
-        # the section pane and the drill-down say they are filtered too
-        assert "filtered" in str(app.query_one(SectionsPane).border_title)
+        # the section pane says which filter and range its counts are under, also when it
+        # has the whole screen and the record list is hidden
+        await pilot.press("m", "z")
+        await settle(pilot)
+        pane = app.query_one(SectionsPane)
+        assert app.screen.maximized is pane
+        head = screen_text(app).splitlines()[0]
+        assert "cpu=1" in head and "range " in head, head
 
 
 @sync
@@ -225,12 +253,14 @@ async def test_z_gives_the_pane_the_whole_screen(demo: Path) -> None:
 
 
 @sync
-async def test_80x24_and_60x18_show_rows_and_a_readable_header(demo: Path) -> None:
+async def test_80x24_and_60x18_show_rows_and_a_readable_header(demo: Path, plan: DemoPlan
+                                                                ) -> None:
     async with browse(demo, size=(80, 24)) as (app, pilot):
         text = screen_text(app)
         assert len(record_lines(text)) >= 8
         head = text.splitlines()[0]
-        assert "demo.data" in head and "21,469 records" in head and "21,334 samples" in head
+        assert "demo.data" in head and f"{plan.total:,} records" in head
+        assert f"{plan.samples:,} samples" in head
         # the timeline keeps its four rows
         assert app.query_one(Timeline).bins.labels == ["samples", "maps", "tasks", "other"]
         assert all(k in text for k in ("samples ", "maps ", "tasks ", "other "))
@@ -299,6 +329,16 @@ async def test_home_end_in_drill_down_tables_and_esc_returns_to_the_sample(demo:
         await settle(pilot)
         assert isinstance(app.screen, SectionScreen)
         assert app.screen.query_one("#symbols", DataTable).cursor_row == 1
+        # q is "back one level" too: after a jump, back to the samples list (not out)
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("down", "enter")
+        await settle(pilot)
+        assert len(app.screen_stack) == 1
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.is_running and isinstance(app.screen, SamplesScreen)
+        assert app.screen.query_one(DataTable).cursor_row == 1
 
 
 @sync

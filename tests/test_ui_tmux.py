@@ -159,7 +159,13 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term], plan: DemoPlan)
     back = t.wait(lambda s: "[k] __demo" in line_with(s, f" {when} "), "the named sample line")
     assert "SAMPLE" in line_with(back, f" {when} "), back
     assert "CPU 0/KVM" in back
-    # q quits, with status 0
+    # q is back one level: the samples list, the section, the main screen; then it quits
+    t.keys("q")
+    t.wait_for("in [demo_kvm].noinstr.text", f"{top} samples")
+    t.keys("q")
+    t.wait_for("[demo_kvm].noinstr.text", "by CPU", "by process")
+    t.keys("q")
+    t.wait_for(records, "timeline")
     t.keys("q")
     assert t.wait_exit() == 0
 
@@ -233,14 +239,14 @@ def test_pipe_from_perf_record(term: Callable[[str], Term], tmp_path: Path) -> N
     assert t.wait_exit() == 0
 
 
-def test_a_crash_exits_non_zero_with_one_line(term: Callable[[str], Term],
+def test_a_crash_exits_non_zero_with_one_line(term: Callable[[str], Term], plan: DemoPlan,
                                               tmp_path: Path) -> None:
     """Issue 9 §1: an unhandled exception: status 3, one line naming the traceback file."""
     crash = ("import sys; import perftui.ui.widgets.records as r; "
              "r.RecordList.action_jump = lambda self, where: 1 / 0; "
              "from perftui.cli import main; sys.exit(main(['--demo']))")
     t = term(f"{shlex.quote(sys.executable)} -c {shlex.quote(crash)}")
-    t.wait_for("21,469 records", "[demo_kvm]")
+    t.wait_for(f"{plan.total:,} records", "[demo_kvm]")
     t.keys("End")
     status = t.wait_exit(timeout=20)
     assert status == 3, t.screen(joined=True)
@@ -254,9 +260,9 @@ def test_a_crash_exits_non_zero_with_one_line(term: Callable[[str], Term],
     assert "ZeroDivisionError: division by zero" in text and "in <lambda>" in text
 
 
-def test_ctrl_c_quits(term: Callable[[str], Term]) -> None:
+def test_ctrl_c_quits(term: Callable[[str], Term], plan: DemoPlan) -> None:
     t = term(f"{PERFTUI} --demo")
-    t.wait_for("21,469 records", "[demo_kvm]")
+    t.wait_for(f"{plan.total:,} records", "[demo_kvm]")
     t.keys("C-c")
     assert t.wait_exit() == 0
 

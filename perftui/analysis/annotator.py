@@ -83,12 +83,6 @@ class Annotator:
             s = res.samples(np.array([row], dtype=np.int64), callchains=False)
             return FunctionRef.of_location(res.locs, int(s.leaf[0])) if len(s.leaf) else None
 
-    def samples_of(self, ref: FunctionRef, keep: np.ndarray | None = None) -> int:
-        """How many samples ``ref`` has (among ``keep``)."""
-        leaves = self.leaves
-        mine = leaves.leaf == ref.location(self.resolver.locs)
-        return int(np.count_nonzero(mine if keep is None else mine & keep))
-
     def annotate(self, ref: FunctionRef, keep: np.ndarray | None = None,
                  source: bool = True, percent_type: str = "local-period"
                  ) -> FunctionAnnotation:

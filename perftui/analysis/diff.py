@@ -358,11 +358,3 @@ def recording_tables(res: Resolver, keys: tuple[str, ...], flt: Filter | None = 
     return side_tables(res, rows, keys)
 
 
-def compare_recordings(old: Resolver, new: Resolver, keys: tuple[str, ...] = DEFAULT_DIFF_SORT,
-                       compute: str = DEFAULT_COMPUTE, old_filter: Filter | None = None,
-                       new_filter: Filter | None = None) -> list[EventDiff]:
-    """Every event's diff of two recordings (each resolved by its own resolver, each side's
-    samples chosen by its own filter, e.g. a time range)."""
-    tables = [recording_tables(old, keys, old_filter), recording_tables(new, keys, new_filter)]
-    return diff_events(tables[0], tables[1], event_ident(old.rec), event_ident(new.rec),
-                       keys, compute)

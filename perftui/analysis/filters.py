@@ -221,6 +221,8 @@ def parse_filter(text: str, first_time: int, last_time: int | None = None) -> Fi
                 codes = {type_code(v.strip()) for v in val.split(",") if v.strip()}
             except KeyError as e:
                 raise FilterError(f"unknown record type {e}") from None
+            if not codes:
+                raise FilterError("type= needs a value")
             sets.setdefault("types", set()).update(codes)
         elif key in ("cpu", "pid", "tid"):
             sets.setdefault(_LIST_KEYS[key], set()).update(parse_int_list(val, f"{key} list"))
@@ -259,6 +261,8 @@ def parse_int_list(text: str, what: str = "list") -> frozenset[int]:
             out.add(int(part))
         except ValueError:
             raise FilterError(f"bad {what} {text!r}: expected numbers like 0-3,7") from None
+    if not out:  # would match nothing, silently
+        raise FilterError(f"empty {what} {text!r}: expected numbers like 0-3,7")
     return frozenset(out)
 
 

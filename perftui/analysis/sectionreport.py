@@ -18,7 +18,6 @@ from .filters import Filter, FilterContext
 from .sections import (
     SectionCounts,
     count_sections,
-    keep_section_map,
     kept_counts,
     kept_section_map,
     stream_sections,
@@ -107,11 +106,6 @@ def kept_section_report(rec: Recording, modules_dirs: list[str] | None = None
         return None
     files = ModuleFiles(list(modules_dirs or []), rec.feature(Feature.OSRELEASE), build_ids)
     return SectionReport(rec, smap, counts, files)
-
-
-def keep_report(rec: Recording, rep: SectionReport) -> None:
-    """Keep an unfiltered report's map, build ids and counts with the index."""
-    keep_section_map(rec, rep.smap, rep.files.build_ids)
 
 
 def streamed_section_report(rec: Recording, modules_dirs: list[str] | None = None,

@@ -80,7 +80,7 @@ def side_filter(rec: Recording, time: str, cpu: str | None) -> Filter:
     if time.strip():
         first, last = sample_bounds(rec)
         rng = parse_time_range(time, first, last, origin=time_span(rec)[0])
-    return Filter(time=rng, cpus=parse_int_list(cpu, "cpu list") if cpu else None)
+    return Filter(time=rng, cpus=parse_int_list(cpu, "cpu list") if cpu is not None else None)
 
 
 @dataclass

@@ -597,6 +597,8 @@ class PerftuiApp(CrashReportingApp):
     def action_back_or_quit(self) -> None:
         if len(self.screen_stack) > 1:
             self.pop_screen()
+        elif self._back_from_jump():  # a jump from a sample: one level back is its list
+            return
         elif self.body != "records":
             self.show_body("records")
         else:
@@ -638,18 +640,25 @@ class PerftuiApp(CrashReportingApp):
         if self.screen.maximized is not None:
             self.screen.minimize()
             return
+        self._back_from_jump()
+
+    def _back_from_jump(self) -> bool:
+        """After Enter on a sample jumped to its record: back to that samples list, on that
+        row (navigation is a stack); False when there is no such jump to go back from."""
         back = self.return_path
         if isinstance(back, ProfileReturn) and len(self.screen_stack) == 1:
             self.return_path = None
             self.show_body(back.body)
             self.show_samples(back.rows, back.title, back.body, back.sample_row)
-            return
+            return True
         if isinstance(back, ReturnPath) and len(self.screen_stack) == 1 and \
                 self.model.report is not None:
             self.return_path = None
             self.push_screen(SectionScreen(self.model, back.entry, cursor=back.symbol_row))
             self.push_screen(SamplesScreen(self.model, back.entry, back.symbol,
                                            cursor=back.sample_row))
+            return True
+        return False
 
     def action_stop_indexing(self) -> None:
         if not self.model.done and not self.cancel_requested:

@@ -266,7 +266,8 @@ class SectionsPane(DataTable):
                 self.add_row(Text(line, style="dim"))
             self.entry_of_row += [-1] * len(lines)
             return
-        scope = " · filtered" if m.scope_text() else ""
+        scope = m.scope_text()  # what the counts are under (the record list may be hidden)
+        scope = f" · {safe(scope, 120)}" if scope else ""
         self.border_title = f"module sections · {src}{scope}"
         self.border_subtitle = (f"% of {d['kernel_samples']:,} kernel samples · "
                                 f"{d['unattributed_kernel_samples']:,} outside modules")
