@@ -548,17 +548,24 @@ async def test_every_comm_goes_through_the_model_s_one_object(demo: Path) -> Non
 async def test_the_thread_model_swaps_in_at_one_place(
         demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """analysis.tasks.comm_model is the one switch: with symbols.threads.ThreadModel (perf's
-    rules) every pane and comm= follow."""
+    rules) every pane and comm= follow (and keep following once the names pass has put
+    its own per-sample names, made by the same rules, in its place)."""
     from perftui.analysis import tasks
     from perftui.symbols.threads import ThreadModel
 
-    monkeypatch.setattr(tasks, "comm_model", ThreadModel.build)
+    built: list[ThreadModel] = []
+
+    def build(rec: object) -> ThreadModel:
+        built.append(ThreadModel.build(rec))  # type: ignore[arg-type]
+        return built[-1]
+
+    monkeypatch.setattr(tasks, "comm_model", build)
     async with browse(demo) as (app, pilot):
         c = app.model.rec.columns
-        assert isinstance(app.model.comms, ThreadModel)
+        assert built, "the switch was not used"
         await pilot.press("slash")
         await prompt(pilot, "comm=CPU type=SAMPLE")
         want = np.nonzero((c["type"] == SAMPLE) & np.isin(c["tid"], [3161, 3162]))[0]
         assert np.array_equal(view_rows(app), want)
         row = int(np.nonzero((c["type"] == SAMPLE) & (c["tid"] == 0))[0][0])
-        assert app.model.comm_of(row) == app.model.comms.comm(0, int(c["time"][row]))
+        assert app.model.comm_of(row) == built[0].comm(0, int(c["time"][row])) == "swapper"

@@ -146,8 +146,9 @@ class Model:
         the symbol files are unchanged (no thread model, no resolver); else a resolver
         names them, the cache keeps them for the next open, of the browser or of ``perftui
         report`` (the same :func:`~perftui.symbols.samplestore.sample_locs`), and the
-        resolver goes.  Either way :attr:`resolver` stays None until annotate asks.  The groups likewise
-        (:mod:`~perftui.analysis.groupstore`: kept with the names they were made from).
+        resolver goes.  Either way :attr:`resolver` stays None until annotate asks.  The
+        groups likewise (:mod:`~perftui.analysis.groupstore`: kept with the names they were
+        made from).
         Slow on a big first open:
         from the worker, after the first screen; ``progress(done, total)`` while
         resolving.  The per-sample arrays live in mapped files (not anonymous memory)."""
