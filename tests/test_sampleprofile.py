@@ -47,12 +47,14 @@ def index_of(blocks: list[ResolvedSamples]) -> dict[str, np.ndarray]:
                                   ("pid",), ("cpu",), ("module", "section", "sym"),
                                   ("section",), ("cpu", "comm", "sym")])
 @pytest.mark.parametrize("children", [False, True])
-@pytest.mark.parametrize(("chunk", "merge_at"),  # one chunk; many merged at the end; merged
-                         [(1 << 20, 1 << 20), (97, 1 << 20), (97, 1), (31, 1)])  # as they come
+@pytest.mark.parametrize(("chunk", "merge_at", "entries"),  # one chunk and one block of
+                         [(1 << 20, 1 << 20, 1 << 20), (97, 1 << 20, 50),  # callchains;
+                          (97, 1, 1), (31, 1, 7)])  # many, merged at the end or as they come
 def test_equals_reference(keys: tuple[str, ...], children: bool, chunk: int, merge_at: int,
-                          monkeypatch: pytest.MonkeyPatch) -> None:
+                          entries: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sampleprofile, "CHUNK", chunk)
     monkeypatch.setattr(sampleprofile, "MERGE_AT", merge_at)
+    monkeypatch.setattr(sampleprofile, "CHILD_ENTRIES", entries)
     rng = random.Random(hash((keys, children)) & 0xFFFF)
     locs = make_locs()
     blocks = [random_block(rng, 300, len(locs)) for _ in range(3)]
@@ -108,6 +110,27 @@ def test_row_location_is_the_first_samples() -> None:
     for r in prof.rows:
         first = int(np.flatnonzero(s.comm == r.key[0])[0])
         assert r.loc == int(s.leaf[first])
+
+
+@pytest.mark.parametrize("keys", [("comm",), ("dso",), ("comm", "sym")])  # rows of many
+@pytest.mark.parametrize("entries", [1, 5, 64])  # locations, and of one
+def test_children_rows_in_blocks_keep_each_rows_location(
+        keys: tuple[str, ...], entries: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Callchains expanded a block of groups at a time give every row the location the
+    whole expansion at once gives it (the first sample's, own row before callchain)."""
+    rng = random.Random(11)
+    locs = make_locs()
+    blocks = [random_block(rng, 300, len(locs)) for _ in range(2)]
+    sl = sample_locs_of(locs, blocks)
+    index = index_of(blocks)
+
+    def table() -> dict[tuple[int, ...], tuple[int, int, int, int]]:
+        prof = profile_of(sl, slice(0, len(sl)), index, keys, True, sl.comm_names)
+        return {r.key: (r.loc, r.self_period, r.children_period, r.samples) for r in prof.rows}
+
+    whole = table()
+    monkeypatch.setattr(sampleprofile, "CHILD_ENTRIES", entries)
+    assert table() == whole and len(whole) >= 3
 
 
 # -- the distinct stacks ---------------------------------------------------------------------

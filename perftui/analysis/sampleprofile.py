@@ -91,7 +91,7 @@ def _grouped(cols: list[np.ndarray], n: int) -> tuple[list[np.ndarray], np.ndarr
 
 
 #: Samples grouped at a time: bounds the per-sample temporaries (RssAnon) at any size.
-CHUNK = 1 << 19
+CHUNK = 1 << 18
 #: Chunks' groups held before they are merged (at least; else twice the merged ones).
 MERGE_AT = 1 << 18
 
@@ -280,8 +280,6 @@ def _children_rows(sl: SampleLocs, g: Groups, lk: np.ndarray) -> Parts:
     their stack: each group adds to its own row and to each distinct row of its stack's
     callchain, once."""
     ng = len(g.first)
-    g_period, g_count, g_first = g.period, g.count, g.first
-    g_sk = g.cols[:-1]
     g_stack = g.cols[-1]
     starts = sl.stack_starts
     g_leaf = sl.stack_locs[starts[g_stack]].astype(np.int64)
@@ -298,25 +296,72 @@ def _children_rows(sl: SampleLocs, g: Groups, lk: np.ndarray) -> Parts:
     (d_chain, d_key), _d_inv, d_first = _grouped([c_of, lk[e_loc]], total)
     d_loc = e_loc[d_first]
     d_starts = np.searchsorted(d_chain, np.arange(len(used) + 1))
-    # every group adds its period to each distinct row of its callchain once
+    # every group adds its period to each distinct row of its callchain once: a block of
+    # groups at a time (all at once, the entries of every group's callchain took ~90 MB at
+    # 50 M samples), each block's rows merged into the rows so far
     gc = np.searchsorted(used, g_stack)
     n_d = d_starts[gc + 1] - d_starts[gc]
-    e_total = int(n_d.sum())
-    e_group = np.repeat(np.arange(ng, dtype=np.int64), n_d)
-    e_d = np.repeat(d_starts[gc], n_d) + np.arange(e_total, dtype=np.int64) - np.repeat(
-        np.cumsum(n_d) - n_d, n_d)
-    # the group's own row has its period already (perf's he_cache check)
+    ends = np.cumsum(n_d)
+    rows: _ChildRows | None = None
+    lo = 0
+    while lo < ng:
+        hi = max(lo + 1, int(np.searchsorted(ends, (ends[lo - 1] if lo else 0)
+                                             + CHILD_ENTRIES, side="right")))
+        part = _child_block(np.arange(lo, hi, dtype=np.int64), g, g_own, g_leaf, gc, n_d,
+                            d_starts, d_key, d_loc)
+        rows = part if rows is None else _merge_child_rows([rows, part])
+        lo = hi
+    if rows is None:
+        rows = _child_block(np.zeros(0, np.int64), g, g_own, g_leaf, gc, n_d, d_starts,
+                            d_key, d_loc)
+    return rows.cols, rows.self_p, rows.child_p, rows.count, rows.loc
+
+
+#: Callchain entries of the groups expanded at a time by :func:`_children_rows`.
+CHILD_ENTRIES = 1 << 17
+
+
+@dataclass
+class _ChildRows:
+    """Rows with children being summed: key columns, sums, and the row's location with the
+    rank (file order of what added it first) that chose it."""
+
+    cols: list[np.ndarray]
+    self_p: np.ndarray
+    child_p: np.ndarray
+    count: np.ndarray
+    rank: np.ndarray
+    loc: np.ndarray
+
+
+def _child_block(gs: np.ndarray, g: Groups, g_own: np.ndarray, g_leaf: np.ndarray,
+                 gc: np.ndarray, n_d: np.ndarray, d_starts: np.ndarray, d_key: np.ndarray,
+                 d_loc: np.ndarray) -> _ChildRows:
+    """The rows groups ``gs`` add to: each its own row, and each distinct row of its
+    stack's callchain but its own (perf's he_cache check)."""
+    nb = n_d[gs]
+    e_total = int(nb.sum())
+    e_group = np.repeat(gs, nb)
+    e_d = np.repeat(d_starts[gc[gs]], nb) + np.arange(e_total, dtype=np.int64) - np.repeat(
+        np.cumsum(nb) - nb, nb)
     keep = d_key[e_d] != g_own[e_group]
     e_group, e_d = e_group[keep], e_d[keep]
-    cols = [np.concatenate([c, c[e_group]]) for c in g_sk]
-    cols.append(np.concatenate([g_own, d_key[e_d]]))
+    cols = [np.concatenate([c[gs], c[e_group]]) for c in g.cols[:-1]]
+    cols.append(np.concatenate([g_own[gs], d_key[e_d]]))
+    g_period = g.period[gs]
     self_p = np.concatenate([g_period, np.zeros(len(e_group), np.int64)])
-    child_p = np.concatenate([g_period, g_period[e_group]])
-    count = np.concatenate([g_count, np.zeros(len(e_group), np.int64)])
-    loc = np.concatenate([g_leaf, d_loc[e_d]])
+    child_p = np.concatenate([g_period, g.period[e_group]])
+    count = np.concatenate([g.count[gs], np.zeros(len(e_group), np.int64)])
+    loc = np.concatenate([g_leaf[gs], d_loc[e_d]])
     # which adds first, in file order: its group's first sample, its own row before its
     # callchain's
-    rank = np.concatenate([g_first * 2, g_first[e_group] * 2 + 1])
+    rank = np.concatenate([g.first[gs] * 2, g.first[e_group] * 2 + 1])
+    return _sum_child_rows(cols, self_p, child_p, count, rank, loc)
+
+
+def _sum_child_rows(cols: list[np.ndarray], self_p: np.ndarray, child_p: np.ndarray,
+                    count: np.ndarray, rank: np.ndarray, loc: np.ndarray) -> _ChildRows:
+    """Equal key rows summed; each keeps the location of its lowest rank."""
     r_cols, inv, _first = _grouped(cols, len(loc))
     m = len(_first)
     best = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
@@ -324,5 +369,16 @@ def _children_rows(sl: SampleLocs, g: Groups, lk: np.ndarray) -> Parts:
     pick = np.flatnonzero(rank == best[inv])
     row_loc = np.empty(m, np.int64)
     row_loc[inv[pick]] = loc[pick]
-    return (r_cols, sum_by(inv, self_p, m), sum_by(inv, child_p, m), sum_by(inv, count, m),
-            row_loc)
+    return _ChildRows(r_cols, sum_by(inv, self_p, m), sum_by(inv, child_p, m),
+                      sum_by(inv, count, m), best, row_loc)
+
+
+def _merge_child_rows(parts: list[_ChildRows]) -> _ChildRows:
+    """Rows of several blocks as one (keys summed again, the lowest rank's location)."""
+    return _sum_child_rows([np.concatenate(c) for c in zip(*(p.cols for p in parts),
+                                                             strict=True)],
+                           np.concatenate([p.self_p for p in parts]),
+                           np.concatenate([p.child_p for p in parts]),
+                           np.concatenate([p.count for p in parts]),
+                           np.concatenate([p.rank for p in parts]),
+                           np.concatenate([p.loc for p in parts]))
