@@ -309,3 +309,20 @@ def test_demo_store_keeps_every_sample(demo_store) -> None:  # type: ignore[no-u
     got = {int(r): (int(st.tid[g[i]]), int(st.cpu[g[i]]), int(st.leaf[g[i]]),
                     int(st.comm[g[i]])) for i, r in enumerate(st.rows)}
     assert got == allb
+
+
+def test_dso_ranks_put_rows_without_a_dso_last() -> None:
+    """The browser's tables order tied rows as perf does: by the dso's name (strcmp), a
+    sample with no map (``[unknown]``) after every dso (perf 6.1 sort.c, ``cmp_null``),
+    as the report engine does (test_sampleprofile.py)."""
+    locs = make_locs()
+    unknown = locs.dso_id("[unknown]")
+    locs.add_unresolved(unknown, [0x7F0000001000])
+    st = store_of(random_blocks(5), locs)
+    gc = GroupCodes(st)
+    names = gc.master.names["dso"]
+    rank = gc.name_rank["dso"]
+    by_rank = [n for _r, n in sorted(zip(rank.tolist(), names, strict=True))]
+    assert "[unknown]" in names and by_rank[-1] == "[unknown]"
+    named = [n for n in by_rank if n != "[unknown]"]
+    assert named == sorted(named, key=lambda n: n.encode())

@@ -214,12 +214,13 @@ def test_order_rows_by_numpy_equals_python_sort() -> None:
     locs = Locations()
     d1 = locs.dso_id("/usr/lib/libc.so.6")
     d2 = locs.dso_id("[kernel.kallsyms]", kernel=True)
+    d3 = locs.dso_id("[unknown]")
     names = ["memcpy", "Memcpy", "main", "é", "zz", "_start"]
     for k in range(400):
         if k % 3:
             locs.add(rng.choice([d1, d2]), rng.choice(names), 16 * k, 16 * k + 8)
         else:
-            locs.add_unresolved(rng.choice([d1, d2]), [rng.randrange(1 << 40)])
+            locs.add_unresolved(rng.choice([d1, d2, d3]), [rng.randrange(1 << 40)])
     keys = ("comm", "dso", "sym", "cpu")
     codes = KeyCodes(locs, keys)
     comms = ["bash", "Bash", "zsh", "b"]
@@ -255,8 +256,30 @@ def _python_key(prof: Profile, comm_names: list[str]):
             elif k == "sym":
                 n = locs.name[r.loc]
                 out.append((0, b(n), 0) if n is not None else (1, b"", locs.start[r.loc]))
+            elif k == "dso" and names[k][code] == "[unknown]":
+                out.append((1, b""))  # perf's cmp_null: no dso after every dso
             else:
-                out.append(b(names[k][code]))
+                out.append((0, b(names[k][code])))
         return tuple(out)
 
     return key
+
+
+@pytest.mark.parametrize("n_rows", [6, 1500])  # the Python sort and the numpy one
+def test_rows_without_a_dso_come_after_every_dso_on_a_tie(n_rows: int) -> None:
+    """perf 6.1 sort.c: ``sort__dso_cmp`` compares ``_sort__dso_cmp(right, left)`` and a
+    missing dso (``cmp_null``) ranks after any dso, so on equal overhead perf prints the
+    ``[unknown]`` rows last (seen on a fresh recording: after ``libc.so.6`` and
+    ``ld-linux-x86-64.so.2``, where strcmp would put ``[unknown]`` before them)."""
+    locs = Locations()
+    dsos = [locs.dso_id("[unknown]"), locs.dso_id("/lib/ld-linux-x86-64.so.2"),
+            locs.dso_id("[kernel.kallsyms]", kernel=True), locs.dso_id("/lib/libc.so.6")]
+    for k, d in enumerate(dsos):
+        locs.add(d, f"f{k}", 16 * k, 16 * k + 8)
+    codes = KeyCodes(locs, ("dso",))
+    rows = [ProfileRow((int(codes.dso_code[k % 4]),), k % 4, 10, 10, 1) for k in range(n_rows)]
+    prof = Profile(("dso",), False, 100, n_rows, rows, codes)
+    order_rows(prof)
+    shown = [codes.names["dso"][r.key[0]] for r in prof.rows]
+    first = list(dict.fromkeys(shown))
+    assert first == ["[kernel.kallsyms]", "ld-linux-x86-64.so.2", "libc.so.6", "[unknown]"]

@@ -9,6 +9,7 @@ codes per sample (or per callchain entry), combined, then ``np.unique`` + ``binc
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..perfdata.grouping import group_ids
-from ..symbols.locations import Locations
+from ..symbols.locations import UNKNOWN_DSO, Locations
 from ..symbols.resolved import ResolvedSamples
 
 #: Sort keys, with perf's names (``module`` and ``section`` are perftui's own).
@@ -250,7 +251,7 @@ def order_rows(prof: Profile, comm_names: Sequence[str] | None = None) -> None:
                 # resolved names by strcmp, unresolved addresses after them by address
                 out.append((0, _bytes(n), 0) if n is not None else (1, b"", locs.start[r.loc]))
             else:
-                out.append(_bytes(names[k][code]))
+                out.append(name_order(k, names[k][code]))
         return tuple(out)
 
     rows = prof.rows
@@ -268,21 +269,22 @@ def order_rows(prof: Profile, comm_names: Sequence[str] | None = None) -> None:
     for i, k in enumerate(prof.keys):
         codes = np.array([r.key[i] for r in rows], dtype=np.int64)
         if k == "comm" and comm_names is not None:
-            cols.append(_ranks(codes, comm_names.__getitem__))
+            cols.append(_ranks(codes, comm_names.__getitem__, _bytes))
         elif k in ("comm", "pid", "tid", "cpu"):
             cols.append(codes)
         elif k == "sym":
             cols.append(_sym_ranks(locs, np.array([r.loc for r in rows], dtype=np.int64)))
         else:
-            cols.append(_ranks(codes, names[k].__getitem__))
+            cols.append(_ranks(codes, names[k].__getitem__, functools.partial(name_order, k)))
     order = np.lexsort(cols[::-1])
     prof.rows = [rows[j] for j in order.tolist()]
 
 
-def _ranks(codes: np.ndarray, text: Callable[[int], str]) -> np.ndarray:
-    """Per code, the rank of its text in strcmp order (equal texts: equal ranks)."""
+def _ranks(codes: np.ndarray, text: Callable[[int], str],
+           order_key: Callable[[str], Any]) -> np.ndarray:
+    """Per code, the rank of ``order_key`` of its text (equal keys: equal ranks)."""
     uniq, inv = np.unique(codes, return_inverse=True)
-    texts = [_bytes(text(int(c))) for c in uniq]
+    texts = [order_key(text(int(c))) for c in uniq]
     order = sorted(set(texts))
     rank = {t: j for j, t in enumerate(order)}
     return np.array([rank[t] for t in texts], dtype=np.int64)[inv.reshape(-1)]
@@ -305,6 +307,15 @@ def _sym_ranks(locs: Locations, loc: np.ndarray) -> np.ndarray:
 def _bytes(s: str) -> bytes:
     """strcmp order: the UTF-8 bytes."""
     return s.encode("utf-8", "surrogateescape")
+
+
+def name_order(key: str, text: str) -> tuple[int, bytes]:
+    """How perf orders rows that tie on overhead by a key that prints a name: by strcmp,
+    but for ``dso`` a sample with no map (``[unknown]``) after every dso (sort.c's
+    ``_sort__dso_cmp``: ``cmp_null`` puts the missing dso last)."""
+    if key == "dso" and text == UNKNOWN_DSO:
+        return (1, b"")
+    return (0, _bytes(text))
 
 
 def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -> None:

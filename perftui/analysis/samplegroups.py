@@ -26,7 +26,16 @@ import numpy as np
 from ..symbols.locations import Locations
 from ..symbols.resolved import ResolvedSamples
 from ..symbols.samplelocs import SampleLocs
-from .profile import SORT_KEYS, KeyCodes, Profile, ProfileRow, _group, stacks, sum_by
+from .profile import (
+    SORT_KEYS,
+    KeyCodes,
+    Profile,
+    ProfileRow,
+    _group,
+    name_order,
+    stacks,
+    sum_by,
+)
 from .stacktree import Interner, PathInterner, StackTree, Trie, TrieBuilder, spans
 
 #: keys that a sample's thread or CPU decides (the others come from a location)
@@ -317,7 +326,7 @@ class GroupCodes:
 
         self.loc_rank = _dense_rank([sym_key(i) for i in range(n)])
         self.comm_rank = _dense_rank([_bytes(c) for c in list(st.comm_names)])
-        self.name_rank = {k: _dense_rank([_bytes(x) for x in v])
+        self.name_rank = {k: _dense_rank([name_order(k, x) for x in v])
                           for k, v in self.master.names.items()}
         # how many values each key's code (plus one) takes: codes fold into one int64
         m = self.master
