@@ -72,6 +72,9 @@ def after(keys: tuple[str, ...]) -> Callable[[Pilot], object]:
                 break
             await pilot.pause(0.05)
         await pilot.wait_for_scheduled_animations()
+        # a passing note ("annotate: reading the symbol tables…") lasts seconds: how long
+        # the machine took decides whether it is still up, so it is not pinned
+        pilot.app.clear_notifications()
         for _ in range(3):
             await pilot.pause(0.05)
 
