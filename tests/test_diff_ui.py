@@ -461,3 +461,19 @@ async def test_a_truncated_side_says_so(planted, tmp_path: Path) -> None:
         await shown(pilot)
         said = [ln for ln in screen_text(app).splitlines() if "error at offset" in ln]
         assert len(said) == 1 and "NEW cut.data" in said[0], said
+
+
+@sync
+async def test_one_sample_is_singular(tmp_path: Path) -> None:
+    """OLD of one planted sample: the header, the status line and the table's count say
+    "1 sample" and "1 row", not "1 samples"."""
+    one = {("demo_nic", ".text", "demo_nic_rx_poll"): 1}
+    po = module_recording(tmp_path / "old.data", one)
+    pn = module_recording(tmp_path / "new.data", {**one, **dict(list(NEW.items())[:1])})
+    app = make_app((tmp_path / "old.data", tmp_path / "new.data", po, pn))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await shown(pilot)
+        text = screen_text(app)
+        assert "old.data 1 sample " in text and "1 samples" not in text
+        assert "OLD 100.00% (1 sample, period 1,000)" in text  # the module's line
+        assert "1 module · 1 section · 1 in both" in text
