@@ -24,7 +24,9 @@ from perftui.ui.diffmodel import DiffModel
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 SCREENS: dict[str, tuple[str, ...]] = {
     "sections": (),
-    "symbols": ("down", "enter"),  # demo_nic's .text: rx_poll and the checksum functions
+    # the lines: [kernel.kallsyms], [demo_nic], its .text.unlikely, its .text, ...
+    "symbols": ("down", "down", "down", "enter"),  # demo_nic's .text: rx_poll, the checksums
+    "module": ("down", "enter"),  # [demo_nic]'s line: its first section, .text.unlikely
     "perf": ("v",),  # perf diff's dso,sym table
     "ratio": ("c", "c"),
     "range": ("o", *["shift+right"] * 20),  # OLD's first seconds only

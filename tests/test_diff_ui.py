@@ -1,9 +1,11 @@
 """The diff browser under Textual's pilot, on two writer-built module recordings whose
 planted samples are the oracle (tests/builders.py ``module_recording``): the module, section
-and symbol levels show the planted shares, Enter and Backspace walk the drill-down, ``c``
+and symbol levels show the planted shares, Enter and Backspace walk the drill-down (Enter on
+a module's line opens its first section, as the one-recording sections pane does), ``c``
 and ``v`` change the order and the table, a range on one timeline regroups that side only
 (its samples counted from the builder's one-sample-a-millisecond plan), and the work runs
-in thread workers, never on the UI thread.
+in thread workers, never on the UI thread.  The module lines of ``perftui diff --demo``'s
+two recordings equal the demo generator's plans.
 """
 
 from __future__ import annotations
@@ -88,6 +90,52 @@ def largest_change(po: dict, pn: dict, width: int, where: tuple[str, ...] = ()) 
     return max(n, key=lambda k: abs(n[k] - o.get(k, 0.0)))
 
 
+def module_shares(periods: dict) -> dict:
+    """Share (%) of the whole recording per module."""
+    return {k[0]: v for k, v in shares(periods, 1).items()}
+
+
+def perf_order(old: dict, new: dict, old_period: dict) -> list:
+    """perf diff's delta-abs order of shares: the rows with a NEW side first, the largest
+    |delta| first, then the larger baseline period, then the name (builtin-diff.c)."""
+    def key(k: tuple) -> tuple:
+        gone = k not in new
+        delta = 0.0 if gone else new[k] - old.get(k, 0.0)
+        return (gone, -abs(delta), -old_period.get(k, 0), k)
+
+    return sorted({**old, **new}, key=key)
+
+
+def planted_lines(po: dict, pn: dict) -> list:
+    """The top level's lines from the builder's plans: each module in perf's order of its
+    total, then its sections in perf's order of theirs."""
+    def periods(plan: dict, width: int) -> Counter:
+        out: Counter = Counter()
+        for (mod, sec, sym), p in plan.items():
+            out[(MODNAME[mod], sec, sym)[:width]] += p
+        return out
+
+    mo, mn = shares(po, 1), shares(pn, 1)
+    so, sn = shares(po, 2), shares(pn, 2)
+    out: list = []
+    for (m,) in perf_order(mo, mn, periods(po, 1)):
+        out.append(("module", m))
+        out += [k for k in perf_order(so, sn, periods(po, 2)) if k[0] == m]
+    return out
+
+
+def module_lines(app: DiffApp) -> dict:
+    """The module lines of the table: module -> (baseline, new, delta)."""
+    return {ln.row.key[0]: (ln.row.baseline, ln.row.share, ln.row.delta)
+            for ln in app.lines if ln.module}
+
+
+def line_keys(app: DiffApp) -> list:
+    """The table's lines as the top level lists them: ("module", name) for a module's
+    total, then (module, section) for each of its sections."""
+    return [("module", ln.row.key[0]) if ln.module else ln.row.key for ln in app.lines]
+
+
 def table_rows(app: DiffApp) -> dict:
     d = app.diff
     assert d is not None
@@ -122,7 +170,7 @@ async def test_drill_down(planted) -> None:
         assert "module sections" in text and "demo_crc" in text and "gone" in text
         # perf's order: the largest |delta| first
         assert app.diff.rows[0].key == largest_change(po, pn, 2)  # type: ignore[union-attr]
-        at = [r.key for r in app.diff.rows].index(("demo_nic", ".text"))  # type: ignore[union-attr]
+        at = line_keys(app).index(("demo_nic", ".text"))
         await press(pilot, *["down"] * at, "enter")  # demo_nic's .text: its symbols
         assert app.model.level == Level("sections", "demo_nic", ".text")
         check(app, po, pn, 3, ("demo_nic", ".text"))
@@ -138,6 +186,107 @@ async def test_drill_down(planted) -> None:
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 0
+
+
+def check_modules(app: DiffApp, want_o: dict, want_n: dict) -> None:
+    """The module lines' baseline, new and delta against per-module shares (%)."""
+    got = module_lines(app)
+    assert set(got) == set(want_o) | set(want_n)
+    for m, (b, n, dl) in got.items():
+        o, w = want_o.get(m), want_n.get(m)
+        assert (b is None) == (o is None) and (n is None) == (w is None), m
+        if o is not None:
+            assert abs(b - o) < 1e-9, m
+        if w is not None:
+            assert abs(n - w) < 1e-9 and abs(dl - (w - (o or 0.0))) < 1e-9, m
+        else:
+            assert dl is None, m
+
+
+@sync
+async def test_module_lines(planted) -> None:
+    """The top level: each module's total (baseline, new, delta: the builder's planted
+    periods summed by module), then its sections, in perf diff's order of each; Enter on a
+    module's line opens its first section's symbols, Backspace comes back to the line."""
+    _o, _n, po, pn = planted
+    app = make_app(planted)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await shown(pilot)
+        check_modules(app, module_shares(po), module_shares(pn))
+        assert line_keys(app) == planted_lines(po, pn)
+        text = screen_text(app)
+        assert "[demo_nic]" in text and "module / section" in text
+        assert "3 modules · 5 sections · 3 in both" in text
+        gone = module_lines(app)["demo_crc"]  # only in OLD: no NEW share, no delta
+        assert gone[1] is None and gone[2] is None
+        for m in ("demo_nic", "demo_kvm"):
+            at = line_keys(app).index(("module", m))
+            await press(pilot, "home", *["down"] * at)
+            assert f"module {m}" in screen_text(app).splitlines()[-2]  # the status line
+            await press(pilot, "enter")
+            first = largest_change(po, pn, 2, (m,))  # the module's first section listed
+            assert app.model.level == Level("sections", m, first[1])
+            check(app, po, pn, 3, first)
+            await press(pilot, "backspace")
+            assert app.model.level == Level()
+            assert app.query_one(DiffTable).cursor_row == at
+
+
+@sync
+async def test_demo_module_lines(tmp_path: Path) -> None:
+    """``perftui diff --demo``'s recordings: every module line's baseline, new and delta
+    are the demo generator's plans (samples of one fixed period: shares of the counts),
+    the kernel image and bash are lines of their own with no section under them, and the
+    lines say what ``perftui diff --json --sort module`` says."""
+    import json
+
+    from perftui.cli import main
+    from perftui.demo.generate import PATCHED_SEED, kallsyms_text, write_demo
+    from perftui.symbols.resolver import SymbolOptions
+
+    before = write_demo(tmp_path / "before.data")
+    after = write_demo(tmp_path / "after.data", PATCHED_SEED, patched=True)
+    (tmp_path / "kallsyms").write_text(kallsyms_text())
+
+    def planned(plan) -> dict:  # module -> share (%) of the recording's samples
+        n: Counter = Counter()
+        for (mod, _sec), k in plan.in_sections.items():
+            n[MODNAME[mod]] += k
+        n["[kernel.kallsyms]"] = plan.outside_modules
+        n["bash"] = plan.samples - plan.kernel_samples  # the demo's one user-space program
+        return {m: 100.0 * k / plan.samples for m, k in n.items()}
+
+    opts = SymbolOptions(kallsyms=str(tmp_path / "kallsyms"), modules_dirs=[str(MODULES_DIR)])
+    app = DiffApp(DiffModel.of(open_recording(before.path), open_recording(after.path),
+                               [str(MODULES_DIR)], opts))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await shown(pilot)
+        want_o, want_n = planned(before), planned(after)
+        check_modules(app, want_o, want_n)
+        keys = line_keys(app)
+        mods = [k[1] for k in keys if k[0] == "module"]
+        weight = {m: want_o[m] for m in want_o}  # one period: the baseline period's order
+        assert mods == perf_order(want_o, want_n, weight)
+        for m in ("[kernel.kallsyms]", "bash"):  # no sections: the module's line alone
+            at = keys.index(("module", m))
+            assert at + 1 == len(keys) or keys[at + 1][0] == "module"
+        assert "[kernel.kallsyms]" in screen_text(app) and "[[" not in screen_text(app)
+        at = keys.index(("module", "bash"))
+        await press(pilot, *["down"] * at, "enter")  # bash's symbols
+        assert app.model.level == Level("sections", "bash", "-")
+    json_args = [str(before.path), str(after.path), "--json", "--sort", "module",
+                 "--kallsyms", str(tmp_path / "kallsyms"), "--modules-dir", str(MODULES_DIR)]
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["diff", *json_args]) == 0
+    rows = json.loads(out.getvalue())["rows"]
+    assert [r["module"] for r in rows] == mods
+    for r in rows:
+        assert abs(r["baseline"] - want_o[r["module"]]) < 1e-5
+        assert abs(r["new"] - want_n[r["module"]]) < 1e-5
 
 
 @sync
@@ -185,6 +334,18 @@ async def test_range_regroups_one_side(planted) -> None:
         (_name, old_tab), = app.model.old.tables.values()
         assert old_tab.total_samples == want and 0 < want < n
         assert app.model.new.tables is new_before  # NEW not regrouped
+        # the module lines regrouped: OLD's in the range (the builder's plan, sample k of
+        # period 1000 + 250 (k mod 5), in the plan's sorted order), NEW's whole
+        in_range: Counter = Counter()
+        k = 0
+        for (mod, _sec, _sym), count in sorted(OLD.items()):
+            for _j in range(count):
+                if lo <= 1_000_000_000 + (k + 1) * 1_000_000 <= hi:
+                    in_range[MODNAME[mod]] += 1000 + 250 * (k % 5)
+                k += 1
+        total = sum(in_range.values())
+        check_modules(app, {m: 100.0 * p / total for m, p in in_range.items() if p},
+                      module_shares(_pn))
         assert "in 0.000–" in screen_text(app)
         await pilot.press("r")  # reset: OLD whole again
         await shown(pilot)
@@ -300,3 +461,19 @@ async def test_a_truncated_side_says_so(planted, tmp_path: Path) -> None:
         await shown(pilot)
         said = [ln for ln in screen_text(app).splitlines() if "error at offset" in ln]
         assert len(said) == 1 and "NEW cut.data" in said[0], said
+
+
+@sync
+async def test_one_sample_is_singular(tmp_path: Path) -> None:
+    """OLD of one planted sample: the header, the status line and the table's count say
+    "1 sample" and "1 row", not "1 samples"."""
+    one = {("demo_nic", ".text", "demo_nic_rx_poll"): 1}
+    po = module_recording(tmp_path / "old.data", one)
+    pn = module_recording(tmp_path / "new.data", {**one, **dict(list(NEW.items())[:1])})
+    app = make_app((tmp_path / "old.data", tmp_path / "new.data", po, pn))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await shown(pilot)
+        text = screen_text(app)
+        assert "old.data 1 sample " in text and "1 samples" not in text
+        assert "OLD 100.00% (1 sample, period 1,000)" in text  # the module's line
+        assert "1 module · 1 section · 1 in both" in text

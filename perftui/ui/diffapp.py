@@ -2,8 +2,9 @@
 
 A timeline per recording (each side's time range selectable), the compared table with
 baseline / new / delta columns and bars, and the drill-down of the one-recording browser:
-the module sections (user-space dsos as modules without sections), then a section's
-symbols, each with its delta; ``v`` shows perf diff's own ``dso,sym`` table instead.  Indexing,
+each module's total followed by its sections (a user-space dso or the kernel image: its
+total alone), then a section's symbols, each with its delta (Enter on a module's line opens
+its first section); ``v`` shows perf diff's own ``dso,sym`` table instead.  Indexing,
 resolving, grouping and comparing run in thread workers; the UI thread only draws.
 """
 
@@ -26,7 +27,7 @@ from ..analysis.diff import Diff, DiffRow
 from ..present.diff import COMPUTE_COLUMNS, is_kernel, key_value, mismatch_text
 from ..textsafe import safe
 from .crashing import CrashReportingApp
-from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level
+from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level, Line, Shown, first_section
 from .widgets.panes import bar
 from .widgets.timeline import Timeline
 
@@ -49,11 +50,11 @@ class Loaded(Message):
 class DiffReady(Message):
     """A compared table, computed by a worker for ``level``."""
 
-    def __init__(self, level: Level, compute: str, diff: Diff) -> None:
+    def __init__(self, level: Level, compute: str, shown: Shown) -> None:
         super().__init__()
         self.level = level
         self.compute = compute
-        self.diff = diff
+        self.shown = shown
 
 
 class SideTimeline(Timeline):
@@ -85,7 +86,8 @@ class DiffTable(DataTable):
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Open", id="diff.open",
-                tooltip="open a module section: its symbols, each with its delta"),
+                tooltip="open a module section: its symbols, each with its delta (on a "
+                        "module's line, its first section)"),
         Binding("backspace", "up", "Up", id="diff.up",
                 tooltip="back up one level of the drill-down"),
         Binding("c", "compute", "Compute", id="diff.compute",
@@ -187,7 +189,8 @@ class DiffApp(CrashReportingApp):
     def __init__(self, model: DiffModel) -> None:
         super().__init__()
         self.model = model
-        self.diff: Diff | None = None
+        self.diff: Diff | None = None  # the level's compared rows
+        self.lines: list[Line] = []  # the table's rows (at the top: modules, then sections)
         self.shown_level: Level | None = None
         self.cursor_of: dict[Level, int] = {}  # where the cursor was on each level
         self.progress = {"OLD": "", "NEW": ""}
@@ -230,9 +233,9 @@ class DiffApp(CrashReportingApp):
 
     @work(thread=True, exclusive=True, group="diff")
     def compare(self, level: Level, compute: str) -> None:
-        d = self.model.diff(level, compute)
+        shown = self.model.shown(level, compute)
         if not get_current_worker().is_cancelled:
-            self.post_message(DiffReady(level, compute, d))
+            self.post_message(DiffReady(level, compute, shown))
 
     @work(thread=True, group="side")
     def regroup(self, side: DiffSide) -> None:
@@ -269,10 +272,11 @@ class DiffApp(CrashReportingApp):
         table = self.query_one(DiffTable)
         if self.shown_level is not None:
             self.cursor_of[self.shown_level] = table.cursor_row
-        self.diff = msg.diff
+        self.diff = msg.shown.diff
+        self.lines = msg.shown.lines
         self.shown_level = msg.level
         self.comparing = False
-        self.fill(table, msg.diff, msg.level)
+        self.fill(table, msg.shown, msg.level)
         self.update_head()
 
     def on_side_timeline_side_range(self, msg: SideTimeline.SideRange) -> None:
@@ -290,39 +294,55 @@ class DiffApp(CrashReportingApp):
     def on_data_table_row_selected(self, msg: DataTable.RowSelected) -> None:
         msg.stop()
         d, level = self.diff, self.shown_level
-        if d is None or level is None or not 0 <= msg.cursor_row < len(d.rows):
+        if d is None or level is None or not 0 <= msg.cursor_row < len(self.lines):
             return
         if level.deepest:
             self.notify("symbols are the deepest level (Backspace goes back up)", timeout=3)
             return
-        row = d.rows[msg.cursor_row]
-        self.go(Level("sections", row.key[0], row.key[1]))
+        line = self.lines[msg.cursor_row]
+        module = line.row.key[0]
+        # a module's line opens its first section, as the one-recording browser's does
+        section = first_section(d, module) if line.module else line.row.key[1]
+        if section is not None:
+            self.go(Level("sections", module, section))
 
     # -- drawing --------------------------------------------------------------------------
-    def fill(self, table: DataTable, d: Diff, level: Level) -> None:
+    def fill(self, table: DataTable, shown: Shown, level: Level) -> None:
+        d = shown.diff
         wide = self.size.width >= 100
         table.clear(columns=True)
         cname = COMPUTE_COLUMNS[d.compute][0]
         heads = ["baseline", "new", "delta"] + (["ratio"] if wide else [])
         names = {"module": "module", "section": "section",
-                 "dso": "shared object" if wide else "dso", "sym": "symbol"}
-        shares = [x for r in d.rows for x in (r.baseline, r.share) if x is not None]
+                 "dso": "shared object" if wide else "dso", "sym": "symbol",
+                 "module/section": "module / section"}
+        keys = ["module/section"] if level.by_module else list(level.shown)
+        lines = [ln.row for ln in shown.lines]
+        shares = [x for r in lines for x in (r.baseline, r.share) if x is not None]
         top = max(shares, default=0.0) or 1.0
-        top_delta = max((abs(r.delta) for r in d.rows if r.delta is not None),
+        top_delta = max((abs(r.delta) for r in lines if r.delta is not None),
                         default=0.0) or 1.0
         sbar, dbar = (5, 5) if wide else (3, 4)  # 80 columns: room for the names
         rows = []
-        for r in d.rows:
+        for ln in shown.lines:
+            r = ln.row
             cells: list[Text] = [share_cell(r.baseline, top, sbar),
                                  share_cell(r.share, top, sbar), delta_cell(r, top_delta, dbar)]
             if wide:
                 cells.append(ratio_cell(r))
-            for k in level.shown:
-                cells.append(Text(safe(key_text(d, r, k), 200)))
+            if level.by_module:
+                name = module_name(ln.of, r) if ln.module else f"  {r.key[1]}"
+                cells.append(Text(safe(name, 200)))
+            else:
+                for k in keys:
+                    cells.append(Text(safe(key_text(ln.of, r, k), 200)))
+            if ln.module:  # a module's total stands out, as in the sections pane
+                for cell in cells:
+                    cell.stylize("bold")
             rows.append(cells)
         if not rows:
             rows.append([Text("") for _ in heads] + [Text("no samples", style="dim")
-                                                    for _ in level.shown])
+                                                    for _ in keys])
         # explicit widths: the numbers keep theirs, a dso column at most 24 (14 in 80
         # columns), the last
         # column takes what is left (a long name is what gets cut)
@@ -331,7 +351,6 @@ class DiffApp(CrashReportingApp):
         # rows overflow: a column must never push the table into a horizontal scroll)
         inner = (table.size.width or self.size.width) - 2 - table.styles.scrollbar_size_vertical
         room = max(12, inner - sum(w + 2 for w in widths))
-        keys = list(level.shown)
         for i, k in enumerate(keys):
             col = len(heads) + i
             want = max([len(names[k])] + [c[col].cell_len for c in rows])
@@ -351,29 +370,34 @@ class DiffApp(CrashReportingApp):
         # a border title is markup: a name like "[unknown]" must stay text
         table.border_title = (f"{escape(safe(level.title(), 80))} · {cname}: "
                               f"{COMPUTE_WORDS[d.compute]}")
-        table.border_subtitle = (f"{len(d.rows):,} rows · {d.matched:,} in both"
-                                 if d.rows else "")
+        counts = [(len(d.rows), "row")]
+        if shown.modules is not None:
+            counts = [(len(shown.modules.rows), "module"), (len(d.rows), "section")]
+        table.border_subtitle = (" · ".join(f"{n:,} {plural(n, w)}" for n, w in counts)
+                                 + f" · {d.matched:,} in both" if d.rows else "")
         at = self.cursor_of.get(level, 0)
         if table.row_count:
             table.move_cursor(row=min(at, table.row_count - 1))
         self.update_status(table.cursor_row)
 
     def update_status(self, k: int) -> None:
-        d = self.diff
         status = self.query_one("#status", Static)
-        if d is None or not 0 <= k < len(d.rows):
+        if self.diff is None or not 0 <= k < len(self.lines):
             status.update("")
             return
-        r = d.rows[k]
+        ln = self.lines[k]
+        d, r = ln.of, ln.row
         t = Text(no_wrap=True, overflow="ellipsis")
         name = " ".join(key_text(d, r, key) for key in d.keys)
+        if ln.module:
+            name = f"module {name}"
         t.append(f" {safe(name, 120)} ", style="bold")
         for side, e, share in (("OLD", r.old, r.baseline), ("NEW", r.new, r.share)):
             if e is None:
                 t.append(f" {side} none ", style="dim")
             else:
-                t.append(f" {side} {share:.2f}% ({e.samples:,} samples, period "
-                         f"{e.period:,}) ")
+                t.append(f" {side} {share:.2f}% ({e.samples:,} {plural(e.samples, 'sample')}"
+                         f", period {e.period:,}) ")
         if r.ratio is not None:
             t.append(f" ratio {r.ratio:.3f}")
         status.update(t)
@@ -389,7 +413,7 @@ class DiffApp(CrashReportingApp):
                 t.append(f" {self.progress[side.name]}", style="yellow")
             elif side.ready:
                 n = sum(tab.total_samples for _n, tab in side.tables.values())
-                t.append(f" {n:,} samples")
+                t.append(f" {n:,} {plural(n, 'sample')}")
                 if side.time_range is not None:
                     lo, hi = side.time_range
                     first = side.model.first_time
@@ -469,6 +493,17 @@ def key_text(d: Diff, r: DiffRow, key: str) -> str:
     if key == "sym":
         return f"[{'k' if is_kernel(d, r) else '.'}] {v}"
     return str(v)
+
+
+def module_name(d: Diff, r: DiffRow) -> str:
+    """A module's line: a kernel module in brackets, as perf names it (``[demo_nic]``);
+    ``[kernel.kallsyms]`` and a user-space dso as they are."""
+    name = str(r.key[0])
+    return f"[{name}]" if is_kernel(d, r) and not name.startswith("[") else name
+
+
+def plural(n: int, word: str) -> str:
+    return word if n == 1 else word + "s"
 
 
 def share_cell(share: float | None, top: float, width: int = 5) -> Text:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from ..analysis.diff import (
     DEFAULT_COMPUTE,
     Diff,
+    DiffRow,
     Mismatch,
     Setup,
     SideTable,
@@ -38,9 +39,9 @@ Tables = dict[tuple[int, int], tuple[str, SideTable]]
 
 @dataclass(frozen=True)
 class Level:
-    """Where the table is: the module sections (every module's sections, as the one-
-    recording browser lists them), one section's symbols, or perf diff's flat ``dso,sym``
-    table."""
+    """Where the table is: the module sections (each module's total, then its sections,
+    as the one-recording browser lists them), one section's symbols, or perf diff's flat
+    ``dso,sym`` table."""
 
     view: str = "sections"
     module: str | None = None
@@ -69,6 +70,11 @@ class Level:
     def deepest(self) -> bool:
         return self.view == "symbols" or self.section is not None
 
+    @property
+    def by_module(self) -> bool:
+        """The top of the drill-down: each module's total, then its sections."""
+        return self.view == "sections" and self.section is None
+
     def title(self) -> str:
         if self.view == "symbols":
             return "symbols · perf diff's dso,sym"
@@ -76,6 +82,49 @@ class Level:
             return "module sections"
         sec = "" if self.section == NO_VALUE else f" {self.section}"
         return f"{self.module}{sec} ▸ symbols"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One row of the table: a compared row of ``of`` (a module's total when ``module``)."""
+
+    row: DiffRow
+    of: Diff
+    module: bool = False
+
+
+@dataclass
+class Shown:
+    """What the table shows of a level: its compared rows (``diff``), and the lines in
+    order (at the top, each module's total followed by its sections)."""
+
+    diff: Diff
+    lines: list[Line]
+    modules: Diff | None = None  # the modules' totals (the top level only)
+
+
+def module_lines(modules: Diff, sections: Diff) -> list[Line]:
+    """Each module's total, then its sections, as the one-recording browser's sections
+    pane lists them: the modules in ``modules``' order (perf diff's order of ``--sort
+    module``), a module's sections in ``sections``' order (of ``--sort module,section``).
+    A module without sections (a user-space dso, the kernel image: its one section is
+    ``-``) is its total alone."""
+    of_module: dict[object, list[DiffRow]] = {}
+    for r in sections.rows:
+        of_module.setdefault(r.key[0], []).append(r)
+    out = []
+    for m in modules.rows:
+        out.append(Line(m, modules, module=True))
+        secs = of_module.get(m.key[0], [])
+        if [r.key[1] for r in secs] != [NO_VALUE]:
+            out += [Line(r, sections) for r in secs]
+    return out
+
+
+def first_section(sections: Diff, module: object) -> str | None:
+    """The section Enter on a module's line opens: the first of the module's sections
+    listed (as the one-recording browser opens a module's first section)."""
+    return next((r.key[1] for r in sections.rows if r.key[0] == module), None)
 
 
 class DiffSide:
@@ -177,7 +226,21 @@ class DiffModel:
 
     def diff(self, level: Level, compute: str | None = None) -> Diff:
         """The compared table of ``level`` (in a worker: rolls up every row)."""
+        return self.compare(level.keys, level.where, compute)
+
+    def compare(self, keys: tuple[str, ...], where: dict[str, str] | None = None,
+                compute: str | None = None) -> Diff:
+        """Both sides' tables rolled up by ``keys``, their rows under ``where``, compared."""
         o, n = self.side_tables()
-        o = o.rollup(level.keys).only(level.where)
-        n = n.rollup(level.keys).only(level.where)
+        o = o.rollup(keys).only(where or {})
+        n = n.rollup(keys).only(where or {})
         return diff_tables(o, n, compute or self.compute)
+
+    def shown(self, level: Level, compute: str | None = None) -> Shown:
+        """The lines of ``level`` (in a worker); at the top, each module's total (the
+        table rolled up by module) then its sections."""
+        d = self.diff(level, compute)
+        if not level.by_module:
+            return Shown(d, [Line(r, d) for r in d.rows])
+        mods = self.compare(("module",), compute=compute)
+        return Shown(d, module_lines(mods, d), mods)
