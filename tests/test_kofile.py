@@ -20,7 +20,7 @@ import zstandard
 
 from perftui.symbols import decompress, kofile
 from perftui.symbols.kofile import ModuleFileError, load_module
-from perftui.symbols.symtable import NO_SYMBOL, SymbolTable
+from perftui.symbols.sectiontable import NO_SYMBOL, SectionSymbolTable
 
 ROOT = Path(__file__).resolve().parents[1]
 MODDIR = ROOT / "perftui" / "demo" / "modules"
@@ -298,11 +298,12 @@ def test_counts_on_fixture() -> None:
     assert text.counts(np.zeros(0, dtype=np.uint64)) == []
 
 
-# --------------------------------------------------------------------------- SymbolTable rules
+# ------------------------------------------------------------------- SectionSymbolTable rules
 
 
-def table(starts, sizes, names, section_size=None) -> SymbolTable:
-    return SymbolTable(np.array(starts, np.uint64), np.array(sizes, np.uint64), names, section_size)
+def table(starts, sizes, names, section_size=None) -> SectionSymbolTable:
+    return SectionSymbolTable(np.array(starts, np.uint64), np.array(sizes, np.uint64), names,
+                              section_size)
 
 
 def test_zero_size_rule_and_before_first() -> None:
@@ -326,7 +327,7 @@ def test_lookup_input_forms() -> None:
     with pytest.raises(TypeError):
         t.lookup(np.array([1.5]))
     with pytest.raises(ValueError):
-        SymbolTable(np.array([1], np.uint64), np.array([1, 2], np.uint64), ["a"])
+        SectionSymbolTable(np.array([1], np.uint64), np.array([1, 2], np.uint64), ["a"])
 
 
 def test_counts_order_ties_and_same_names() -> None:

@@ -19,7 +19,7 @@ from perftui.perfdata.writer import Writer
 from perftui.present.sections import sections_json
 from perftui.symbols.kofile import load_module
 from perftui.symbols.sectionmap import build_section_map
-from perftui.symbols.symtable import NO_SYMBOL
+from perftui.symbols.sectiontable import NO_SYMBOL
 
 MODS = Path(__file__).parents[1] / "perftui" / "demo" / "modules"
 NIC = MODS / "demo_nic.ko"

@@ -10,10 +10,10 @@ import random
 import numpy as np
 import pytest
 
-from perftui.symbols import table
+from perftui.symbols import dsotable
 from perftui.symbols.byteslices import slices_text
 from perftui.symbols.demangle import demangle
-from perftui.symbols.table import (
+from perftui.symbols.dsotable import (
     STB_GLOBAL,
     STB_LOCAL,
     STB_WEAK,
@@ -144,7 +144,7 @@ def test_fixup_duplicate_erases_what_perf_erases(mangled: bool, n: int, spread: 
                                                  numpy_from: int,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Few ties and many, names demangled or not, the names rule in numpy or not."""
-    monkeypatch.setattr(table, "_MANY_PAIRS", numpy_from)
+    monkeypatch.setattr(dsotable, "_MANY_PAIRS", numpy_from)
     for seed in range(25 if n < 1000 else 4):
         rng = random.Random(seed * 1000 + n)
         b, names = _builder(rng, n, spread, mangled)

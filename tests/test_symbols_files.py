@@ -14,7 +14,7 @@ from perfprograms import Built
 
 from perftui.symbols.cache import SymbolCache
 from perftui.symbols.dsofiles import find_dso_files, find_vmlinux, load_dso_symbols
-from perftui.symbols.elfimage import open_elf
+from perftui.symbols.elfheaders import open_elf_headers
 from perftui.symbols.elfsyms import load_elf_symbols
 from perftui.symbols.safefile import SymbolFileError
 
@@ -58,7 +58,7 @@ def test_truncated_and_absurd_elfs(built: Built, tmp_path: Path) -> None:
 
 def test_symtab_pointing_outside_the_file(built: Built, tmp_path: Path) -> None:
     data = bytearray(built.hotprog.read_bytes())
-    with open_elf(str(built.hotprog)) as img:
+    with open_elf_headers(str(built.hotprog)) as img:
         sec = img.section(".symtab")
         assert sec is not None
         shoff = struct.unpack_from("<Q", data, 0x28)[0]
@@ -81,7 +81,7 @@ def test_symfs_and_recorded_path(built: Built, tmp_path: Path) -> None:
 
 
 def test_build_id_cache_and_debug_file(built: Built, tmp_path: Path) -> None:
-    with open_elf(str(built.hotprog)) as img:
+    with open_elf_headers(str(built.hotprog)) as img:
         bid = img.build_id
     assert bid
     cache = tmp_path / "debug"
@@ -131,7 +131,7 @@ def test_cache_reads_once(built: Built, tmp_path: Path) -> None:
     a = cache.elf(str(built.hotprog))
     b = cache.elf(str(built.hotprog))
     assert a is b and len(cache) == 1
-    with open_elf(str(built.hotprog)) as img:
+    with open_elf_headers(str(built.hotprog)) as img:
         by_id = cache.elf(str(built.hotprog), build_id=img.build_id)
     assert by_id is cache.elf("/elsewhere/same-file", build_id=img.build_id)
     (tmp_path / "bad").write_bytes(b"junk")

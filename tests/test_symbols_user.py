@@ -17,8 +17,8 @@ from perfprograms import Built, perf_env, perf_script_samples, require
 
 from perftui.perfdata import open_recording
 from perftui.symbols.cache import SymbolCache
+from perftui.symbols.dsotable import KIND_PLT
 from perftui.symbols.elfsyms import ElfSymbols, load_elf_symbols
-from perftui.symbols.table import KIND_PLT
 
 LIBC = "/lib/x86_64-linux-gnu/libc.so.6"
 CONTEXT_MAX = (1 << 64) - 4095  # PERF_CONTEXT_* markers are at and above this

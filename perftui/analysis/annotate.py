@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from perftui.symbols.disasm import Disassembly
-from perftui.symbols.elfcode import ElfImage
+from perftui.symbols.elfcode import ElfCodeImage
 from perftui.symbols.srclines import SourceLine, line_table
 
 __all__ = [
@@ -160,7 +160,7 @@ class Annotation:
         return int(h[-1]) if wrap else None
 
 
-def source_lines(image: ElfImage, disasm: Disassembly) -> list[SourceLine | None] | None:
+def source_lines(image: ElfCodeImage, disasm: Disassembly) -> list[SourceLine | None] | None:
     """The source line of each instruction; None when the file has no line table.
 
     A line table that cannot be read raises

@@ -38,8 +38,6 @@ from .profile import (
 )
 from .stacktree import Interner, PathInterner, StackTree, Trie, TrieBuilder, spans
 
-#: keys that a sample's thread or CPU decides (the others come from a location)
-SAMPLE_KEYS = frozenset({"comm", "pid", "tid", "cpu"})
 SELECT_BLOCK = 1 << 20  # samples weighed at a time
 
 

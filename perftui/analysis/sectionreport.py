@@ -13,7 +13,7 @@ import numpy as np
 from ..perfdata import Feature, Recording
 from ..symbols.modfiles import ModuleFiles
 from ..symbols.sectionmap import SOURCE_MMAP, SectionMap, build_section_map
-from ..symbols.symtable import NO_SYMBOL
+from ..symbols.sectiontable import NO_SYMBOL
 from .filters import Filter, FilterContext
 from .sections import (
     SectionCounts,

@@ -20,6 +20,8 @@ from .constants import RAW_TYPE_CLAMP, USER_TYPE_START, RecordType
 from .sample import SampleLayout
 from .walk import Chunk
 
+#: ``src`` of index rows whose record cannot be read back (inside compressed data, no spill)
+NO_SOURCE = 65535
 # A change here makes every cache entry another key (indexcache.key_of): no stale reuse.
 COLUMNS: dict[str, str] = {
     "src": "u2", "pos": "i8", "type": "u2", "cpumode": "u1", "size": "u2",

@@ -15,8 +15,7 @@ import numpy as np
 
 from ..perfdata import Recording, Sample
 from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, PERF_CONTEXT_MAX, Misc
-from ..perfdata.index import gather
-from ..perfdata.recording import NO_SOURCE
+from ..perfdata.index import NO_SOURCE, gather
 from ..perfdata.sample import SampleLayout
 
 CONTEXT_HV = 2**64 - 32
@@ -53,12 +52,6 @@ def chain_cpumodes(flat: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np
         chain_of = np.searchsorted(starts, np.nonzero(bad)[0], side="right") - 1
         ok[chain_of] = False
     return modes, ok
-
-
-def chain_cpumodes_one(ips: list[int] | np.ndarray) -> tuple[np.ndarray, bool]:
-    """:func:`chain_cpumodes` for a single callchain."""
-    modes, ok = chain_cpumodes(np.asarray(ips, dtype=np.uint64), np.array([0]))
-    return modes, bool(ok[0])
 
 
 def _read_block_size(layout: SampleLayout, u8: np.ndarray, at: np.ndarray, dt: np.dtype

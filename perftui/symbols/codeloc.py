@@ -33,9 +33,9 @@ import numpy as np
 
 from .disasm import Disassembly, disassemble_function
 from .dsonames import KERNEL_DSO, MapKind
-from .elfcode import SHF_ALLOC, ElfFileError, ElfImage, SymbolLookup, open_elf
+from .elfcode import SHF_ALLOC, ElfCodeImage, ElfFileError, SymbolLookup, open_elf
 from .elfsyms import ElfSymbols
-from .locations import Dso, Locations
+from .locations import LocationDso, Locations
 from .modnames import module_name
 from .resolver import Resolver
 from .safefile import SymbolFileError
@@ -104,7 +104,7 @@ class FunctionCode:
     names: SymbolLookup | None = None
 
 
-def _kind_of(res: Resolver, dso: Dso) -> tuple[MapKind | None, str, str]:
+def _kind_of(res: Resolver, dso: LocationDso) -> tuple[MapKind | None, str, str]:
     """The map kind, path and build id of a dso of the locations (by its name)."""
     maps = res.model.maps
     for d in maps.dsos:
@@ -130,7 +130,7 @@ def function_code(res: Resolver, ref: FunctionRef) -> FunctionCode:
     return code
 
 
-def _module_code(res: Resolver, dso: Dso, code: FunctionCode) -> None:
+def _module_code(res: Resolver, dso: LocationDso, code: FunctionCode) -> None:
     ref = code.ref
     module = dso.module
     assert module is not None
@@ -173,7 +173,7 @@ def _entry_for(entries: list[SectionEntry], ref: FunctionRef) -> SectionEntry | 
     return None
 
 
-def _kernel_code(res: Resolver, dso: Dso, code: FunctionCode) -> None:
+def _kernel_code(res: Resolver, dso: LocationDso, code: FunctionCode) -> None:
     if dso.name != KERNEL_DSO:
         code.problem = f"{dso.name}: no file holds this code (BPF or other kernel-made code)"
         return
@@ -190,7 +190,7 @@ def _kernel_code(res: Resolver, dso: Dso, code: FunctionCode) -> None:
     code.vaddr = code.ref.start
 
 
-def _user_code(res: Resolver, dso: Dso, code: FunctionCode) -> None:
+def _user_code(res: Resolver, dso: LocationDso, code: FunctionCode) -> None:
     kind, path, build_id = _kind_of(res, dso)
     if kind == MapKind.JIT or dso.name.startswith("/tmp/perf-"):
         code.problem = f"{dso.name}: JIT code: a perf map names it but holds no bytes"
@@ -241,7 +241,7 @@ def _table_lookup(syms: ElfSymbols) -> SymbolLookup:
     return lookup
 
 
-def dso_matches(dso: Dso, wanted: str) -> bool:
+def dso_matches(dso: LocationDso, wanted: str) -> bool:
     """Whether ``wanted`` (a user's ``--dso``) names ``dso``: its short or long name, or
     for a module its name with or without brackets or ``.ko``."""
     if wanted in (dso.name, dso.short_name):
@@ -280,7 +280,7 @@ def _named(table: object, name: str) -> list[tuple[str, int, int]]:
             if names[i] == name or name in aliases[i]]
 
 
-def _user_functions(res: Resolver, k: int, dso: Dso, name: str) -> list[FunctionRef]:
+def _user_functions(res: Resolver, k: int, dso: LocationDso, name: str) -> list[FunctionRef]:
     kind, path, build_id = _kind_of(res, dso)
     if kind not in (MapKind.USER, MapKind.VDSO):
         return []
@@ -294,7 +294,7 @@ def _user_functions(res: Resolver, k: int, dso: Dso, name: str) -> list[Function
     return [FunctionRef(k, n, s, e) for n, s, e in _named(syms.table, name)]
 
 
-def _module_functions(res: Resolver, dso: Dso, name: str) -> list[FunctionRef]:
+def _module_functions(res: Resolver, dso: LocationDso, name: str) -> list[FunctionRef]:
     module = dso.module
     assert module is not None
     entries = [e for e in res.smap.entries if e.module == module]
@@ -331,10 +331,10 @@ class CodeImages:
 
     def __init__(self, keep: int = 4) -> None:
         self._keep = keep
-        self._images: OrderedDict[str, ElfImage | ElfFileError] = OrderedDict()
+        self._images: OrderedDict[str, ElfCodeImage | ElfFileError] = OrderedDict()
         self._lock = threading.Lock()
 
-    def image(self, path: str) -> ElfImage:
+    def image(self, path: str) -> ElfCodeImage:
         """The opened file (raises :class:`~.elfcode.ElfFileError`, cached too)."""
         with self._lock:
             got = self._images.get(path)
@@ -353,7 +353,7 @@ class CodeImages:
             raise got
         return got
 
-    def disassemble(self, code: FunctionCode) -> tuple[Disassembly, ElfImage]:
+    def disassemble(self, code: FunctionCode) -> tuple[Disassembly, ElfCodeImage]:
         """The function's instructions and the image they come from.  Raises
         :class:`~.elfcode.ElfFileError` (one line) when the file cannot be used or the
         function is not where its symbol says."""
@@ -385,7 +385,7 @@ class CodeImages:
         return disassemble_function(image, size=size, vaddr=code.vaddr, lookup=lookup,
                                     name=code.ref.name), image
 
-    def lines_image(self, code: FunctionCode, image: ElfImage) -> ElfImage:
+    def lines_image(self, code: FunctionCode, image: ElfCodeImage) -> ElfCodeImage:
         """The file to read source lines from: the symbol file when it is another one
         (a separate debug file), else ``image``."""
         if code.lines_path and code.lines_path != code.path:

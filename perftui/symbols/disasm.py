@@ -25,7 +25,7 @@ memory and immediates are involved (``addq $0x1,0x0(%rip)``).  Operands are caps
 Names.  ``lookup`` (:data:`~perftui.symbols.elfcode.SymbolLookup`, address ->
 ``(symbol, offset)``) names direct jump and call targets and RIP-relative data
 (``jle 5e <demo_nic_csum_partial+0x5e>``, ``# 4010 <counter>``); by default the file's own
-symbols (:meth:`ElfImage.lookup <perftui.symbols.elfcode.ElfImage.lookup>`).  In a
+symbols (:meth:`ElfCodeImage.lookup <perftui.symbols.elfcode.ElfCodeImage.lookup>`).  In a
 ``.ko``, the relocation that patches an instruction names what the zeros stand for:
 ``call __fentry__``, ``jmp __x86_return_thunk``, ``mov (%rip),%r13d  # demo_nic_ring``;
 see :mod:`perftui.symbols.relocs`.  Bytes capstone cannot decode become one-byte
@@ -44,8 +44,8 @@ import numpy as np
 
 from perftui.symbols.elfcode import (
     CodeRange,
+    ElfCodeImage,
     ElfFileError,
-    ElfImage,
     FunctionSymbol,
     SymbolLookup,
 )
@@ -330,7 +330,7 @@ def _objdump_mnemonic(insn: Any, machine: str) -> str:
 
 
 def disassemble_function(
-    image: ElfImage,
+    image: ElfCodeImage,
     *,
     size: int,
     vaddr: int | None = None,
@@ -391,7 +391,7 @@ def disassemble_function(
 
 
 def disassemble_symbol(
-    image: ElfImage,
+    image: ElfCodeImage,
     symbol: FunctionSymbol,
     *,
     section_bases: Mapping[str, int] | None = None,

@@ -32,7 +32,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from perftui.symbols.elfimage import SHT_DYNSYM, SHT_SYMTAB, ElfImage, open_elf
+from perftui.symbols.elfheaders import SHT_DYNSYM, SHT_SYMTAB, ElfHeaders, open_elf_headers
 from perftui.symbols.elfsyms import ElfSymbols, load_elf_symbols
 from perftui.symbols.modlocate import default_debug_dir, normalize_build_id
 from perftui.symbols.safefile import SymbolFileError, is_regular_file
@@ -90,7 +90,7 @@ def _cache_entry(debug_dir: str, bid: str, basename: str) -> str:
 def _debuglink(path: str) -> str | None:
     """The file name in ``.gnu_debuglink``, or None."""
     try:
-        with open_elf(path) as img:
+        with open_elf_headers(path) as img:
             sec = img.section(".gnu_debuglink")
             if sec is None:
                 return None
@@ -134,7 +134,7 @@ def _user_candidates(path: str, bid: str | None, symfs: str | None,
 def _examine(cand: str, want: str | None, res: DsoFiles, kernel: bool) -> tuple[bool, bool]:
     """(has .symtab, has .dynsym) of a usable candidate; (False, False) when not usable."""
     try:
-        with open_elf(cand) as img:
+        with open_elf_headers(cand) as img:
             if want is not None:
                 have = img.build_id
                 if have is None:
@@ -157,7 +157,7 @@ def _same(a: str, b: str) -> bool:
     return same_build_id(a, b)
 
 
-def _has(img: ElfImage, name: str, typ: int) -> bool:
+def _has(img: ElfHeaders, name: str, typ: int) -> bool:
     sec = img.section(name)
     return sec is not None and sec.type == typ
 
@@ -176,7 +176,7 @@ def find_dso_files(path: str, build_id: str | None = None, symfs: str | None = N
     bid = want
     if bid is None and is_regular_file(join_symfs(symfs, path)):
         try:
-            with open_elf(join_symfs(symfs, path)) as img:
+            with open_elf_headers(join_symfs(symfs, path)) as img:
                 bid = normalize_build_id(img.build_id)
         except SymbolFileError:
             bid = None

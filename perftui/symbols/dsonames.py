@@ -100,7 +100,3 @@ def user_map_name(filename: str, prot: int, flags: int, ns_pid: int) -> tuple[st
         return filename, MapKind.ANON
     return filename, MapKind.USER
 
-
-def is_bpf_prog(name: str) -> bool:
-    """map.c ``__map__is_bpf_prog`` by name (no BPF_EVENT info)."""
-    return name.startswith("bpf_prog_")

@@ -1,8 +1,8 @@
 """An ELF file opened for annotation: its bytes, machine, sections and symbols.
 
 :func:`open_elf` reads an executable, a shared object or a kernel module (``.ko``, also
-xz/gzip/zstd-compressed) into an :class:`ElfImage`.  The image keeps the file's bytes, so
-that a function's code (:meth:`ElfImage.code_range`), its relocations
+xz/gzip/zstd-compressed) into an :class:`ElfCodeImage`.  The image keeps the file's bytes, so
+that a function's code (:meth:`ElfCodeImage.code_range`), its relocations
 (:mod:`perftui.symbols.relocs`) and its line table (:mod:`perftui.symbols.srclines`) are
 read from one copy.
 
@@ -23,25 +23,22 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from perftui.symbols.decompress import ELF_MAGIC, MemStream, decompress, one_line, read_capped
+from perftui.symbols.decompress import ELF_MAGIC, decompress, one_line, read_capped
 from perftui.symbols.errors import FileError
 from perftui.symbols.lookup import cstr
-from perftui.symbols.symtable import SymbolTable
-
-if TYPE_CHECKING:  # pyelftools is imported when it is first needed (start-up time)
-    from elftools.elf.elffile import ELFFile
+from perftui.symbols.sectiontable import SectionSymbolTable
 
 __all__ = [
     "MACHINES",
     "CodeRange",
+    "ElfCodeImage",
     "ElfFileError",
-    "ElfImage",
     "FunctionSymbol",
-    "Section",
+    "ImageSection",
     "SymbolLookup",
     "open_elf",
 ]
@@ -70,8 +67,8 @@ class ElfFileError(FileError):
 
 
 @dataclass(frozen=True, slots=True)
-class Section:
-    """One section header."""
+class ImageSection:
+    """One section header of an :class:`ElfCodeImage`."""
 
     index: int
     name: str
@@ -117,7 +114,7 @@ class CodeRange:
     (``.data``, ``.rodata``, ``.bss``); ``data`` is empty then.
     """
 
-    section: Section
+    section: ImageSection
     offset: int
     size: int
     address: int
@@ -133,7 +130,7 @@ class CodeRange:
         return self.address + self.size
 
 
-class ElfImage:
+class ElfCodeImage:
     """The bytes and tables of one ELF file.  Make one with :func:`open_elf`."""
 
     def __init__(self, path: str, data: bytes, compression: str | None = None) -> None:
@@ -155,27 +152,15 @@ class ElfImage:
         self.kind = _ET_NAMES[e_type]  # "rel" (.ko, .o), "exec" or "dyn"
         self.machine = MACHINES.get(e_machine)  # None: a machine perftui cannot disassemble
         self.e_machine = e_machine
-        self._elf: ELFFile | None = None
         self.sections = self._read_sections()
         self._symbols: tuple[np.ndarray, bytes, int] | None = None
         self._tables: dict[tuple[Any, ...], Any] = {}
 
     def __repr__(self) -> str:
-        return f"ElfImage({self.path!r}, kind={self.kind!r}, machine={self.machine!r})"
+        return f"ElfCodeImage({self.path!r}, kind={self.kind!r}, machine={self.machine!r})"
 
     # -- sections ------------------------------------------------------------------------------
-    def elffile(self) -> ELFFile:
-        """The pyelftools view of the image (for DWARF); made on first use."""
-        if self._elf is None:
-            from elftools.elf.elffile import ELFFile
-
-            try:
-                self._elf = ELFFile(MemStream(self.data))  # type: ignore[arg-type]
-            except Exception as e:  # ELFError, construct errors
-                raise ElfFileError(self.path, f"bad ELF file: {one_line(e)}") from None
-        return self._elf
-
-    def _read_sections(self) -> list[Section]:
+    def _read_sections(self) -> list[ImageSection]:
         o, is64 = self._order, self.elfclass == 64
         hdr = np.frombuffer(self.data, o + ("u8" if is64 else "u4"), 3, 24)
         shoff = int(hdr[2])
@@ -209,7 +194,7 @@ class ElfImage:
             names = self.data[int(s["offset"]) : int(s["offset"]) + int(s["size"])]
         out = []
         for i, h in enumerate(table.tolist()):
-            sec = Section(i, cstr(names, h[0]), h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[9])
+            sec = ImageSection(i, cstr(names, h[0]), h[1], h[2], h[3], h[4], h[5], h[6], h[7], h[9])
             if i and sec.type not in (SHT_NULL, SHT_NOBITS):
                 self._check(sec.offset, sec.size, f"section {i} ({sec.name})")
             out.append(sec)
@@ -224,7 +209,7 @@ class ElfImage:
                 f"({total:#x} bytes)",
             )
 
-    def section(self, name_or_index: str | int) -> Section:
+    def section(self, name_or_index: str | int) -> ImageSection:
         """The section with that index, or the first one with that name."""
         if isinstance(name_or_index, int):
             if 0 <= name_or_index < len(self.sections):
@@ -235,7 +220,7 @@ class ElfImage:
                 return s
         raise ElfFileError(self.path, f"no section {name_or_index}")
 
-    def section_bytes(self, sec: Section) -> memoryview:
+    def section_bytes(self, sec: ImageSection) -> memoryview:
         """The file bytes of a section (empty for SHT_NOBITS)."""
         if sec.nobits or sec.type == SHT_NULL:
             return memoryview(b"")
@@ -312,7 +297,7 @@ class ElfImage:
             )
         return out
 
-    def section_symbols(self, section: int) -> SymbolTable:
+    def section_symbols(self, section: int) -> SectionSymbolTable:
         """Named FUNC/OBJECT (and sized untyped) symbols of one section, by offset into
         the section (``st_value - sh_addr``), one name per address (perf's
         ``choose_best_symbol`` order); a zero-size symbol covers up to the next one or the
@@ -324,7 +309,7 @@ class ElfImage:
             self._tables[key] = table
         return table
 
-    def _build_table(self, section: int) -> SymbolTable:
+    def _build_table(self, section: int) -> SectionSymbolTable:
         sym, strtab, _ = self.raw_symbols()
         sec = self.sections[section] if 0 <= section < len(self.sections) else None
         addr = sec.addr if sec is not None and self.kind != "rel" else 0
@@ -340,7 +325,7 @@ class ElfImage:
         names = [n for n, k in zip(names, ok, strict=True) if k]
         if not len(rows):
             empty = np.zeros(0, np.uint64)
-            return SymbolTable(empty, empty, [], sec.size if sec is not None else None)
+            return SectionSymbolTable(empty, empty, [], sec.size if sec is not None else None)
         info = rows["info"]
         bind = info >> 4
         type_rank = np.where((info & 0xF) == STT_OBJECT, 1, 0)
@@ -359,7 +344,7 @@ class ElfImage:
         first[1:] = values[1:] != values[:-1]
         pick = order[first]
         base = np.uint64(sec.addr if sec is not None and self.kind != "rel" else 0)
-        return SymbolTable(
+        return SectionSymbolTable(
             rows["value"][pick] - base, rows["size"][pick], [names[int(i)] for i in pick],
             sec.size if sec is not None else None,
         )
@@ -406,7 +391,7 @@ class ElfImage:
             data = bytes(self.section_bytes(sec)[start : start + size])
         return CodeRange(sec, start, size, shown, data)
 
-    def _section_at(self, vaddr: int) -> Section:
+    def _section_at(self, vaddr: int) -> ImageSection:
         best = None
         for s in self.sections:
             if s.flags & SHF_ALLOC and s.addr <= vaddr < s.addr + s.size:
@@ -466,7 +451,7 @@ _SYM_DTYPE = np.dtype(
 
 
 
-def open_elf(path: str, max_size: int = 1 << 30) -> ElfImage:
+def open_elf(path: str, max_size: int = 1 << 30) -> ElfCodeImage:
     """Read an ELF file (a regular file only, at most ``max_size`` bytes, decompressed
     when it is an xz/gzip/zstd ``.ko``); raise :class:`ElfFileError` on any problem."""
     try:
@@ -475,7 +460,7 @@ def open_elf(path: str, max_size: int = 1 << 30) -> ElfImage:
     except FileError as e:
         raise ElfFileError(path, e.problem) from None
     try:
-        return ElfImage(path, bytes(data), fmt)
+        return ElfCodeImage(path, bytes(data), fmt)
     except ElfFileError:
         raise
     except MemoryError:

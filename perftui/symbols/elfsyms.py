@@ -38,7 +38,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from perftui.symbols.demangle import MANGLED_PREFIXES, demangle
-from perftui.symbols.elfimage import (
+from perftui.symbols.dsotable import (
+    KIND_FUNC,
+    KIND_LABEL,
+    KIND_OBJECT,
+    KIND_PLT,
+    STB_GLOBAL,
+    DsoSymbolTable,
+    LazyNames,
+    PerfSymbolBuilder,
+    StrtabNames,
+)
+from perftui.symbols.elfheaders import (
     DEFAULT_MAX_FILE,
     SHF_ALLOC,
     SHT_DYNSYM,
@@ -46,25 +57,14 @@ from perftui.symbols.elfimage import (
     SHT_REL,
     SHT_RELA,
     SHT_SYMTAB,
-    ElfImage,
-    Section,
+    ElfHeaders,
+    SectionHeader,
     Segment,
     cstr,
-    open_elf,
+    open_elf_headers,
 )
 from perftui.symbols.modlocate import same_build_id
 from perftui.symbols.safefile import SymbolFileError
-from perftui.symbols.table import (
-    KIND_FUNC,
-    KIND_LABEL,
-    KIND_OBJECT,
-    KIND_PLT,
-    STB_GLOBAL,
-    LazyNames,
-    PerfSymbolBuilder,
-    StrtabNames,
-    SymbolTable,
-)
 
 __all__ = ["ElfSymbols", "load_elf_symbols"]
 
@@ -81,7 +81,7 @@ class ElfSymbols:
     """The symbols of one ELF file as perf 6.1 has them; see the module docstring."""
 
     path: str
-    table: SymbolTable
+    table: DsoSymbolTable
     build_id: str | None
     elf_type: str
     loads: list[Segment]
@@ -130,7 +130,7 @@ def _sym_dtype(elfclass: int, e: str) -> np.dtype:
                      ("info", "u1"), ("other", "u1"), ("shndx", e + "u2")])
 
 
-def _symbols_of(img: ElfImage, sec: Section, what: str) -> tuple[np.ndarray, bytes]:
+def _symbols_of(img: ElfHeaders, sec: SectionHeader, what: str) -> tuple[np.ndarray, bytes]:
     """The raw symbol array of a symbol table section and its string table."""
     dt = _sym_dtype(img.elfclass, img.endian)
     if sec.entsize != dt.itemsize:
@@ -150,7 +150,7 @@ def _arm_mapping_symbol(name: str) -> bool:
         len(name) == 2 or name[2] == ".")
 
 
-def _adjust(runtime: ElfImage, values: np.ndarray, sec_delta: np.ndarray) -> np.ndarray:
+def _adjust(runtime: ElfHeaders, values: np.ndarray, sec_delta: np.ndarray) -> np.ndarray:
     """perf's user-space adjustment: into file-offset space through the PT_LOAD segments."""
     out = values.copy()
     done = np.zeros(len(values), dtype=bool)
@@ -183,8 +183,8 @@ class _BrokenTable(Exception):
         self.added = 0
 
 
-def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
-                sec: Section, what: str, kernel: bool) -> tuple[int, int | None]:
+def _load_table(builder: _Builder, syms_img: ElfHeaders, runtime: ElfHeaders,
+                sec: SectionHeader, what: str, kernel: bool) -> tuple[int, int | None]:
     """Add one symbol table's symbols (perf's ``dso__load_sym_internal``); return the count
     added and, for a kernel, the value of ``_text``."""
     syms, strtab = _symbols_of(syms_img, sec, what)
@@ -230,7 +230,7 @@ def _load_table(builder: _Builder, syms_img: ElfImage, runtime: ElfImage,
         bad_i = int(shndx[idx][use_runtime].max())
         raise SymbolFileError(runtime.path, f"{what}: no section {bad_i} in the runtime file")
 
-    def per_section(img: ElfImage) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def per_section(img: ElfHeaders) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(addr - offset, name has text or data, name is .text) of every section."""
         secs = img.sections
         delta = np.array([(x.addr - x.offset) & _MASK64 for x in secs], dtype=_U64)
@@ -287,7 +287,7 @@ def _plt_name(raw: str) -> str:
     return f"{demangle(raw)}@plt"
 
 
-def _plt_sizes(img: ElfImage, plt: Section) -> tuple[int, int]:
+def _plt_sizes(img: ElfHeaders, plt: SectionHeader) -> tuple[int, int]:
     """perf 6.1's PLT header and entry sizes (``dso__synthesize_plt_symbols``)."""
     if img.machine == _EM_ARM:
         return 20, 12
@@ -300,7 +300,7 @@ def _plt_sizes(img: ElfImage, plt: Section) -> tuple[int, int]:
     return plt.entsize, plt.entsize
 
 
-def _synthesize_plt(builder: PerfSymbolBuilder, runtime: ElfImage) -> int:
+def _synthesize_plt(builder: PerfSymbolBuilder, runtime: ElfHeaders) -> int:
     """perf 6.1's ``name@plt`` symbols; returns how many were added (0 when not possible)."""
     dynsym = runtime.section(".dynsym")
     if dynsym is None or dynsym.type != SHT_DYNSYM:
@@ -359,14 +359,14 @@ def load_elf_symbols(
     ``expect_build_id``: the recording's build id; a file whose build id differs, or that
     has none, is refused (perf's ``symsrc__init``) with a :class:`SymbolFileError`.
     """
-    with open_elf(path, max_size) as img:
+    with open_elf_headers(path, max_size) as img:
         if runtime_path is None or runtime_path == path:
             return _load(img, img, kernel, expect_build_id)
-        with open_elf(runtime_path, max_size) as run:
+        with open_elf_headers(runtime_path, max_size) as run:
             return _load(img, run, kernel, expect_build_id)
 
 
-def _check_build_id(img: ElfImage, want: str | None) -> None:
+def _check_build_id(img: ElfHeaders, want: str | None) -> None:
     if want is None:
         return
     have = img.build_id
@@ -377,7 +377,7 @@ def _check_build_id(img: ElfImage, want: str | None) -> None:
                               f"the recording has {want}")
 
 
-def _load(img: ElfImage, runtime: ElfImage, kernel: bool, want: str | None) -> ElfSymbols:
+def _load(img: ElfHeaders, runtime: ElfHeaders, kernel: bool, want: str | None) -> ElfSymbols:
     try:
         _check_build_id(img, want)
         if runtime is not img:
@@ -435,7 +435,7 @@ def _load(img: ElfImage, runtime: ElfImage, kernel: bool, want: str | None) -> E
                       runtime.path if runtime is not img else None, ref_reloc)
 
 
-def _kernel_table(builder: _Builder, img: ElfImage) -> SymbolTable:
+def _kernel_table(builder: _Builder, img: ElfHeaders) -> DsoSymbolTable:
     """vmlinux: .text symbols (fixed up, clipped to .text) plus other sections' as they are."""
     text = img.section(".text")
     main = builder.table("address")
@@ -450,5 +450,5 @@ def _kernel_table(builder: _Builder, img: ElfImage) -> SymbolTable:
             ends_l.append(values + sizes)
         kinds_l.append(kinds)
         names.extend(other_names)
-    return SymbolTable(np.concatenate(starts_l), np.concatenate(ends_l), names,
+    return DsoSymbolTable(np.concatenate(starts_l), np.concatenate(ends_l), names,
                        np.concatenate(kinds_l), "address")

@@ -20,8 +20,8 @@ a clear message.
 
 Public API: :func:`parse_kallsyms` ``(text: str | bytes, source) -> Kallsyms``;
 :func:`load_kallsyms` ``(path, max_size) -> Kallsyms``; :class:`Kallsyms` (``kernel``: a
-:class:`~perftui.symbols.table.SymbolTable` in address space; ``modules``: name ->
-SymbolTable; ``address_of(name)``; ``relocation(text_address)``; ``skipped`` lines);
+:class:`~perftui.symbols.dsotable.DsoSymbolTable` in address space; ``modules``: name ->
+DsoSymbolTable; ``address_of(name)``; ``relocation(text_address)``; ``skipped`` lines);
 :func:`cached_kallsyms_path` ``(build_id, debug_dir=None) -> str | None``;
 :func:`running_kernel_build_id` ``() -> str | None``; :func:`running_kernel_matches`
 ``(build_id=None, os_release=None) -> bool``.
@@ -38,19 +38,19 @@ from operator import itemgetter
 import numpy as np
 
 from perftui.symbols.byteslices import SliceNames
-from perftui.symbols.elfimage import note_build_id
-from perftui.symbols.kallsymscan import KallsymsLines, scan_kallsyms
-from perftui.symbols.modlocate import default_debug_dir, same_build_id
-from perftui.symbols.safefile import SymbolFileError, read_bytes
-from perftui.symbols.table import (
+from perftui.symbols.dsotable import (
     KIND_FUNC,
     KIND_OBJECT,
     STB_GLOBAL,
     STB_LOCAL,
     STB_WEAK,
+    DsoSymbolTable,
     PerfSymbolBuilder,
-    SymbolTable,
 )
+from perftui.symbols.elfheaders import note_build_id
+from perftui.symbols.kallsymscan import KallsymsLines, scan_kallsyms
+from perftui.symbols.modlocate import default_debug_dir, same_build_id
+from perftui.symbols.safefile import SymbolFileError, read_bytes
 
 __all__ = [
     "DEFAULT_MAX_KALLSYMS",
@@ -73,8 +73,8 @@ class Kallsyms:
     """Parsed kallsyms: core-kernel table, per-module tables, and what was skipped."""
 
     source: str
-    kernel: SymbolTable
-    modules: dict[str, SymbolTable] = field(default_factory=dict)
+    kernel: DsoSymbolTable
+    modules: dict[str, DsoSymbolTable] = field(default_factory=dict)
     #: lines that did not parse
     skipped: int = 0
     #: symbols of other types (perf keeps only T, W, D, B)
@@ -169,11 +169,11 @@ def parse_kallsyms(text: str | bytes, source: str = "kallsyms") -> Kallsyms:
     core = np.flatnonzero(mod_of < 0)
     core = core[~_equal_to(names, _ENTRY_TRAMPOLINE)[order[core]]]
 
-    def sub(rows: np.ndarray) -> SymbolTable:
-        return SymbolTable(starts[rows], ends[rows], _pick(names, order[rows]), kinds[rows],
+    def sub(rows: np.ndarray) -> DsoSymbolTable:
+        return DsoSymbolTable(starts[rows], ends[rows], _pick(names, order[rows]), kinds[rows],
                            "address")
 
-    per_mod: dict[str, SymbolTable] = {}
+    per_mod: dict[str, DsoSymbolTable] = {}
     mod_rows = np.flatnonzero(mod_of >= 0)
     if len(mod_rows):
         codes = mod_of[mod_rows]

@@ -3,7 +3,7 @@
 A ``.ko`` is a relocatable ELF object (ET_REL): every section starts at address 0 and a
 symbol's ``st_value`` is an offset into its own section (``st_shndx``).  A sample in a
 module section therefore resolves by ``offset = ip - section load address``, looked up in
-the symbols of that one section (see :class:`SymbolTable`).
+the symbols of that one section (see :class:`SectionSymbolTable`).
 
 Everything read from the file is untrusted: only regular files are opened, the file and the
 decompressed image are size-capped, the ELF headers are checked before use, and every
@@ -25,7 +25,7 @@ from .decompress import ELF_MAGIC, MemStream, decompress, one_line, read_capped
 from .errors import FileError, ModuleFileError
 from .lookup import cstr
 from .modnames import module_name
-from .symtable import SymbolTable, empty_table
+from .sectiontable import SectionSymbolTable, empty_section_table
 
 __all__ = [
     "ModuleFile",
@@ -117,17 +117,17 @@ class ModuleFile:
         self.modinfo: dict[str, str] = modinfo or {}
         self._symtab = symtab  # structured array: value, size, info, shndx, name
         self._strtab = strtab
-        self._tables: dict[str, SymbolTable] = {}
+        self._tables: dict[str, SectionSymbolTable] = {}
 
     def __repr__(self) -> str:
         return f"ModuleFile({self.path!r}, name={self.name!r}, build_id={self.build_id!r})"
 
-    def symbols(self, section: str) -> SymbolTable:
+    def symbols(self, section: str) -> SectionSymbolTable:
         """The symbol table of ``section`` (cached); empty for a section the file lacks."""
         table = self._tables.get(section)
         if table is None:
             info = self.sections.get(section)
-            table = self._build_table(info) if info is not None else empty_table()
+            table = self._build_table(info) if info is not None else empty_section_table()
             self._tables[section] = table
         return table
 
@@ -137,10 +137,10 @@ class ModuleFile:
             return None
         return self.symbols(section).resolve(offset)
 
-    def _build_table(self, info: SectionInfo) -> SymbolTable:
+    def _build_table(self, info: SectionInfo) -> SectionSymbolTable:
         sym = self._symtab
         if sym is None or not len(sym):
-            return empty_table(info.size)
+            return empty_section_table(info.size)
         typ = sym["info"] & 0xF
         keep = (sym["shndx"] == info.index) & (
             (typ == _STT_FUNC)
@@ -166,7 +166,7 @@ class ModuleFile:
         values = sorted(best)
         names = [best[v][1] for v in values]
         aliases = [tuple(sorted(set(best[v][3]) - {best[v][1]})) for v in values]
-        return SymbolTable(
+        return SectionSymbolTable(
             np.array(values, dtype=np.uint64),
             np.array([best[v][2] for v in values], dtype=np.uint64),
             names,

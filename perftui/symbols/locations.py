@@ -24,8 +24,8 @@ def _unresolved_key(name: str | None, start: int, end: int) -> bool:
 
 
 @dataclass
-class Dso:
-    """A shared object as perf names it: ``name`` is the long name (a path, or
+class LocationDso:
+    """The dso of a location, as perf's report names it: ``name`` is the long name (a path, or
     ``[kernel.kallsyms]``, ``[mod]``, ``[vdso]``, ``[unknown]``...)."""
 
     name: str
@@ -53,7 +53,7 @@ class Dso:
 class Locations:
     """The location table: parallel lists, appended to as new locations are met."""
 
-    dsos: list[Dso] = field(default_factory=list)
+    dsos: list[LocationDso] = field(default_factory=list)
     dso_ids: dict[tuple[str, bool], int] = field(default_factory=dict)
     dso: list[int] = field(default_factory=list)  # location -> dso index
     name: list[str | None] = field(default_factory=list)  # symbol name, None: unresolved
@@ -75,7 +75,7 @@ class Locations:
         i = self.dso_ids.get(key)
         if i is None:
             i = self.dso_ids[key] = len(self.dsos)
-            self.dsos.append(Dso(name, kernel, module))
+            self.dsos.append(LocationDso(name, kernel, module))
         return i
 
     def _id_map(self) -> dict[tuple[int, str | None, int, int], int]:

@@ -40,8 +40,8 @@ NEVER = np.iinfo(np.int64).max
 
 
 @dataclass
-class Dso:
-    """One dso: ``name`` is what perf prints; ``path`` the recorded file name."""
+class MapDso:
+    """The dso a map names: ``name`` is what perf prints; ``path`` the recorded file name."""
 
     name: str
     kind: MapKind
@@ -70,7 +70,7 @@ class MapTable:
     row: np.ndarray  # i8
     born: np.ndarray  # i8 seq
     died: np.ndarray  # i8 seq (NEVER while still mapped at the end)
-    dsos: list[Dso]
+    dsos: list[MapDso]
     _order: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64), repr=False)
     _bounds: np.ndarray = field(default_factory=lambda: np.zeros(1, np.int64), repr=False)
     _reach: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64), repr=False)
@@ -301,7 +301,7 @@ class MapsBuilder:
     def __init__(self) -> None:
         self.n = 0
         self.c: dict[str, np.ndarray] = {k: np.empty(1024, dtype=dt) for k, dt in _COLS}
-        self.dsos: list[Dso] = []
+        self.dsos: list[MapDso] = []
         self._dso_ids: dict[tuple[str, int, str, str], int] = {}
         # per maps object: live map ids sorted by (start, id), with their starts (typed
         # arrays: a recording of many forks keeps ~10^6 live maps, 16 bytes each here,
@@ -316,7 +316,7 @@ class MapsBuilder:
         d = self._dso_ids.get(key)
         if d is None:
             d = self._dso_ids[key] = len(self.dsos)
-            self.dsos.append(Dso(name, kind, path, build_id))
+            self.dsos.append(MapDso(name, kind, path, build_id))
         return d
 
     def new_object(self, pid: int) -> int:

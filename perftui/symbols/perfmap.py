@@ -14,7 +14,7 @@ same start, the one written last wins here.  Addresses are the process's address
 Public API: :func:`perf_map_path` ``(pid, directory="/tmp") -> str``;
 :func:`parse_perf_map` ``(text, source) -> PerfMap``; :func:`load_perf_map`
 ``(pid, directory="/tmp", max_size=...) -> PerfMap``; :class:`PerfMap` (``table``, a
-:class:`~perftui.symbols.table.SymbolTable` in address space; ``skipped`` lines).
+:class:`~perftui.symbols.dsotable.DsoSymbolTable` in address space; ``skipped`` lines).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from perftui.symbols.dsotable import KIND_FUNC, DsoSymbolTable
 from perftui.symbols.safefile import SymbolFileError, read_text
-from perftui.symbols.table import KIND_FUNC, SymbolTable
 
 __all__ = ["DEFAULT_MAX_PERF_MAP", "PerfMap", "load_perf_map", "parse_perf_map",
            "perf_map_path"]
@@ -43,7 +43,7 @@ class PerfMap:
     """A parsed perf map: its symbols and how many lines were skipped."""
 
     source: str
-    table: SymbolTable
+    table: DsoSymbolTable
     skipped: int = 0
 
 
@@ -93,7 +93,7 @@ def parse_perf_map(text: str, source: str = "perf map") -> PerfMap:
     s = np.array(starts, dtype=np.uint64)
     with np.errstate(over="ignore"):
         e = s + np.array(sizes, dtype=np.uint64)
-    table = SymbolTable(s, e, names, np.full(len(names), KIND_FUNC, dtype=np.uint8), "address")
+    table = DsoSymbolTable(s, e, names, np.full(len(names), KIND_FUNC, dtype=np.uint8), "address")
     return PerfMap(source, table, skipped)
 
 

@@ -40,9 +40,9 @@ from perftui.symbols.elfcode import (
     SHT_REL,
     SHT_RELA,
     STT_SECTION,
+    ElfCodeImage,
     ElfFileError,
-    ElfImage,
-    Section,
+    ImageSection,
 )
 
 __all__ = ["Relocation", "RelocationTable", "section_relocations"]
@@ -105,8 +105,8 @@ class RelocationTable:
 
     def __init__(
         self,
-        image: ElfImage,
-        section: Section,
+        image: ElfCodeImage,
+        section: ImageSection,
         offsets: np.ndarray,
         types: np.ndarray,
         symbols: np.ndarray,
@@ -199,7 +199,7 @@ def _plus(name: str, off: int) -> str:
     return f"{name}+{off:#x}" if off > 0 else f"{name}-{-off:#x}"
 
 
-def _entry_dtype(image: ElfImage, rela: bool) -> np.dtype:
+def _entry_dtype(image: ElfCodeImage, rela: bool) -> np.dtype:
     o = "<" if image.little_endian else ">"
     w = o + ("u8" if image.elfclass == 64 else "u4")
     fields = [("offset", w), ("info", w)]
@@ -209,11 +209,11 @@ def _entry_dtype(image: ElfImage, rela: bool) -> np.dtype:
 
 
 def section_relocations(
-    image: ElfImage, section: str | int | Section, only: Section | None = None
+    image: ElfCodeImage, section: str | int | ImageSection, only: ImageSection | None = None
 ) -> RelocationTable:
     """All relocations that patch ``section`` of a relocatable file (empty otherwise);
     with ``only``, those of that one relocation section."""
-    sec = section if isinstance(section, Section) else image.section(section)
+    sec = section if isinstance(section, ImageSection) else image.section(section)
     parts: list[tuple[np.ndarray, ...]] = []
     if image.kind == "rel":
         sym, _, symtab_index = image.raw_symbols()
@@ -231,7 +231,7 @@ def section_relocations(
 
 
 def _read_table(
-    image: ElfImage, rs: Section, target: Section, nsyms: int, symtab_index: int
+    image: ElfCodeImage, rs: ImageSection, target: ImageSection, nsyms: int, symtab_index: int
 ) -> tuple[np.ndarray, ...]:
     rela = rs.type == SHT_RELA
     dtype = _entry_dtype(image, rela)

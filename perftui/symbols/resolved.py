@@ -38,7 +38,3 @@ class ResolvedSamples:
     def chain(self, k: int) -> np.ndarray:
         """Location ids of sample ``k``'s callchain, leaf first."""
         return self.chain_locs[self.chain_starts[k]:self.chain_starts[k + 1]]
-
-    @property
-    def has_chains(self) -> bool:
-        return bool(len(self.chain_locs))

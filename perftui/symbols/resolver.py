@@ -39,7 +39,7 @@ from .kallsyms import (
     Kallsyms,
     load_kallsyms,
 )
-from .locations import Locations
+from .locations import UNKNOWN_DSO, Locations
 from .modfiles import ModuleFiles
 from .modnames import module_name
 from .options import ASSUMED_TEXT as ASSUMED_TEXT
@@ -458,7 +458,7 @@ class Resolver:
         key = ("unknown", kernel)
         got = self._tables.get(key)
         if got is None:
-            dso = self.locs.dso_id("[unknown]", kernel=kernel)
+            dso = self.locs.dso_id(UNKNOWN_DSO, kernel=kernel)
             got = self._tables[key] = _DsoTable(None, np.zeros(0, np.int64), dso)
         return got
 

@@ -28,7 +28,7 @@ from ..heap import trim
 from ..perfdata import Recording, RecordType
 from ..perfdata.colstore import ColumnStore
 from ..perfdata.indexcache import CachedIndex, CacheError, IndexCache
-from .locations import Dso, Locations
+from .locations import LocationDso, Locations
 from .modlocate import default_debug_dir
 from .options import SymbolOptions
 from .samplelocs import Alloc, SampleLocs, plain_alloc, resolve_all
@@ -190,7 +190,7 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
         if k in a and a[k].dtype != np.dtype(dt):
             raise CacheError(f"{k}: not an array of this perftui")
     n = len(rows)
-    dsos = [Dso(str(d[0]), bool(d[1]), None if d[2] is None else str(d[2]), bool(d[3]))
+    dsos = [LocationDso(str(d[0]), bool(d[1]), None if d[2] is None else str(d[2]), bool(d[3]))
             for d in meta["dsos"]]
     names = meta["names"]
     sections = [str(s) for s in meta["sections"]]

@@ -39,9 +39,9 @@ from perftui.symbols.elfcode import (
     SHN_LORESERVE,
     SHT_REL,
     SHT_RELA,
+    ElfCodeImage,
     ElfFileError,
-    ElfImage,
-    Section,
+    ImageSection,
 )
 from perftui.symbols.relocs import section_relocations
 
@@ -68,7 +68,7 @@ class SourceLine:
 class LineTable:
     """The line rows of the compilation units decoded so far (see :meth:`lookup`)."""
 
-    def __init__(self, image: ElfImage, dwarf: DWARFInfo, shift: int | None) -> None:
+    def __init__(self, image: ElfCodeImage, dwarf: DWARFInfo, shift: int | None) -> None:
         self.image = image
         self._dwarf = dwarf
         self._shift = shift  # None: addresses are virtual addresses (ET_EXEC/ET_DYN)
@@ -87,7 +87,7 @@ class LineTable:
         self._arrays: tuple[np.ndarray, ...] | None = None
 
     # -- addresses ---------------------------------------------------------------------------
-    def _to_dwarf(self, addrs: np.ndarray, section: Section | None) -> np.ndarray:
+    def _to_dwarf(self, addrs: np.ndarray, section: ImageSection | None) -> np.ndarray:
         if self._shift is None:
             return addrs
         if section is None:
@@ -95,7 +95,7 @@ class LineTable:
         return addrs + np.uint64((section.index + 1) << self._shift)
 
     def lookup(
-        self, addrs: np.ndarray | list[int], section: Section | str | int | None = None
+        self, addrs: np.ndarray | list[int], section: ImageSection | str | int | None = None
     ) -> list[SourceLine | None]:
         """The source line of each address (None: no row covers it)."""
         a = np.asarray(addrs, dtype=np.uint64).reshape(-1)
@@ -103,7 +103,7 @@ class LineTable:
             return []
         sec = None
         if self._shift is not None and section is not None:
-            sec = section if isinstance(section, Section) else self.image.section(section)
+            sec = section if isinstance(section, ImageSection) else self.image.section(section)
         want = self._to_dwarf(a, sec)
         self._load_for(want)
         if not self._addr:
@@ -242,7 +242,7 @@ def _comp_dir(cu: Any) -> str:
     return _text(attr.value) if attr is not None else ""
 
 
-def line_table(image: ElfImage) -> LineTable | None:
+def line_table(image: ElfCodeImage) -> LineTable | None:
     """The line table of ``image``; None when it has no ``.debug_line``."""
     key = ("lines",)
     if key in image._tables:
@@ -254,7 +254,7 @@ def line_table(image: ElfImage) -> LineTable | None:
     return table
 
 
-def _open(image: ElfImage) -> LineTable:
+def _open(image: ElfCodeImage) -> LineTable:
     from elftools.elf.elffile import ELFFile
 
     data: bytes | bytearray = image.data
@@ -279,7 +279,7 @@ _DEBUG_RELOCS = {
 }
 
 
-def _placed(image: ElfImage, shift: int) -> bytearray:
+def _placed(image: ElfCodeImage, shift: int) -> bytearray:
     """A copy of a .ko whose DWARF sections are relocated with every allocated section
     placed at its own base, ``(index + 1) << shift`` (vectorised; pyelftools' own
     relocation costs 0.3 ms an entry, minutes for a large module)."""

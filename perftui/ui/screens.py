@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ..analysis.sections import split_by
 from ..symbols.options import ASSUMED_TEXT
-from ..symbols.symtable import NO_SYMBOL
+from ..symbols.sectiontable import NO_SYMBOL
 from ..textsafe import safe
 from .model import Model
 from .widgets.panes import bar

@@ -6,11 +6,11 @@ import numpy as np
 
 from .lookup import as_u64, nearest_start
 
-#: Name under which :meth:`SymbolTable.counts` puts offsets that no symbol covers.
+#: Name under which :meth:`SectionSymbolTable.counts` puts offsets that no symbol covers.
 NO_SYMBOL = "[no symbol]"
 
 
-class SymbolTable:
+class SectionSymbolTable:
     """The symbols of one section, as sorted arrays.
 
     Coverage rule: a symbol with ``st_size > 0`` covers ``[st_value, st_value + st_size)``.
@@ -109,6 +109,6 @@ class SymbolTable:
         return [(name, n) for name, n, _ in rows]
 
 
-def empty_table(section_size: int | None = None) -> SymbolTable:
+def empty_section_table(section_size: int | None = None) -> SectionSymbolTable:
     """A table without symbols."""
-    return SymbolTable(np.zeros(0, np.uint64), np.zeros(0, np.uint64), [], section_size)
+    return SectionSymbolTable(np.zeros(0, np.uint64), np.zeros(0, np.uint64), [], section_size)

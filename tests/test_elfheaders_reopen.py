@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from conftest import skip_or_fail
-from perftui.symbols.elfimage import open_elf
+from perftui.symbols.elfheaders import open_elf_headers
 
 
 def readelf_sections(path: Path) -> list[tuple[str, int, int]]:
@@ -32,7 +32,7 @@ def readelf_sections(path: Path) -> list[tuple[str, int, int]]:
 
 
 def ours(path: Path) -> list[tuple[str, int, int]]:
-    with open_elf(str(path)) as img:
+    with open_elf_headers(str(path)) as img:
         return [(s.name, s.offset, s.size) for s in img.sections]
 
 
@@ -46,7 +46,7 @@ def test_reopened_and_rewritten_files(tmp_path: Path) -> None:
     assert ours(p) == want_a and ours(p) == want_a  # read, then known
     link = tmp_path / "other-name.so"
     os.link(p, link)  # the same file under another name
-    with open_elf(str(link)) as img:
+    with open_elf_headers(str(link)) as img:
         assert img.path == str(link)
         assert [(s.name, s.offset, s.size) for s in img.sections] == want_a
     time.sleep(0.01)

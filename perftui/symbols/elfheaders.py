@@ -1,6 +1,6 @@
 """The headers of one ELF file: sections, PT_LOAD segments, build id (read-only, lazy).
 
-An :class:`ElfImage` holds an open file descriptor and the parsed ELF header, section
+An :class:`ElfHeaders` holds an open file descriptor and the parsed ELF header, section
 headers and program headers; section contents are read on demand, size-capped.  The ELF
 header goes through pyelftools (imported on first use); the section and program header
 tables are decoded with numpy.  The headers of a file are read once per file identity
@@ -8,11 +8,11 @@ tables are decoded with numpy.  The headers of a file are read once per file ide
 several times.  Any problem is a :class:`~perftui.symbols.safefile.SymbolFileError`: one line naming
 the file, never a library's traceback.
 
-Public API: :func:`open_elf` ``(path, max_size=...) -> ElfImage`` (a context manager);
-``ElfImage.section(name) -> Section | None`` (the first section of that name, as perf's
-``elf_section_by_name``), ``ElfImage.read(section, what, cap) -> bytes``,
-``ElfImage.build_id`` (hex or None), ``ElfImage.loads`` (the PT_LOAD segments),
-``ElfImage.elf_type`` (``"ET_EXEC"``, ``"ET_DYN"``, ...), ``ElfImage.machine`` (e_machine).
+Public API: :func:`open_elf_headers` ``(path, max_size=...) -> ElfHeaders`` (a context manager);
+``ElfHeaders.section(name) -> SectionHeader | None`` (the first section of that name, as perf's
+``elf_section_by_name``), ``ElfHeaders.read(section, what, cap) -> bytes``,
+``ElfHeaders.build_id`` (hex or None), ``ElfHeaders.loads`` (the PT_LOAD segments),
+``ElfHeaders.elf_type`` (``"ET_EXEC"``, ``"ET_DYN"``, ...), ``ElfHeaders.machine`` (e_machine).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 from perftui.symbols.decompress import mib
 from perftui.symbols.safefile import SymbolFileError, open_regular, read_at
 
-__all__ = ["DEFAULT_MAX_FILE", "ElfImage", "Section", "Segment", "open_elf"]
+__all__ = ["DEFAULT_MAX_FILE", "ElfHeaders", "SectionHeader", "Segment", "open_elf_headers"]
 
 #: Largest ELF file opened (a vmlinux with debug information is a few hundred MiB).
 DEFAULT_MAX_FILE = 4 << 30
@@ -51,7 +51,7 @@ _ET_NAMES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
 
 
 @dataclass(frozen=True, slots=True)
-class Section:
+class SectionHeader:
     """One section header."""
 
     index: int
@@ -107,14 +107,14 @@ def cstr(table: bytes, off: int) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-class ElfImage:
-    """Parsed headers of one ELF file; use :func:`open_elf`."""
+class ElfHeaders:
+    """Parsed headers of one ELF file; use :func:`open_elf_headers`."""
 
     def __init__(self, path: str, fd: int, size: int) -> None:
         self.path = path
         self._fd = fd
         self.file_size = size
-        self.sections: list[Section] = []
+        self.sections: list[SectionHeader] = []
         self.loads: list[Segment] = []
         self.elf_type = "ET_NONE"
         self.machine = 0
@@ -123,7 +123,7 @@ class ElfImage:
         self._build_id: str | bool | None = False  # False: not read yet
 
     # -- context manager
-    def __enter__(self) -> ElfImage:
+    def __enter__(self) -> ElfHeaders:
         return self
 
     def __exit__(self, t: type[BaseException] | None, v: BaseException | None,
@@ -139,14 +139,14 @@ class ElfImage:
     def endian(self) -> str:
         return "<" if self.little else ">"
 
-    def section(self, name: str) -> Section | None:
+    def section(self, name: str) -> SectionHeader | None:
         """The first section called ``name`` (perf's ``elf_section_by_name``), or None."""
         for s in self.sections:
             if s.name == name:
                 return s
         return None
 
-    def read(self, sec: Section, what: str, cap: int = MAX_SECTION_READ) -> bytes:
+    def read(self, sec: SectionHeader, what: str, cap: int = MAX_SECTION_READ) -> bytes:
         """The bytes of a section (empty for SHT_NOBITS); over ``cap`` is an error."""
         if sec.type == SHT_NOBITS or sec.size == 0:
             return b""
@@ -222,7 +222,7 @@ class ElfImage:
                     except SymbolFileError:
                         names = b""
             self.sections = [
-                Section(i, cstr(names, name), typ, flags, addr, offset, size, link, info,
+                SectionHeader(i, cstr(names, name), typ, flags, addr, offset, size, link, info,
                         entsize)
                 for i, (name, typ, flags, addr, offset, size, link, info, _align, entsize)
                 in enumerate(table.tolist())
@@ -294,11 +294,11 @@ def _identity(fd: int) -> tuple[int, ...] | None:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def open_elf(path: str, max_size: int = DEFAULT_MAX_FILE) -> ElfImage:
+def open_elf_headers(path: str, max_size: int = DEFAULT_MAX_FILE) -> ElfHeaders:
     """Open and parse the headers of the ELF file at ``path`` (close it, or use ``with``).
     The headers of a file opened before, unchanged since, are not read again."""
     fd, size = open_regular(path, max_size)
-    img = ElfImage(path, fd, size)
+    img = ElfHeaders(path, fd, size)
     key = _identity(fd)
     known = None
     if key is not None:

@@ -1,6 +1,6 @@
 """Symbol tables as sorted numpy arrays, built with perf 6.1's own rules.
 
-:class:`SymbolTable` is what every symbol source returns (ELF files, kallsyms, perf maps):
+:class:`DsoSymbolTable` is what every symbol source returns (ELF files, kallsyms, perf maps):
 
 - ``starts``, ``ends``: sorted ``uint64`` arrays; symbol ``i`` covers ``[starts[i], ends[i])``,
   and a symbol with ``ends[i] == starts[i]`` covers its start address only (perf's
@@ -10,8 +10,8 @@
   ``"label"``, ``"plt"``);
 - ``space``: what the addresses are (``"file offset"`` for user ELF files, as perf 6.1 keeps
   them, ``"address"`` for kallsyms, vmlinux and perf maps);
-- :meth:`SymbolTable.lookup` ``(addrs) -> int64 index or -1`` (vectorised) and
-  :meth:`SymbolTable.name_at` ``(addr) -> (name, offset) | None``.
+- :meth:`DsoSymbolTable.lookup` ``(addrs) -> int64 index or -1`` (vectorised) and
+  :meth:`DsoSymbolTable.name_at` ``(addr) -> (name, offset) | None``.
 
 :class:`PerfSymbolBuilder` reproduces how perf 6.1 fills its symbol tree (``tools/perf/util/
 symbol.c``): symbols are added in batches; :meth:`~PerfSymbolBuilder.fixup_end` gives
@@ -20,7 +20,7 @@ zero-size symbols the start of the next one as their end (``symbols__fixup_end``
 ``choose_best_symbol`` (``symbols__fixup_duplicate``).
 
 Where two symbols overlap (one starts inside another), perf's answer depends on the shape
-of its red-black tree; :meth:`SymbolTable.lookup` returns the one with the greatest start
+of its red-black tree; :meth:`DsoSymbolTable.lookup` returns the one with the greatest start
 that covers the address, else the symbol before it that still covers it.
 """
 
@@ -44,8 +44,8 @@ __all__ = [
     "STB_GLOBAL",
     "STB_LOCAL",
     "STB_WEAK",
+    "DsoSymbolTable",
     "PerfSymbolBuilder",
-    "SymbolTable",
 ]
 
 KIND_FUNC, KIND_OBJECT, KIND_LABEL, KIND_PLT = 0, 1, 2, 3
@@ -179,7 +179,7 @@ class LazyNames(Sequence[str]):
 _LAZY = (LazyNames, SliceNames)
 
 
-class SymbolTable:
+class DsoSymbolTable:
     """Sorted, non-empty-or-empty arrays of symbols; see the module docstring."""
 
     def __init__(
@@ -241,7 +241,7 @@ class SymbolTable:
         return len(self.names)
 
     def __repr__(self) -> str:
-        return f"SymbolTable({len(self)} symbols, space={self.space!r})"
+        return f"DsoSymbolTable({len(self)} symbols, space={self.space!r})"
 
     def lookup(self, addrs: np.ndarray | Sequence[int] | int) -> np.ndarray:
         """Index into :attr:`names` of the symbol covering each address, -1 where none does.
@@ -622,8 +622,8 @@ class PerfSymbolBuilder:
             return ka > kb
         return not (na.startswith("SyS") or na.startswith("compat_SyS"))
 
-    def table(self, space: str) -> SymbolTable:
-        """The live symbols as a :class:`SymbolTable` (sorted by start, then insertion),
+    def table(self, space: str) -> DsoSymbolTable:
+        """The live symbols as a :class:`DsoSymbolTable` (sorted by start, then insertion),
         with perf's tree shape for the overlapping ones."""
         starts, ends, _b, kinds, _m = self._flatten()
         order = self._order()
@@ -641,5 +641,5 @@ class PerfSymbolBuilder:
 
         shown: Sequence[str] = LazyNames(_Picked(self.names, order),
                                          self.demangle or _same_name)
-        return SymbolTable(starts[order], ends[order], shown,
+        return DsoSymbolTable(starts[order], ends[order], shown,
                            kinds[order], space, tree=tree)
