@@ -302,10 +302,10 @@ def test_corrupt_entry_is_rebuilt(tmp_path: Path, how: str) -> None:
 def test_corrupt_entry_found_while_checking_blocks(tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A bad block past the first: the rows shown so far go, the walk gives them all."""
-    from perftui.perfdata import indexcache, recording
+    from perftui.perfdata import indexcache, indexpersist
 
     monkeypatch.setattr(indexcache, "BLOCK_ROWS", 1024)
-    monkeypatch.setattr(recording, "BLOCK_ROWS", 1024)
+    monkeypatch.setattr(indexpersist, "BLOCK_ROWS", 1024)
     f = copy_demo(tmp_path)
     cache = tmp_path / "cache"
     saved(f, cache)
@@ -577,14 +577,14 @@ def test_browser_says_once_that_the_cache_is_off(tmp_path: Path) -> None:
 def test_another_column_layout_is_another_entry(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """src widened (u2 -> u4): an entry of the old layout is not read as one."""
-    from perftui.perfdata import index, recording
+    from perftui.perfdata import index, indexpersist
 
     f = copy_demo(tmp_path)
     cache = tmp_path / "cache"
     saved(f, cache)
     wider = {**COLUMNS, "src": "u4"}
     monkeypatch.setattr(index, "COLUMNS", wider)
-    monkeypatch.setattr(recording, "COLUMNS", wider)
+    monkeypatch.setattr(indexpersist, "COLUMNS", wider)
     rec = cached(f, cache)
     assert rec.index_origin == "walk" and rec.columns["src"].dtype == np.uint32
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .constants import ReadFormat, Sample
-from .index import gather
+from .index import NO_SOURCE, gather
 from .sample import SampleLayout
 
 if TYPE_CHECKING:
@@ -62,8 +62,6 @@ def callchain_offset(layout: SampleLayout) -> int | None:
 def sample_callchains(rec: Recording, rows: np.ndarray) -> Callchains:
     """The callchains of SAMPLE index ``rows`` (empty for a sample without one, or one whose
     callchain does not fit its record, or that cannot be read back)."""
-    from .recording import NO_SOURCE
-
     c = rec.columns
     rows = np.asarray(rows, dtype=np.int64)
     n = len(rows)

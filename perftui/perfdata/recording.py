@@ -5,6 +5,10 @@ header, the attrs and the feature sections (file mode); the records are walked l
 (:meth:`Recording.chunks`), counted in one pass that keeps no index (:meth:`Recording.scan`)
 or indexed into numpy columns (:meth:`Recording.build_index`), which an index cache
 (``indexcache``) keeps for the next open (:meth:`Recording.save_index`).
+
+The walk that builds the index is :mod:`~perftui.perfdata.indexwalk`; finding, restoring,
+checking and saving the index in the cache is :mod:`~perftui.perfdata.indexpersist`.  The
+methods of :class:`Recording` that start them are thin calls into those modules.
 """
 
 from __future__ import annotations
@@ -12,13 +16,13 @@ from __future__ import annotations
 import os
 import struct
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
 
+from . import indexpersist, indexwalk
 from .attr import EventAttr, parse_attr
 from .callchains import Callchains, sample_callchains
 from .colstore import ColumnStore, scratch
@@ -32,18 +36,15 @@ from .constants import (
 from .errors import NotPerfData, PerfDataError
 from .features import parse_feature, parse_tracing_data
 from .header import detect, read_file_header
-from .index import COLUMNS, Columns, IndexBuilder, RowList, gather
-from .indexcache import BLOCK_ROWS, CachedIndex, CacheError, IndexCache, file_identity, key_of
+from .index import NO_SOURCE, Columns, IndexBuilder, RowList, gather
+from .indexcache import CachedIndex, CacheError, IndexCache
 from .records import RecordDecoder
 from .sources import MmapSource, Source, SpillSource
 from .stats import IndexStats
 from .walk import Chunk, StreamState, Walker
 
-NO_SOURCE = 65535  # index rows of records that cannot be read back (no spill)
 MAX_SOURCES = NO_SOURCE  # the src column is u2: data files and spills, at most this many
 SCAN_BLOCK = 1 << 20  # rows per block when a whole column is scanned
-_REPLAY = (RecordType.HEADER_ATTR, RecordType.HEADER_FEATURE, RecordType.HEADER_TRACING_DATA)
-_CACHE_ERRORS = (CacheError, OSError, ValueError, KeyError, TypeError, IndexError)
 
 
 class Recording:
@@ -82,14 +83,14 @@ class Recording:
         self.outer_maps: dict[int, np.ndarray] = {}  # spill source -> (spill pos, outer)
         self.derived_arrays: dict[str, np.ndarray] = {}
         self.derived_meta: dict[str, Any] = {}
-        self._entry: CachedIndex | None = None
-        self._entry_others: np.ndarray | None = None
-        self._replay: list[tuple[int, int, int, int]] = []  # pipe-mode header records
+        self.cache_entry: CachedIndex | None = None  # the cache entry the index comes from
+        self.entry_others: np.ndarray | None = None  # its rows that are not samples
         self._rows = 0
         self.indexed = False
         self.cancelled = False
         self.unknown_ids = 0
-        self._stdin: BinaryIO | None = None
+        self.stdin: BinaryIO | None = None  # standard input, read once
+        self.last_walker: Walker | None = None  # of the last walk (spills, outer maps)
         self._stdin_head = b""
         self.buf: memoryview | None = None
         if stream is not None:
@@ -100,8 +101,7 @@ class Recording:
             self._open_directory(self.path)
         else:
             self._open_file(self.path)
-        self._n_open_errors = len(self.errors)
-        self._n_open_warnings = len(self.warnings)
+        self.n_open_errors = len(self.errors)  # errors after these are the walk's
         self.n_file_sources = len(self.sources)
         self.decoder = RecordDecoder(self.order, self.attrs)
         self.builder = IndexBuilder(self.order)
@@ -165,7 +165,7 @@ class Recording:
                               "file name instead (file mode needs to seek)", self.path)
         self.buf = None
         self.file_size = -1
-        self._stdin = f
+        self.stdin = f
         self._stdin_head = head
         self.sources.append(SpillSource("stdin") if self.spill
                             else MmapSource("stdin", memoryview(b"")))
@@ -244,10 +244,10 @@ class Recording:
 
     def chunks(self) -> Iterator[tuple[int, Chunk]]:
         """Every record in file order as chunks: (source index, chunk)."""
-        if self.walks and self._stdin is not None:
+        if self.walks and self.stdin is not None:
             raise PerfDataError(0, "standard input can be read only once", self.path)
         self.walks += 1
-        del self.errors[self._n_open_errors:]
+        del self.errors[self.n_open_errors:]
         if self.mode == "pipe":  # attrs and features come from the stream: learn them anew
             self.attrs.clear()
             self.features.clear()
@@ -255,16 +255,16 @@ class Recording:
             self.decoder.set_attrs(self.attrs)
             self.builder.set_attrs(self.attrs)
         w = self.walker()
-        self._walker = w
+        self.last_walker = w
         self.stream_starts = []
         self._rows = 0
         for src, name, start, end in self.streams:
             st = StreamState(name)
             w.states.append(st)
             if end < 0:
-                assert self._stdin is not None
+                assert self.stdin is not None
                 spill = self.sources[0] if self.spill else None
-                it = w.walk_stream(src, self._stdin, start, st, spill,  # type: ignore[arg-type]
+                it = w.walk_stream(src, self.stdin, start, st, spill,  # type: ignore[arg-type]
                                    self._stdin_head)
             else:
                 buf = self.sources[src].buf  # type: ignore[attr-defined]
@@ -338,80 +338,35 @@ class Recording:
         block by block as their checksums are checked (``bytes_done`` is -1 then).
         """
         if not self.load_cached(progress, budget):
-            self._walk_index(progress, budget)
+            indexwalk.walk_index(self, progress, budget)
 
     def load_cached(self, progress: Callable[[int, int], None] | None = None,
                     budget: float = 0.25) -> bool:
         """:meth:`build_index` from the cache only: False (nothing walked) without a valid
         entry."""
-        return self.open_cached() and self._load_cached(progress, budget)
+        return self.open_cached() and indexpersist.load_cached_columns(self, progress, budget)
 
-    def _walk_index(self, progress: Callable[[int, int], None] | None,
-                    budget: float) -> None:
-        self._drop_store()
-        store = self._new_store()
-        cols = self.columns = Columns(store=store)
-        others = self.others = RowList("others", store)
-        self._entry_others = None
-        stats = self.stats = IndexStats()
-        self.derived_arrays = {}
-        self.derived_meta = {}
-        self.outer_maps = {}
-        self.index_origin = "walk"
-        self.builder.unknown_ids = 0
-        last = time.monotonic()
-        first = True
-        start_at = self.streams[0][2] if self.streams else 0
-        self._next_estimate = 0.0
-        for src, ch in self.chunks():
-            if self.cancelled:
-                break
-            if ch.outer is None and len(ch.offs) and self.file_size > 0 and src == 0:
-                self._reserve(cols, int(ch.offs[-1]), start_at)
-            part = self.builder.rows(ch, src if src >= 0 else NO_SOURCE)
-            base = len(cols)
-            stats.add(part["type"], part["attr"], part["time"], len(self.attrs))
-            not_sample = np.flatnonzero(part["type"] != RecordType.SAMPLE)
-            if len(not_sample):
-                others.extend(not_sample + base)
-            cols.append(part)  # last: a reader sees the rows once the rest is in place
-            if progress is not None:
-                now = time.monotonic()
-                if now - last >= budget or first:  # the first chunk at once: first screen
-                    first = False
-                    last = now
-                    progress(len(cols), int(ch.offs[-1]) if ch.outer is None else -1)
-        self.unknown_ids = self.builder.unknown_ids
-        cols.trim()
-        others.trim()
-        trouble = cols.store_error or others.store_error
-        if trouble:  # a full disk: what was in the store is in memory now; nothing to keep
-            if self.cache is not None:
-                self.cache.note(f"index kept in memory, not cached ({trouble})")
-            self._drop_store()
-        self.outer_maps = {st.spill_src: np.array(st.outer_map, dtype=np.int64).reshape(-1, 2)
-                           for st in self._walker.states if st.spill_src >= 0}
-        self.indexed = not self.cancelled
-        if progress is not None:
-            progress(len(cols), -1)
+    def scan(self) -> IndexStats:
+        """The totals of every record (:class:`IndexStats`) in one pass that keeps no
+        index; from the cache when it has this recording."""
+        return indexwalk.scan(self)
 
-    def _new_store(self) -> ColumnStore | None:
-        """Where the walk puts its columns: a cache entry in the making, else unlinked
-        temporary files, else (nothing writable) anonymous memory."""
-        if self.cache is not None and self.identity() is not None:
-            store = self.cache.begin()
-            if store is not None:
-                self.store = store
-                return store
-        if not self.mapped:
-            return None
-        try:
-            self.store = ColumnStore.temporary()
-        except OSError:
-            return None
-        return self.store
+    # -- the cache (indexpersist) -----------------------------------------------------------
+    def identity(self) -> tuple[str, list[dict[str, Any]]] | None:
+        """(cache key, identity of each file), or None for standard input."""
+        return indexpersist.cache_identity(self)
 
-    def _drop_store(self) -> None:
+    def open_cached(self) -> bool:
+        """Take a valid cache entry's totals, errors and small tables (its columns are
+        checked later, by :meth:`build_index`).  False when there is none."""
+        return indexpersist.open_cached(self)
+
+    def save_index(self) -> bool:
+        """Keep the complete index of this walk (and the derived arrays and
+        :attr:`derived_meta` added since) in the cache.  False when it is not kept."""
+        return indexpersist.save_index(self)
+
+    def drop_store(self) -> None:
         """Forget a store that did not become a cache entry (its maps stay valid)."""
         if self.store is not None:
             if self.store.keep:
@@ -420,96 +375,14 @@ class Recording:
                 self.store.close()
             self.store = None
 
-    def scan(self) -> IndexStats:
-        """The totals of every record (:class:`IndexStats`) in one pass that keeps no
-        index; from the cache when it has this recording."""
-        if self.open_cached():
-            return self.stats
-        stats = self.stats = IndexStats()
-        self.builder.unknown_ids = 0
-        for _src, ch in self.chunks():
-            part = self.builder.rows(ch, 0, lean=True)
-            stats.add(part["type"], part["attr"], part["time"], len(self.attrs))
-        self.unknown_ids = self.builder.unknown_ids
-        return stats
-
-    # -- the cache ------------------------------------------------------------------------------
-    def identity(self) -> tuple[str, list[dict[str, Any]]] | None:
-        """(cache key, identity of each file), or None for standard input."""
-        if self._stdin is not None:
-            return None
-        files = []
-        for s in self.sources[: self.n_file_sources]:
-            if not isinstance(s, MmapSource) or s.stat is None or s.path is None:
-                return None
-            files.append(file_identity(s.path, s.stat, s.buf))
-        if self.mode == "directory":
-            files[0]["path"] = os.path.abspath(self.path)
-        return key_of(self.mode, files, COLUMNS), files
-
-    def open_cached(self) -> bool:
-        """Take a valid cache entry's totals, errors and small tables (its columns are
-        checked later, by :meth:`build_index`).  False when there is none."""
-        if self._entry is not None:
-            return True
-        if self.cache is None or self.walks:
-            return False
-        ident = self.identity()
-        if ident is None:
-            return False
-        entry = self.cache.lookup(*ident)
-        if entry is None:
-            return False
-        try:
-            self._restore(entry)
-        except _CACHE_ERRORS as e:
-            self._forget_entry(entry, e)
-            return False
-        self._entry = entry
-        return True
-
-    def _restore(self, entry: CachedIndex) -> None:
-        st = entry.state
-        if st["mode"] != self.mode or st["sources"] != self.n_file_sources:
-            raise CacheError("made for another kind of recording")
-        stats = IndexStats.from_json(st["stats"])
-        if stats.records != entry.rows:
-            raise CacheError("totals do not match the row count")
-        for name in entry.arrays:
-            if not _row_array(name, entry):
-                entry.check(name)  # not a row column: checked whole, now
-        others = entry.array("others")
-        if len(others) and (others[-1] >= entry.rows or np.any(np.diff(others) <= 0)
-                            or others[0] < 0):
-            raise CacheError("others: rows out of order")
-        for k, sp in enumerate(st["spills"]):
-            src = int(sp["src"])
-            if src != len(self.sources):
-                raise CacheError("spill sources out of order")
-            m = entry.array(f"spill{k}")
-            self.sources.append(MmapSource(str(sp["name"]), m.data))
-            outer = entry.array(f"outer{k}")
-            self.outer_maps[src] = outer.reshape(-1, 2)
-        self.stats = stats
-        self._entry_others = others
-        self.stream_starts = [int(x) for x in st["stream_starts"]]
-        self.unknown_ids = int(st["unknown_ids"])
-        self.derived_meta = dict(entry.meta)
-        self._replay = [tuple(int(x) for x in r) for r in st["replay"]]  # type: ignore[misc]
-        if self.mode == "pipe":
-            self._replay_headers()
-        del self.errors[self._n_open_errors:]  # the walk's errors, as it met them
-        self.errors.extend(PerfDataError(int(e[0]), str(e[1]), e[2] if e[2] is None
-                                         else str(e[2])) for e in st["errors"])
-        self.index_origin = "cache"
-
-    def _replay_headers(self) -> None:
-        """Pipe mode: the attrs, features and tracing data come from records; read them
-        again from the file, in order."""
+    def replay_header_records(self, records: list[tuple[int, int, int, int]]) -> None:
+        """Pipe mode, an index restored from the cache: read the attrs, features and
+        tracing data again from their records, ``(type, source, position, size)`` in
+        order (:class:`CacheError` when one is out of range)."""
         self.attrs.clear()
         self.features.clear()
         self.feature_errors.clear()
-        for typ, src, pos, size in self._replay:
+        for typ, src, pos, size in records:
             if not 0 <= src < len(self.sources):
                 raise CacheError("replayed record out of range")
             rec = self.sources[src].read(pos, size)
@@ -525,109 +398,13 @@ class Recording:
         self.decoder.set_attrs(self.attrs)
         self.builder.set_attrs(self.attrs)
 
-    def _load_cached(self, progress: Callable[[int, int], None] | None,
-                     budget: float) -> bool:
-        """Map the entry's columns and check them block by block; rows become visible as
-        their blocks pass.  False (the entry removed) when one does not."""
-        entry = self._entry
-        assert entry is not None
-        try:
-            arrays = {k: entry.array(k) for k in COLUMNS}
-            for k, a in arrays.items():
-                if a.dtype != np.dtype(COLUMNS[k]) or len(a) != entry.rows:
-                    raise CacheError(f"{k}: not a column of this perftui")
-            rowwise = [k for k in entry.arrays if _row_array(k, entry) and k not in arrays]
-            cols = self.columns = Columns.of(arrays, 0)
-            last = time.monotonic()
-            nsrc = len(self.sources)
-            for lo in range(0, entry.rows, BLOCK_ROWS):
-                if self.cancelled:
-                    break
-                hi = min(entry.rows, lo + BLOCK_ROWS)
-                for k in (*arrays, *rowwise):
-                    entry.check(k, lo, hi)
-                src = arrays["src"][lo:hi]
-                if np.any((src >= nsrc) & (src != NO_SOURCE)):
-                    raise CacheError("src: a source this recording does not have")
-                cols.n = hi
-                now = time.monotonic()
-                if progress is not None and (now - last >= budget or lo == 0):
-                    last = now
-                    progress(hi, -1)
-        except _CACHE_ERRORS as e:
-            self._forget_entry(entry, e)
-            return False
-        for k in rowwise:
-            if k.startswith("d."):
-                self.derived_arrays[k[2:]] = entry.array(k)
-        self.indexed = not self.cancelled
-        if progress is not None:
-            progress(len(self.columns), -1)
-        return True
-
-    def _forget_entry(self, entry: CachedIndex, why: BaseException) -> None:
-        """A bad entry: removed, and everything taken from it undone."""
-        assert self.cache is not None
-        self.cache.discard(entry.directory, f"index cache entry for {self.path} was not "
-                           f"usable ({why}): building the index again")
-        entry.close()
-        self._entry = None
-        self._entry_others = None
-        del self.sources[self.n_file_sources:]
-        del self.errors[self._n_open_errors:]
-        self.outer_maps = {}
-        self.stats = IndexStats()
-        self.columns = Columns()
-        self.derived_meta = {}
-        self.derived_arrays = {}
-        self.stream_starts = []
-        self.index_origin = ""
-
-    def save_index(self) -> bool:
-        """Keep the complete index of this walk (and the derived arrays and
-        :attr:`derived_meta` added since) in the cache.  False when it is not kept."""
-        store = self.store
-        ident = self.identity()
-        if (self.cache is None or store is None or not store.keep or ident is None
-                or not self.indexed or self.index_origin != "walk" or self.cancelled):
-            return False
-        key, files = ident
-        n = len(self.columns)
-        arrays: dict[str, np.ndarray] = {k: self.columns[k] for k in COLUMNS}
-        arrays["others"] = self.others.rows
-        spills: list[dict[str, Any]] = []
-        for st in self._walker.states:
-            if st.spill_src < 0 or st.spill is None:
-                continue
-            k = len(spills)
-            spills.append({"src": st.spill_src, "name": st.spill.name})
-            arrays[f"spill{k}"] = np.frombuffer(st.spill.buf, dtype=np.uint8)
-            arrays[f"outer{k}"] = self.outer_maps.get(
-                st.spill_src, np.zeros((0, 2), np.int64)).ravel()
-        for name, a in self.derived_arrays.items():
-            arrays["d." + name] = a
-        t = self.columns["type"]
-        o = self.others.rows
-        heads = o[np.isin(t[o], _REPLAY)] if self.mode == "pipe" else o[:0]
-        c = self.columns
-        replay = [[int(t[i]), int(c["src"][i]), int(c["pos"][i]), int(c["size"][i])]
-                  for i in heads]
-        state = {"mode": self.mode, "sources": self.n_file_sources, "spills": spills,
-                 "stats": self.stats.as_json(), "stream_starts": list(self.stream_starts),
-                 "unknown_ids": self.unknown_ids, "replay": replay,
-                 "errors": [[e.offset, e.message, e.path]
-                            for e in self.errors[self._n_open_errors:][:1000]]}
-        manifest = {"files": files, "rows": n, "state": state, "meta": self.derived_meta}
-        self.store = None
-        return self.cache.commit(store, key, manifest, arrays)
-
     # -- derived data (the analysis layer names and fills it; the cache keeps it) -------------
     def derived(self, name: str) -> np.ndarray | None:
         """A derived array kept with the index (None if there is none)."""
         a = self.derived_arrays.get(name)
         if a is not None:
             return a
-        entry = self._entry
+        entry = self.cache_entry
         if entry is not None and entry.has("d." + name):
             spec = entry.arrays["d." + name]
             if spec["length"] != entry.rows:  # checked at open; row arrays once indexed
@@ -657,7 +434,7 @@ class Recording:
         n = len(self.columns)
         t = self.columns["type"]
         if RecordType.SAMPLE not in codes:
-            o = self._entry_others if self._entry_others is not None else self.others.rows
+            o = self.entry_others if self.entry_others is not None else self.others.rows
             o = o[: int(np.searchsorted(o, n))]
             return o[np.isin(t[o], codes)]
         # every sample: millions of rows, so two passes (count, then fill) into a mapped
@@ -671,20 +448,6 @@ class Recording:
                 out[at:at + cnt] = np.flatnonzero(np.isin(t[lo:lo + SCAN_BLOCK], codes)) + lo
                 at += cnt
         return out
-
-    def _reserve(self, cols: Columns, done_at: int, start_at: int) -> None:
-        """Grow the columns to the record count the bytes read so far predict.
-
-        Estimated after the first chunk and again at 5%, 15% and 40% of the file, while the
-        columns are still small: a late growth would copy (and briefly double) them all.
-        """
-        done = (done_at - start_at) / max(1, self.file_size - start_at)
-        if done < self._next_estimate:
-            return
-        self._next_estimate = next((f for f in (0.05, 0.15, 0.4) if f > done), 2.0)
-        per_byte = len(cols) / max(1, done_at - start_at)
-        if per_byte > 0:
-            cols.reserve(int((self.file_size - start_at) * per_byte * 1.05) + 1024)
 
     # -- access -------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -701,7 +464,7 @@ class Recording:
     def _outer_map(self, src: int) -> list[tuple[int, int]] | np.ndarray:
         if src in self.outer_maps:
             return self.outer_maps[src]
-        w = getattr(self, "_walker", None)
+        w = self.last_walker
         for st in (w.states if w else []):
             if st.spill_src == src:
                 return list(st.outer_map)
@@ -808,18 +571,12 @@ class Recording:
     def close(self) -> None:
         for s in self.sources:
             s.close()
-        self._drop_store()
+        self.drop_store()
 
     # -- summaries ------------------------------------------------------------------------------
     def feature(self, f: int, default: Any = None) -> Any:
         v = self.features.get(f, default)
         return default if f in self.feature_errors else v
-
-
-def _row_array(name: str, entry: CachedIndex) -> bool:
-    """A column, or a derived array with one value per row: checked block by block."""
-    return name in COLUMNS or (name.startswith("d.")
-                               and entry.arrays[name]["length"] == entry.rows)
 
 
 def open_recording(path: str | os.PathLike[str], spill: bool = True,
@@ -831,4 +588,4 @@ def open_recording(path: str | os.PathLike[str], spill: bool = True,
     return Recording(Path(p) if p != "-" else None, spill=spill, cache=cache, mapped=mapped)
 
 
-__all__ = ["RecordType", "Recording", "detect", "open_recording"]
+__all__ = ["NO_SOURCE", "RecordType", "Recording", "detect", "open_recording"]

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..perfdata import Recording, RecordType
 from ..perfdata.grouping import group_ids
-from ..perfdata.recording import NO_SOURCE
+from ..perfdata.index import NO_SOURCE
 from .callchain import callchain_spans, source_bytes
 from .dsonames import MapKind
 from .locations import Locations

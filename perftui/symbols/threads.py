@@ -53,7 +53,7 @@ import numpy as np
 
 from ..perfdata import Feature, Recording, RecordType
 from ..perfdata.constants import Misc
-from ..perfdata.recording import NO_SOURCE
+from ..perfdata.index import NO_SOURCE
 from .callchain import MARKER, chain_cpumodes, sample_callchains
 from .dsonames import (
     ENTRY_TRAMPOLINE,
