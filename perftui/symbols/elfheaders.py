@@ -23,7 +23,7 @@ import struct
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from types import TracebackType
+from types import SimpleNamespace, TracebackType
 from typing import Any
 
 import numpy as np
@@ -46,7 +46,6 @@ SHT_NULL, SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA = 0, 1, 2, 3, 4
 SHT_NOTE, SHT_NOBITS, SHT_REL, SHT_DYNSYM = 7, 8, 9, 11
 SHF_ALLOC = 0x2
 PT_LOAD = 1
-_NT_GNU_BUILD_ID = 3
 _ET_NAMES = {0: "ET_NONE", 1: "ET_REL", 2: "ET_EXEC", 3: "ET_DYN", 4: "ET_CORE"}
 
 
@@ -264,19 +263,40 @@ def _raw_e_machine(head: bytes, little: bool) -> int:
 
 
 def note_build_id(data: bytes, endian: str = "<") -> str | None:
-    """The first GNU build-id in a run of ELF notes (perf's 4-byte alignment), as hex."""
-    pos = 0
-    while pos + 12 <= len(data):
-        namesz, descsz, ntype = struct.unpack_from(endian + "III", data, pos)
-        name_at = pos + 12
-        desc_at = name_at + ((namesz + 3) & ~3)
-        nxt = desc_at + ((descsz + 3) & ~3)
-        if desc_at + descsz > len(data):
-            return None
-        if ntype == _NT_GNU_BUILD_ID and namesz == 4 and data[name_at:name_at + 4] == b"GNU\0":
-            return data[desc_at:desc_at + descsz].hex() or None
-        pos = nxt
+    """The first GNU build-id in a run of ELF notes, as hex (None when there is none, or
+    the notes are malformed).
+
+    The notes are read by pyelftools' note iteration; as perf's ``read_build_id``, only a
+    note of type NT_GNU_BUILD_ID whose name is exactly "GNU" (``n_namesz`` 4) counts, and a
+    build id cut short by the end of the data is none.
+    """
+    from io import BytesIO
+
+    from elftools.elf.notes import iter_notes
+
+    view = SimpleNamespace(structs=_note_structs(endian == "<"), stream=BytesIO(data),
+                           elfclass=64)
+    try:
+        for note in iter_notes(view, 0, len(data)):  # type: ignore[arg-type]
+            if (note["n_type"] == "NT_GNU_BUILD_ID" and note["n_namesz"] == 4
+                    and note["n_name"] == "GNU"):
+                desc = bytes(note["n_descdata"])
+                return desc.hex() if desc and len(desc) == note["n_descsz"] else None
+    except Exception:  # construct's errors on a malformed note: no build id from it
+        return None
     return None
+
+
+@functools.cache
+def _note_structs(little: bool) -> Any:
+    """pyelftools' structs for reading notes of one byte order (a note header is three
+    32-bit words in both ELF classes); built once."""
+    from elftools.elf.structs import ELFStructs
+
+    structs = ELFStructs(little_endian=little, elfclass=64)
+    structs.create_basic_structs()
+    structs.create_advanced_structs()
+    return structs
 
 
 #: parsed headers by file identity (st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns):
