@@ -267,10 +267,18 @@ def test_relocation_table_is_sorted_and_vectorised() -> None:
     out = run_objdump(str(MODULES / "demo_nic.ko"), "-r", "-j", ".text")
     rows = [ln.split() for ln in out.splitlines() if ln[:1] in "0123456789abcdef" and " R_" in ln]
     assert len(table) == len(rows)
-    assert table.offsets.tolist() == sorted(int(r[0], 16) for r in rows)
-    starts = np.array([0, 1, 2], np.uint64)
+    want = sorted(int(r[0], 16) for r in rows)
+    assert table.offsets.tolist() == want
+    by_offset = {int(r[0], 16): r[1] for r in rows}
+    # spans of every 5-byte window of the section at once; each window's rows are the
+    # relocations objdump lists in it, found one window at a time
+    starts = np.arange(0, want[-1] + 16, dtype=np.uint64)
     lo, hi = table.spans(starts, starts + np.uint64(5))
-    assert (hi - lo).tolist() == [1, 1, 0]  # the __fentry__ call's field is at offset 1
+    for s, a, b in zip(starts.tolist(), lo.tolist(), hi.tolist(), strict=True):
+        assert table.offsets[a:b].tolist() == [o for o in want if s <= o < s + 5], s
+        assert [table.relocation(i).type_name for i in range(a, b)] == \
+            [by_offset[o] for o in want if s <= o < s + 5]
+    assert (hi - lo)[:3].tolist() == [1, 1, 0]  # the __fentry__ call's field is at offset 1
 
 
 def test_count_samples_edge_cases() -> None:

@@ -80,16 +80,35 @@ def table(app: PerftuiApp) -> HotspotTable:
     return app.query_one(HotspotTable)
 
 
-def table_lines(app: PerftuiApp) -> tuple[list[str], list[list[str]]]:
+#: the percent columns perf report shows: with children (callchains), and self only
+PERCENT_HEADS = {True: ["Children", "Self"], False: ["Overhead"]}
+
+
+def plan_has_children(plan: DemoPlan) -> bool:
+    """Whether the demo's table shows Children: the generator writes callchains (its plan
+    counts the samples whose callchain names a caller), and perf report's default for a
+    recording with callchains is children."""
+    return sum(plan.callers.values()) > 0
+
+
+def table_lines(app: PerftuiApp, children: bool | None = None
+                ) -> tuple[list[str], list[list[str]]]:
     """The table's header names and, per row, its cells as drawn: the percent columns,
-    the samples, then one text per sort key (cut at the header's column starts)."""
+    the samples, then one text per sort key (cut at the header's column starts).
+
+    The percent columns are the header's words before "Samples", and must be one of perf's
+    two layouts; ``children`` (when given) says which one is expected.
+    """
     t = table(app)
     head = t.header()
     assert head is not None, t.line(0).plain
     h = head.plain
     v = t.view
     assert v is not None
-    names = [n for n in ("Children", "Self", "Overhead") if n in h]
+    names = h[:h.index("Samples")].split()
+    assert names in PERCENT_HEADS.values(), h
+    if children is not None:
+        assert names == PERCENT_HEADS[children], h
     from perftui.present.report import HEADERS
 
     titles = [HEADERS[k] for k in v.gp.keys]
@@ -152,7 +171,7 @@ async def test_section_key_opens_the_section_profile(plan: DemoPlan) -> None:
     async with browse(plan.path) as (app, pilot):
         await keys(pilot, "m", "down", "p")  # the first section line: [demo_kvm].noinstr.text
         assert app.body == "profile"
-        heads, rows = table_lines(app)
+        heads, rows = table_lines(app, children=plan_has_children(plan))
         assert heads[-3:] == ["Module", "Section", "Symbol"]
         want = {sym: n for (mod, sec, sym), n in plan.in_symbols.items()
                 if mod == "demo-kvm" and sec == ".noinstr.text"}
@@ -167,7 +186,7 @@ async def test_section_key_opens_the_section_profile(plan: DemoPlan) -> None:
         assert app.focused.id == "sections"
         # the module line: the whole module, every section of it
         await keys(pilot, "up", "p")
-        _heads, rows = table_lines(app)
+        _heads, rows = table_lines(app, children=plan_has_children(plan))
         want = {(sec, sym): n for (mod, sec, sym), n in plan.in_symbols.items()
                 if mod == "demo-kvm"}
         got = {(r[-2], r[-1].removeprefix("[k] ")): int(r[2].replace(",", "")) for r in rows}
@@ -221,7 +240,7 @@ async def test_find_by_name_and_escape_clears_it(plan: DemoPlan) -> None:
         await keys(pilot, "p")
         await prompt(pilot, "s", "sym")
         await prompt(pilot, "slash", "CSUM")  # case-insensitive, a substring
-        _heads, rows = table_lines(app)
+        _heads, rows = table_lines(app, children=plan_has_children(plan))
         names = {r[-1].removeprefix("[k] ") for r in rows}
         assert names == {s for s in planned_symbols(plan) if "csum" in s}
         await prompt(pilot, "slash", "no such symbol")
