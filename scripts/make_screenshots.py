@@ -76,6 +76,7 @@ async def shoot(recording: Path, name: str, keys: list[str], out: Path) -> Path:
                 await app.workers.wait_for_complete()  # annotate, the profile views
                 await pilot.pause()
                 await pilot.pause()
+            app.clear_notifications()  # a passing note: not part of the screen shown
             await pilot.pause(0.1)
             svg = out / f"{name}.svg"
             app.save_screenshot(filename=svg.name, path=str(out))
