@@ -148,6 +148,25 @@ async def test_quoted_comm_and_repeated_keys(demo: Path) -> None:
 
 
 @sync
+async def test_a_filter_that_keeps_nothing_empties_the_detail(demo: Path) -> None:
+    """No record in view: the detail pane shows none (it showed the record the cursor was
+    on before the filter); a filter that keeps some shows the first again."""
+    async with browse(demo) as (app, pilot):
+        c = app.model.rec.columns
+        detail = app.query_one(Detail)
+        await pilot.press("slash")
+        await prompt(pilot, f'comm="CPU 0/KVM" tid={IPERF_TID}')  # two threads: none both
+        assert not len(view_rows(app)) and not np.any(
+            (c["tid"] == VCPU0_TID) & (c["tid"] == IPERF_TID))
+        assert detail.shown_row is None and not detail.lines
+        assert str(detail.border_title) == "detail"
+        await pilot.press("slash")
+        await prompt(pilot, "cpu=1")
+        await settle(pilot)
+        assert detail.shown_row == int(np.nonzero(c["cpu"] == 1)[0][0])
+
+
+@sync
 async def test_active_filter_and_range_are_shown_with_the_count(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
         c = app.model.rec.columns

@@ -439,6 +439,8 @@ class PerftuiApp(CrashReportingApp):
         keep = records.current_row()
         m.invalidate()
         records.refresh_data(keep_row=keep)
+        if not m.count():  # nothing in view: no record's detail either
+            self.query_one(Detail).show(None)
         self.update_scope()
         self.recount()
         self.refresh_body()

@@ -145,8 +145,9 @@ class Detail(ScrollView, can_focus=True):
 
     def show(self, row: int | None) -> None:
         self.shown_row = row
-        if row is None:
+        if row is None:  # (no record in view: a filter or range that keeps none)
             self._set([])
+            self.border_title = "detail"
             return
         m = self.model
         f = m.fields(row)
