@@ -327,8 +327,15 @@ def cmd_inject(args: argparse.Namespace) -> int:
 
 
 # -- report -----------------------------------------------------------------------------
-def _names(text: str | None) -> frozenset[str] | None:
-    return frozenset(x for x in text.split(",") if x) if text else None
+def _names(text: str | None, option: str) -> frozenset[str] | None:
+    """The names of a comma list option (None: not given); a list with no name in it is
+    bad usage, as an empty ``--cpu`` is (never silently "no filter")."""
+    if text is None:
+        return None
+    names = frozenset(x for x in text.split(",") if x)
+    if not names:
+        raise UsageError(f"report: {option} needs at least one name")
+    return names
 
 
 def symbol_options(args: argparse.Namespace) -> SymbolOptions:
@@ -344,6 +351,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .analysis.profile import SortKeyError, parse_sort
     from .present.reportrun import ReportRequest, run_report
 
+    dsos, comms = _names(args.dso, "--dso"), _names(args.comm, "--comm")  # before the walk
     # indexed into mapped files; from the cache if it has the file
     rec = open_input(input_path(args), spill=True, cache=_cache(args), mapped=True)
     rec.build_index()
@@ -354,7 +362,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"report: {e}") from None
     req = ReportRequest(keys=keys, children=args.children, json=args.json,
                         folded=args.folded, speedscope=args.speedscope, flt=flt,
-                        dsos=_names(args.dso), comms=_names(args.comm),
+                        dsos=dsos, comms=comms,
                         symbols=symbol_options(args))
     try:
         run_report(rec, req, sys.stdout, sys.stderr)

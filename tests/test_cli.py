@@ -146,7 +146,8 @@ def test_browser_missing_file_and_usage(tmp_path: Path) -> None:
     ["sections", "--time", "+1,2"], ["sections", "--event", "nope"], ["inject"],
     ["sections", "--time", "10%/0"], ["report", "--time", "1,x"], ["report", "-s", "nope"],
     ["sections", "--cpu", ","], ["report", "--cpu", ""], ["report", "--pid", ""],
-    ["diff", "--demo", "--stdio", "--cpu", ""], ["sections", "--time", ""]],
+    ["diff", "--demo", "--stdio", "--cpu", ""], ["sections", "--time", ""],
+    ["report", "--comm", ""], ["report", "--dso", ","]],
     ids=" ".join)
 def test_usage_errors_exit_2_everywhere(tmp_path: Path, demo: Path, args: list[str]) -> None:
     shutil.copy(demo, tmp_path / "perf.data")
