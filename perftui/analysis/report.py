@@ -124,13 +124,15 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
     """:func:`event_profiles` from every sample's resolved locations: one profile per event
     that has samples among ``rows`` (in attr order)."""
     c = rec.columns
-    per_attr = _attr_counts(c["attr"], rows, len(rec.attrs))
-    events = np.flatnonzero(per_attr) if len(rec.attrs) > 1 else np.zeros(1, np.int64)
+    # one event: every row is its, no pass over the rows' events
+    per_attr = _attr_counts(c["attr"], rows, len(rec.attrs)) if len(rec.attrs) > 1 else None
+    events = np.flatnonzero(per_attr) if per_attr is not None else np.zeros(1, np.int64)
     out = []
     codes = None
     for a in events.tolist():
         # one event has every sample: no copy of the rows
-        mine = rows if len(events) == 1 else _rows_of_attr(c["attr"], rows, a, per_attr[a])
+        mine = (rows if per_attr is None or len(events) == 1
+                else _rows_of_attr(c["attr"], rows, a, int(per_attr[a])))
         pos = sl.positions(mine)
         if dsos or comms:
             pos = located_keep(sl, np.arange(len(sl))[pos], dsos, comms)
