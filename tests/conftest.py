@@ -28,6 +28,21 @@ _CACHE_DIR = tempfile.mkdtemp(prefix="perftui-test-cache-")
 os.environ["PERFTUI_CACHE_DIR"] = _CACHE_DIR
 atexit.register(shutil.rmtree, _CACHE_DIR, True)
 
+# perf's build-id cache is $HOME/.debug (perf 6.1 ignores $PERF_BUILDID_DIR: it only sets it
+# for its scripts); perftui reads $PERF_BUILDID_DIR, else ~/.debug.  Each test process gets a
+# home of its own, so perf and perftui read the same cache, and a ``perf record`` in another
+# xdist worker (which copies every binary it sampled into the cache, a stripped twin of a test
+# program under the same build id included) cannot change it between a test's perf run and
+# its perftui run.  rustup finds its toolchains through its own variables, kept.
+_HOME = os.path.expanduser("~")
+for _var, _sub in (("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")):
+    if _var not in os.environ and os.path.isdir(os.path.join(_HOME, _sub)):
+        os.environ[_var] = os.path.join(_HOME, _sub)
+_PERF_HOME = tempfile.mkdtemp(prefix="perftui-test-home-")
+os.environ["HOME"] = _PERF_HOME
+os.environ.pop("PERF_BUILDID_DIR", None)
+atexit.register(shutil.rmtree, _PERF_HOME, True)
+
 # UI tests: no animations (stable snapshots).  Textual reads this when it is first imported,
 # which a pytest plugin may have done already: the fixture below covers that case.
 os.environ["TEXTUAL_ANIMATIONS"] = "none"

@@ -125,11 +125,6 @@ def build_programs_once(directory: Path) -> Built:
         return b
 
 
-def perf_env(debug_dir: Path) -> dict[str, str]:
-    """perf's environment: a private build-id cache (nothing lands in ~/.debug)."""
-    return dict(os.environ, PERF_BUILDID_DIR=str(debug_dir))
-
-
 def recorder(out_dir: Path) -> Callable[..., Path]:
     """``record(name, program, *args, callgraph=True, system_wide=False,
     events="cpu-clock") -> perf.data``, each asked once (the ``recorded`` fixture)."""
@@ -150,8 +145,7 @@ def recorder(out_dir: Path) -> Callable[..., Path]:
         if system_wide:
             cmd.append("-a")
         cmd += ["--", str(program), *args]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                           env=perf_env(out_dir / "debug"), cwd=out_dir)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=out_dir)
         if p.returncode != 0 or not data.exists():
             pytest.fail(f"perf record {name} failed ({p.returncode}): {p.stderr[-500:]}")
         cache[key] = data
@@ -201,8 +195,7 @@ def perf_script_samples(data: Path, callchain: bool = False,
            *extra]
     if not callchain:
         cmd.append("-G")
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=data.parent)
     if p.returncode != 0:
         pytest.fail(f"perf script failed: {p.stderr[-500:]}")
     out: list[ScriptSample] = []

@@ -19,12 +19,13 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from perfprograms import Built, perf_env, require
+from perfprograms import Built, require
 
 from builders import plant_module_samples
 from objdump_oracle import parse, run_objdump
@@ -61,7 +62,7 @@ def perf_annotate(data: Path, sym: str, dso: str, *args: str
     p = subprocess.run(
         [require("perf"), "annotate", "-i", str(data), "--stdio", "-s", sym, "-d", dso, *args],
         capture_output=True, text=True, timeout=300, cwd=data.parent,
-        env={**perf_env(data.parent / "debug"), "LC_ALL": "C"})
+        env={**os.environ, "LC_ALL": "C"})
     assert p.returncode == 0, p.stderr[-500:]
     total = _PERF_TOTAL.search(p.stdout)
     assert total, p.stdout[:500]

@@ -21,7 +21,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from perfprograms import PROGRAMS, Built, _run, perf_env, require
+from perfprograms import PROGRAMS, Built, _run, require
 
 from perftui.cli import main as perftui_main
 
@@ -40,8 +40,7 @@ def perf_diff(old: Path, new: Path, keys: str | None, compute: str | None
         cmd += ["--sort", keys]
     if compute:
         cmd += ["-c", compute]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                       env=perf_env(old.parent / "debug"), cwd=old.parent)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=old.parent)
     assert p.returncode == 0, p.stderr[-500:]
     rows = []
     for line in p.stdout.splitlines():
@@ -204,8 +203,7 @@ def perf_report_shares(data: Path) -> dict[tuple[str, str], float]:
     """``perf report --no-children --sort dso,sym``'s overhead per (dso, symbol)."""
     p = subprocess.run([require("perf"), "report", "-i", str(data), "--no-children", "-g",
                         "none", "--sort", "dso,sym", "-t", ";", "--stdio"],
-                       capture_output=True, text=True, timeout=300,
-                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+                       capture_output=True, text=True, timeout=300, cwd=data.parent)
     assert p.returncode == 0, p.stderr[-500:]
     out = {}
     for line in p.stdout.splitlines():
@@ -253,7 +251,7 @@ def test_text_equals_perf(pair: tuple[Path, Path]) -> None:
     old, new = pair
     for extra in ([], ["-c", "ratio"], ["-c", "delta"], ["--sort", "comm"]):
         p = subprocess.run([perf, "diff", str(old), str(new), *extra], capture_output=True,
-                           text=True, timeout=300, env=perf_env(old.parent / "debug"),
+                           text=True, timeout=300,
                            cwd=old.parent)
         assert p.returncode == 0
         buf = io.StringIO()

@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from perfprograms import Built, perf_env, require
+from perfprograms import Built, require
 
 from perftui.cli import main as perftui_main
 
@@ -31,8 +31,7 @@ def perf_rows(data: Path, keys: str, children: bool, event: str | None = None
     perf = require("perf")
     cmd = [perf, "report", "-i", str(data), "--stdio", "-g", "none", "--sort", keys, "-t",
            ";", "-n", "--show-total-period", "--children" if children else "--no-children"]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=data.parent)
     assert p.returncode == 0, p.stderr[-500:]
     out: dict[str, list] = {}
     rows: dict[tuple[str, ...], list[tuple[float, float, int, int]]] = {}
@@ -162,8 +161,7 @@ def fold_perf_script(data: Path) -> Counter[str]:
     outermost first; an unknown symbol is named by its dso in brackets."""
     perf = require("perf")
     p = subprocess.run([perf, "script", "-i", str(data), "-F", "comm,tid,ip,sym,dso"],
-                       capture_output=True, text=True, timeout=300,
-                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+                       capture_output=True, text=True, timeout=300, cwd=data.parent)
     assert p.returncode == 0, p.stderr[-400:]
     stacks: Counter[str] = Counter()
     comm: str | None = None

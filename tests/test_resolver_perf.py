@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from perfprograms import Built, perf_env, perf_script_samples, require
+from perfprograms import Built, perf_script_samples, require
 
 from perftui.perfdata import RecordType, open_recording
 from perftui.symbols.resolved import ResolvedSamples
@@ -117,8 +117,7 @@ def system_wide(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("system") / "sys.data"
     cmd = [perf, "record", "-q", "-N", "-a", "-g", "-e", "cpu-clock", "-F", "2000", "-o",
            str(out), "--", "sh", "-c", WORKLOAD.format(prog=built.hotprog)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
-                       env=perf_env(out.parent / "debug"), cwd=out.parent)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=out.parent)
     if p.returncode != 0 or not out.exists():
         pytest.fail(f"perf record -a failed: {p.stderr[-400:]}")
     return out

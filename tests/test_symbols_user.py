@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from perfprograms import Built, perf_env, perf_script_samples, require
+from perfprograms import Built, perf_script_samples, require
 
 from perftui.perfdata import open_recording
 from perftui.symbols.cache import SymbolCache
@@ -276,7 +276,7 @@ def perf_report_syms(data: Path, dso: str) -> set[str]:
     perf = require("perf")
     p = subprocess.run([perf, "report", "-i", str(data), "--stdio", "--sort", "sym",
                         "--no-children", "--dsos", dso, "-g", "none"], capture_output=True,
-                       text=True, timeout=120, env=perf_env(data.parent / "debug"))
+                       text=True, timeout=120)
     names = set()
     for line in p.stdout.splitlines():
         m = re.match(r"^\s+[\d.]+%\s+\[\.\]\s+(.*?)\s*$", line)

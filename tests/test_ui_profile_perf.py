@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from perfprograms import Built, perf_env, require
+from perfprograms import Built, require
 from test_ui_pilot import browse
 from test_ui_profile import idle, keys, prompt, table_lines
 from uihelpers import sync
@@ -30,8 +30,7 @@ def perf_table(data: Path, keys: str, children: bool, extra: tuple[str, ...] = (
     perf = require("perf")
     cmd = [perf, "report", "-i", str(data), "--stdio", "-g", "none", "--sort", keys, "-t",
            ";", "-n", "--children" if children else "--no-children", *extra]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                       env=perf_env(data.parent / "debug"), cwd=data.parent)
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=data.parent)
     assert p.returncode == 0, p.stderr[-500:]
     out: dict[str, Rows] = {}
     rows: Rows = {}

@@ -43,7 +43,12 @@ class Located:
 
 
 def default_debug_dir() -> str:
-    """perf's build-id cache directory: ``$PERF_BUILDID_DIR`` or ``~/.debug``."""
+    """The build-id cache: ``$PERF_BUILDID_DIR``, else ``~/.debug`` (perf's own).
+
+    perf 6.1 reads only ``~/.debug`` (or its ``--buildid-dir``); it sets
+    ``$PERF_BUILDID_DIR`` for the scripts it runs, so perftui started from one finds the
+    same cache.
+    """
     return os.environ.get("PERF_BUILDID_DIR") or os.path.expanduser("~/.debug")
 
 
