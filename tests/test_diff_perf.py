@@ -97,7 +97,16 @@ def compare(old: Path, new: Path, keys: str | None = None, compute: str | None =
              if name == "comm" and theirs}
     mine = [(tuple(v[:width[i]] if i in width else v for i, v in enumerate(_key(r, klist))),
              r) for r in doc["rows"]]
-    assert [k for k, _ in mine] == [k for k, *_ in theirs], "rows and their order"
+    ours_keys, perf_keys = [k for k, _ in mine], [k for k, *_ in theirs]
+    if ours_keys != perf_keys:  # a short message: CI keeps only the end of a long one
+        pairs = zip(ours_keys, perf_keys, strict=False)
+        at = next((i for i, (a, b) in enumerate(pairs) if a != b),
+                  min(len(ours_keys), len(perf_keys)))
+        only_ours = [(k, r["baseline"], r["new"]) for k, r in mine if k not in set(perf_keys)]
+        only_perf = [(k, b, c) for k, _lv, b, c in theirs if k not in set(ours_keys)]
+        pytest.fail(f"rows differ from #{at}: ours {ours_keys[at:at + 3]}, perf's "
+                    f"{perf_keys[at:at + 3]}; only ours (baseline, new): {only_ours}; only "
+                    f"perf's (baseline, cell): {only_perf}")
     both = 0
     for (key, r), (_k, level, base, cell) in zip(mine, theirs, strict=True):
         if level is not None:
