@@ -139,7 +139,9 @@ def recorder(out_dir: Path) -> Callable[..., Path]:
             name = f"{name}-{len(cache)}"  # the same name asked with other arguments
         perf = require("perf")
         data = out_dir / f"{name}.data"
-        cmd = [perf, "record", "-q", "-N", "-e", events, "-F", "4000", "-o", str(data)]
+        # without -N, as a user records: perf fills the (per test process) build-id cache,
+        # where perf report finds the vDSO (perftui reads the running kernel's as well)
+        cmd = [perf, "record", "-q", "-e", events, "-F", "4000", "-o", str(data)]
         if callgraph:
             cmd.append("-g")
         if system_wide:

@@ -115,7 +115,7 @@ WORKLOAD = ("find /usr/share/doc -maxdepth 2 2>/dev/null | xargs -n 40 cat 2>/de
 def system_wide(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     perf = require("perf")
     out = tmp_path_factory.mktemp("system") / "sys.data"
-    cmd = [perf, "record", "-q", "-N", "-a", "-g", "-e", "cpu-clock", "-F", "2000", "-o",
+    cmd = [perf, "record", "-q", "-a", "-g", "-e", "cpu-clock", "-F", "2000", "-o",
            str(out), "--", "sh", "-c", WORKLOAD.format(prog=built.hotprog)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=out.parent)
     if p.returncode != 0 or not out.exists():

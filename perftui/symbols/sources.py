@@ -85,8 +85,9 @@ class SourceFinder:
         return files, dso_files_source(files, join_symfs(o.symfs, path))
 
     def vdso(self, path: str, build_id: str) -> tuple[str | None, DsoFiles, dict[str, Any]]:
-        """The vDSO from the build-id cache, else this kernel's own (perf's way), when its
-        build id (or, without one, the os release) says it is the recorded one."""
+        """The vDSO from the build-id cache, else this kernel's own when its build id (or,
+        without one, the os release) says it is the recorded one (perf stops at the cache
+        when the recording has the vDSO's build id: see :mod:`.vdso`)."""
         o = self.opts
         files = find_dso_files(path, build_id or None, o.symfs, o.debug_dir)
         cand = files.syms if files.found else None

@@ -1,7 +1,11 @@
-"""The running kernel's vDSO, as perf uses it: perf copies its own process's ``[vdso]``
-mapping to a file and reads its symbols there (``tools/perf/util/vdso.c``).  That image is
-right for a recording only when it came from the same kernel: the caller checks the build
-id (or, lacking one, the os release)."""
+"""The running kernel's vDSO: this process's ``[vdso]`` mapping copied to a file.
+
+perf 6.1 reads a recording's vDSO from its build-id cache, where ``perf record`` put it
+(``perf record -N`` does not); it copies its own process's mapping (``tools/perf/util/
+vdso.c``) only for a recording without the vDSO's build id.  perftui also falls back to
+this copy when the cache lacks the recorded image, so it names vDSO samples where perf
+leaves their addresses bare.  The image is right for a recording only when it came from
+the same kernel: the caller checks the build id (or, lacking one, the os release)."""
 
 from __future__ import annotations
 
