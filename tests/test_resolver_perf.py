@@ -27,7 +27,7 @@ Frame = tuple[str | None, int | None, str]
 def resolved(data: Path) -> tuple[Resolver, ResolvedSamples]:
     rec = open_recording(data)
     rec.build_index()
-    r = Resolver(rec, SymbolOptions(debug_dir=str(data.parent / "debug")))
+    r = Resolver(rec, SymbolOptions())
     rows = np.nonzero(rec.columns["type"] == RecordType.SAMPLE)[0]
     return r, r.samples(rows)
 

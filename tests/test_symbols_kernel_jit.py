@@ -162,7 +162,7 @@ def test_jit_samples_match_perf(built: Built, recorded) -> None:
         # the one resolver (thread/map model + perf map) names them the same
         rec = open_recording(data)
         rec.build_index()
-        res = Resolver(rec, SymbolOptions(debug_dir=str(data.parent / "debug")))
+        res = Resolver(rec, SymbolOptions())
         rows = np.nonzero(rec.columns["type"] == RecordType.SAMPLE)[0]
         rs = res.samples(rows, callchains=False)
         by_key = {}

@@ -82,7 +82,7 @@ class SectionScreen(BackScreen):
                       text-wrap: nowrap; text-overflow: ellipsis; }
     SectionScreen #symbols { width: 60%; height: 1fr; border: round $accent; }
     SectionScreen #splits { width: 40%; }
-    SectionScreen #note { height: auto; max-height: 4; width: 100%; color: $warning; }
+    SectionScreen #note { height: auto; max-height: 8; width: 100%; color: $warning; }
     SectionScreen #empty { height: 1fr; width: 100%; content-align: center middle;
                            border: round $accent; }
     SectionScreen .split { height: 1fr; border: round $primary 50%; }
@@ -112,8 +112,9 @@ class SectionScreen(BackScreen):
                  f"{safe(e.path, 80)}")
         yield Label(t, id="title")
         note = rep.files.notes.get(e.module)
-        if note:  # where perftui looked: in full, wrapped (a path: not markup)
-            yield Static(Text(f"{safe(e.module, 60)}: {safe(note, 2000)}"), id="note")
+        if note:  # where perftui looked: wrapped, a path longer than a line folded (not markup)
+            yield Static(Text(f"{safe(e.module, 60)}: {safe(note, 2000)}", overflow="fold"),
+                         id="note")
         if not len(rows):
             where = " under this filter and range" if scope else ""
             yield Static(Text(f"no samples in {safe(e.label, 60)}{where}", style="dim"),
