@@ -127,12 +127,15 @@ def build_programs_once(directory: Path) -> Built:
 
 def recorder(out_dir: Path) -> Callable[..., Path]:
     """``record(name, program, *args, callgraph=True, system_wide=False,
-    events="cpu-clock") -> perf.data``, each asked once (the ``recorded`` fixture)."""
+    events="cpu-clock", buildid_cache=True) -> perf.data``, each asked once (the
+    ``recorded`` fixture); ``buildid_cache=False`` is ``perf record -N``."""
     cache: dict[str, Path] = {}
 
     def record(name: str, program: Path, *args: str, callgraph: bool = True,
-               system_wide: bool = False, events: str = "cpu-clock") -> Path:
-        key = "\0".join([name, str(program), *args, str(callgraph), str(system_wide), events])
+               system_wide: bool = False, events: str = "cpu-clock",
+               buildid_cache: bool = True) -> Path:
+        key = "\0".join([name, str(program), *args, str(callgraph), str(system_wide), events,
+                         str(buildid_cache)])
         if key in cache:
             return cache[key]
         if any(k.split("\0", 1)[0] == name for k in cache):
@@ -142,6 +145,8 @@ def recorder(out_dir: Path) -> Callable[..., Path]:
         # without -N, as a user records: perf fills the (per test process) build-id cache,
         # where perf report finds the vDSO (perftui reads the running kernel's as well)
         cmd = [perf, "record", "-q", "-e", events, "-F", "4000", "-o", str(data)]
+        if not buildid_cache:
+            cmd.append("-N")
         if callgraph:
             cmd.append("-g")
         if system_wide:

@@ -45,13 +45,19 @@ class Counting:
 
 
 @pytest.fixture
-def own_program(built: Built, tmp_path: Path) -> tuple[Path, Path]:
-    """A recording of a private copy of hotprog (its file is changed by the tests)."""
+def own_program(built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                ) -> tuple[Path, Path]:
+    """A recording of a private copy of hotprog (its file is changed by the tests), with a
+    home of its own: no build-id cache holds a copy of the program for perf or perftui to
+    read instead of the file (``perf record`` puts one there; other tests record hotprog)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
     prog = tmp_path / "bin" / "hotprog"
     prog.parent.mkdir()
     shutil.copy2(built.hotprog, prog)
     (tmp_path / "rec").mkdir()
-    data = recorder(tmp_path / "rec")("own", prog, "2")
+    data = recorder(tmp_path / "rec")("own", prog, "2", buildid_cache=False)
     return data, prog
 
 
