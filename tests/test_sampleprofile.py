@@ -133,6 +133,28 @@ def test_children_rows_in_blocks_keep_each_rows_location(
     assert table() == whole and len(whole) >= 3
 
 
+def test_a_big_children_table_trims_the_heap_once_and_counts_alike(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """At TRIM_AT samples the freed temporaries go back (malloc_trim) before the rows are
+    made: once per table, and the table is the same."""
+    rng = random.Random(5)
+    locs = make_locs()
+    blocks = [random_block(rng, 300, len(locs)) for _ in range(2)]
+    sl = sample_locs_of(locs, blocks)
+    index = index_of(blocks)
+    trims: list[int] = []
+    monkeypatch.setattr(sampleprofile.heap, "trim", lambda: trims.append(1))
+
+    def table() -> dict[tuple[int, ...], tuple[int, int, int, int]]:
+        prof = profile_of(sl, slice(0, len(sl)), index, ("comm", "sym"), True, sl.comm_names)
+        return {r.key: (r.loc, r.self_period, r.children_period, r.samples) for r in prof.rows}
+
+    small = table()
+    assert trims == []  # 600 samples: under the default TRIM_AT
+    monkeypatch.setattr(sampleprofile, "TRIM_AT", len(sl))
+    assert table() == small and trims == [1]
+
+
 # -- the distinct stacks ---------------------------------------------------------------------
 def csr(chains: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     starts = np.zeros(len(chains) + 1, np.int64)

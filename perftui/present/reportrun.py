@@ -90,6 +90,7 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
         smap = build_section_map(rec) if req.flt.section else None
         rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=smap))
     eps = located_profiles(rec, sl, rows, req.keys, children, req.dsos, req.comms)
+    trim()  # the counting's temporaries: freed, given back before the rows are written
     names = Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
     if req.json:
         docs = [report_json(ep.profile, names, ep.event) for ep in eps]
