@@ -105,6 +105,7 @@ def compare(data: Path, keys: str, children: bool) -> None:
         # when the width was set before that name appeared): cut ours the same way
         width = {i: max(len(k[i]) for k in want) for i, name in enumerate(klist)
                  if name == "comm" and want}
+        split = sum(1 for k, v in want.items() if len(v) > 1 and _no_map_address(klist, k))
         got: dict[tuple[str, ...], list[dict]] = {}
         for r in d["rows"]:
             key = _our_key(r, klist)
@@ -114,6 +115,11 @@ def compare(data: Path, keys: str, children: bool) -> None:
                                        sorted(set(got) - set(want))[:5])
         for key, theirs_rows in want.items():
             mine_rows = got[key]
+            tol = 0.01
+            if len(theirs_rows) > len(mine_rows) == 1 and _no_map_address(klist, key):
+                # perf's split of one address (docs/architecture.md): its rows summed
+                theirs_rows = [tuple(sum(t) for t in zip(*theirs_rows, strict=True))]
+                tol = 0.01 * len(want[key])  # each row's share rounded to 2 decimals
             assert len(mine_rows) == len(theirs_rows), key
             # rows that print alike are told apart by their exact samples and period
             for (ov, ch, n, per), r in zip(sorted(theirs_rows, key=lambda t: (t[2], t[3], t[1])),
@@ -121,11 +127,22 @@ def compare(data: Path, keys: str, children: bool) -> None:
                                                r["samples"], r["period"],
                                                r.get("children", 0.0))), strict=True):
                 assert (r["samples"], r["period"]) == (n, per), key
-                assert abs(r["overhead"] - ov) <= 0.01, (key, r["overhead"], ov)
+                assert abs(r["overhead"] - ov) <= tol, (key, r["overhead"], ov)
                 if children:
-                    assert abs(r["children"] - ch) <= 0.01, (key, r["children"], ch)
+                    assert abs(r["children"] - ch) <= tol, (key, r["children"], ch)
         print(f"{d['event']} --sort {keys}{' --children' if children else ''}: "
-              f"{len(want)} rows equal")
+              f"{len(want)} rows equal ({split} addresses perf split into several rows)")
+
+
+def _no_map_address(klist: list[str], key: tuple[str, ...]) -> bool:
+    """A row of an unresolved address (with a dso key: of no map, ``[unknown]``): where
+    perf 6.1's ``_sort__addr_cmp`` overflows (an int64 difference of two u64s), so its
+    hists tree can hold one address as several entries that print alike."""
+    if "sym" not in klist:
+        return False
+    if "dso" in klist and key[klist.index("dso")] != "[unknown]":
+        return False
+    return re.fullmatch(r"(0x)?[0-9a-f]{16}", key[klist.index("sym")]) is not None
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +158,73 @@ def test_system_wide_self(system_data: Path, keys: str) -> None:
 @pytest.mark.parametrize("keys", ["comm,dso,sym", "sym"])
 def test_system_wide_children(system_data: Path, keys: str) -> None:
     compare(system_data, keys, children=True)
+
+
+@pytest.fixture(scope="module")
+def garbage_frames(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A system-wide -a -g run of Debian's find, cat and gzip: built without frame
+    pointers, their callchains end in garbage (text read as return addresses, in no map,
+    some above 2^63 away from the kernel's addresses)."""
+    out = tmp_path_factory.mktemp("garbage") / "sys.data"
+    work = ("find /usr/share/doc -maxdepth 2 2>/dev/null | xargs -n 40 cat 2>/dev/null "
+            "| gzip > /dev/null")
+    p = subprocess.run([require("perf"), "record", "-q", "-a", "-g", "-e", "cpu-clock", "-F",
+                        "2000", "-o", str(out), "--", "sh", "-c", work],
+                       capture_output=True, text=True, timeout=180, cwd=out.parent)
+    assert p.returncode == 0 and out.exists(), p.stderr[-400:]
+    return out
+
+
+@pytest.mark.parametrize("keys", ["dso,sym", "comm,dso,sym", "sym"])
+def test_garbage_frames_children(garbage_frames: Path, keys: str) -> None:
+    """Every row equals perf's, an address perf splits into rows that print alike
+    compared with their sum."""
+    compare(garbage_frames, keys, children=True)
+
+
+# Leaf addresses in no map, in this order: perf 6.1's hists tree, its comparator not
+# transitive across these (int64 differences of u64s), files the second sample of
+# 0x22cedafb092fd000 as an entry of its own.  Found by a seeded search, kept as the plan.
+SPLIT_PLAN = [
+    0xdd933160d2d58000, 0x93b05a04cd085000, 0x92f3277b62c82000, 0x8cb4a0d7d6225000,
+    0xe0f9e038eb8f6000, 0xdaf0105ba06c0000, 0x92f3277b62c82000, 0x95c76ab488baf000,
+    0xc7b317d94d1fe000, 0x95c76ab488baf000, 0x93b05a04cd085000, 0x22cedafb092fd000,
+    0xdaf0105ba06c0000, 0xdaf0105ba06c0000, 0x97524d6af51e8000, 0x95c76ab488baf000,
+    0x92f3277b62c82000, 0xdd933160d2d58000, 0x92f3277b62c82000, 0xdaf0105ba06c0000,
+    0xe0f9e038eb8f6000, 0xe0f9e038eb8f6000, 0x97524d6af51e8000, 0x97524d6af51e8000,
+    0x5d92b243e0fd6000, 0x92f3277b62c82000, 0x5d92b243e0fd6000, 0x97524d6af51e8000,
+    0x93b05a04cd085000, 0x97524d6af51e8000, 0xef829c88f6ced000, 0xc7b317d94d1fe000,
+    0x8cb4a0d7d6225000, 0xe0f9e038eb8f6000, 0xef829c88f6ced000, 0xef829c88f6ced000,
+    0x97524d6af51e8000, 0x8cb4a0d7d6225000, 0xdaf0105ba06c0000, 0xdaf0105ba06c0000,
+    0x8cb4a0d7d6225000, 0xef829c88f6ced000, 0x95c76ab488baf000, 0xdaf0105ba06c0000,
+    0x93b05a04cd085000, 0x22cedafb092fd000, 0xe0f9e038eb8f6000,
+]
+
+
+def test_an_address_perf_splits_is_one_row(tmp_path: Path) -> None:
+    """perf prints 0x22cedafb092fd000 as two rows of one sample; perftui as one row of
+    two, every other row as perf's (docs/architecture.md)."""
+    from perftui.perfdata import EventAttr, Sample
+    from perftui.perfdata.constants import Misc
+    from perftui.perfdata.writer import Writer
+
+    attr = EventAttr(type=1, size=128, config=0, sample_period=1000,
+                     sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.PERIOD),
+                     flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7], name="cpu-clock")
+    data = tmp_path / "split.data"
+    with open(data, "wb") as f:
+        w = Writer(f, [attr], {})
+        for k, ip in enumerate(SPLIT_PLAN):
+            w.write(w.b.sample({"ip": ip, "pid": 5, "tid": 5, "time": 1000 + 10 * k,
+                                "period": 1}, misc=Misc.USER))
+        w.close()
+    split = ("[unknown]", "0x22cedafb092fd000")
+    ((want,),) = perf_rows(data, "dso,sym", children=False).values()
+    assert [n for _ov, _ch, n, _per in want[split]] == [1, 1]  # perf's split
+    rows = {(r["dso"], r["sym"]): r["samples"] for r in ours(data, "dso,sym", False)["rows"]}
+    assert rows[split] == SPLIT_PLAN.count(int(split[1], 16)) == 2
+    compare(data, "dso,sym", children=False)
+    compare(data, "sym", children=False)
 
 
 def test_program(built: Built, recorded) -> None:
