@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -201,6 +202,9 @@ class PerftuiApp(CrashReportingApp):
         self._timeline_at = 0.0
         self._timeline_cost = 0.0
         self._sections_shown = False
+        #: set once the screen of a reopen from the cache is painted (the index worker
+        #: waits for it before checking the cached rows)
+        self._cached_shown = threading.Event()
         self._notes_shown = 0
         self._annotator: Annotator | None = None
         #: ``a`` pressed before the names were there: (what, on which screen), opened when
@@ -253,6 +257,9 @@ class PerftuiApp(CrashReportingApp):
         try:
             if rec.open_cached() and self.model.prepare_cached():
                 self.post_message(Progress(0))  # the first screen, from the cache
+                # checking the rows holds the GIL for long stretches: let that screen be
+                # painted first (0.1-0.25 s sooner on a 5 M-record reopen)
+                self._cached_shown.wait(timeout=1.0)
             rec.build_index(progress=progress, budget=0.25)
             self.model.finish()
         except Exception as e:
@@ -358,6 +365,8 @@ class PerftuiApp(CrashReportingApp):
         row = records.current_row()
         if row is not None and (detail.shown_row is None or msg.done):
             detail.show(row)
+        if not self._cached_shown.is_set():
+            self.call_after_refresh(self._cached_shown.set)
 
     def on_cache_notes(self, _msg: CacheNotes) -> None:
         self._cache_notes()
