@@ -38,13 +38,17 @@ def key_value(prof: Profile, names: Names, row: ProfileRow, i: int) -> Any:
     return prof.codes.names[key][code]
 
 
+#: sort keys that perf prints padded to the column's width even in the last column
+PADDED_LAST = frozenset({"comm", "dso"})
+
+
 def key_text(prof: Profile, names: Names, row: ProfileRow, i: int) -> str:
     """Sort key ``i`` of a row as perf report prints it."""
     key, code = prof.keys[i], row.key[i]
     if key == "pid":
         return f"{code:>7}:{names.thread_comm(code)}"
-    if key == "cpu":
-        return f"{code:03d}"  # perf's %*.*d with the column's width (3): 000
+    if key == "cpu":  # perf's %*.*d with the column's width (3): 007, -001
+        return ("-" if code < 0 else "") + str(abs(code)).zfill(3)
     if key == "sym":
         level = "k" if names.locs.dsos[names.locs.dso[row.loc]].kernel else "."
         return f"[{level}] {names.locs.label(row.loc)}"
@@ -103,10 +107,15 @@ def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
     # safe() per line only when some cell needs it (it changes nothing otherwise)
     clean = all(safe(t) == t for col in cols for t in set(col))
     ov, ch = prof.overhead, prof.children_overhead
+    # perf aligns every column but the last; the last keeps what its own format gives:
+    # comm and dso are "%-*.*s", padded to the column's width; sym and cpu are not (pid:comm
+    # is padded too, but to a width perf derives from the comm column: not copied)
+    padded = bool(prof.keys) and prof.keys[-1] in PADDED_LAST
     for k, r in enumerate(prof.rows):
         pct = ((f"{ch(r):7.2f}%", f"{ov(r):7.2f}%") if prof.children
                else (f"{ov(r):7.2f}%",))
-        text = line.format(*pct, *(c[k] for c in cols)).rstrip()
+        text = line.format(*pct, *(c[k] for c in cols))
+        text = text if padded else text.rstrip()
         w((text if clean else safe(text)) + "\n")
     w("\n")
 
