@@ -161,10 +161,11 @@ def test_system_wide_children(system_data: Path, keys: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def garbage_frames(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def garbage_frames(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A system-wide -a -g run of Debian's find, cat and gzip: built without frame
     pointers, their callchains end in garbage (text read as return addresses, in no map,
-    some above 2^63 away from the kernel's addresses)."""
+    some above 2^63 away from the kernel's addresses).  After ``built``: no compiler runs
+    meanwhile (rustc's own BOLTed library would be in the recording)."""
     out = tmp_path_factory.mktemp("garbage") / "sys.data"
     work = ("find /usr/share/doc -maxdepth 2 2>/dev/null | xargs -n 40 cat 2>/dev/null "
             "| gzip > /dev/null")
