@@ -18,6 +18,9 @@ from pathlib import Path
 
 
 async def main(path: str, started: float) -> dict:
+    from perftui import startup
+
+    startup.hold()  # as the `perftui` command does (perftui.launch)
     from perftui.cli import _tune_malloc
 
     _tune_malloc()  # as `perftui` itself does at start

@@ -14,6 +14,7 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
+from . import startup
 from .perfdata import PerfDataError, Recording, open_recording, type_code
 from .perfdata.indexcache import IndexCache
 from .present.info import print_info
@@ -706,6 +707,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] in SUBCOMMANDS:
             args = sub_p.parse_args(argv)
+            startup.release()
             return int(args.func(args))
         args = main_p.parse_args(argv)
         return run_browser(args)
@@ -745,6 +747,8 @@ def run_browser(args: argparse.Namespace) -> int:
     path = input_path(args)
     symbols = symbol_options(args)
     modules_dirs = symbols.modules_dirs
+    if args.new_file or not sys.stdout.isatty():
+        startup.release()  # the browser releases it once its first screen is complete
     if args.new_file:  # two recordings: the diff
         from .present.diffrun import DiffRequest
 

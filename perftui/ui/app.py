@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widgets import Footer
 from textual.worker import get_current_worker
 
+from .. import startup
 from ..analysis.filters import FILTER_HELP, FILTER_RULES, Filter, FilterError
 from ..analysis.sectionreport import SectionReport
 from ..perfdata import Recording, RecordType
@@ -243,6 +244,8 @@ class PerftuiApp(CrashReportingApp):
         self.update_scope()
         if self.auto_index:
             self.index()
+        else:
+            startup.release()
 
     # -- indexing ---------------------------------------------------------------------------
     @work(thread=True, exclusive=True, group="index")
@@ -366,7 +369,12 @@ class PerftuiApp(CrashReportingApp):
         if row is not None and (detail.shown_row is None or msg.done):
             detail.show(row)
         if not self._cached_shown.is_set():
-            self.call_after_refresh(self._cached_shown.set)
+            self.call_after_refresh(self._first_screen_shown)
+
+    def _first_screen_shown(self) -> None:
+        """The first screen with the index's rows is painted: start-up is over."""
+        self._cached_shown.set()
+        startup.release()
 
     def on_cache_notes(self, _msg: CacheNotes) -> None:
         self._cache_notes()
