@@ -66,6 +66,7 @@ async def main(path: str, started: float) -> dict:
 
     rec = open_recording(path, cache=IndexCache(), mapped=True)  # as `perftui FILE` does
     app = Probe(rec, [])
+    app.reopen_from_cache()  # as `perftui` does
     during: list[float] = []
     after: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:

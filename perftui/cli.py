@@ -766,6 +766,8 @@ def run_browser(args: argparse.Namespace) -> int:
     from .ui.app import PerftuiApp
 
     app = PerftuiApp(rec, modules_dirs, stream=stream, symbols=symbols)
+    if stream is None:
+        app.reopen_from_cache()  # the first screen painted is then the complete one
     code = app.run()
     errors = rec.errors
     rec.close()

@@ -6,11 +6,13 @@ the demo generator's plan (how many samples each module section got)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 from typing import Any
 
 from uihelpers import wait_indexed
 
+from perftui import startup
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import write_demo
 from perftui.perfdata import open_recording
@@ -29,10 +31,21 @@ def _counts(app: PerftuiApp) -> dict[tuple[str, str | None], int] | None:
             for k, e in enumerate(rep.smap.entries) if rep.counts.per_entry[k]}
 
 
-async def _open(path: Path, cache: Path, seen: list[dict[str, Any]]) -> str:
+async def _open(path: Path, cache: Path, seen: list[dict[str, Any]], early: bool = False
+                ) -> str:
     rec = open_recording(path, cache=IndexCache(str(cache)), mapped=True)
     app = PerftuiApp(rec, [str(MODULES_DIR)])
+    if early:  # as `perftui FILE` does
+        app.reopen_from_cache()
     real = rec.build_index
+    pane_render = SectionsPane.render_line
+
+    def render_line(pane: SectionsPane, y: int) -> Any:
+        """What the section pane had when it was first painted."""
+        if not any("first_paint_rows" in s for s in seen):
+            seen.append({"first_paint_rows": len(pane.entry_of_row),
+                         "gc": gc.isenabled()})
+        return pane_render(pane, y)
 
     def build_index(*a: Any, **k: Any) -> Any:
         """What the screen had when the worker went on to the rows."""
@@ -43,11 +56,15 @@ async def _open(path: Path, cache: Path, seen: list[dict[str, Any]]) -> str:
         return real(*a, **k)
 
     rec.build_index = build_index  # type: ignore[method-assign]
+    SectionsPane.render_line = render_line  # type: ignore[method-assign]
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_indexed(pilot)
+            seen.append({"gc_after": gc.isenabled(),
+                         "final_rows": len(app.query_one(SectionsPane).entry_of_row)})
         return rec.index_origin
     finally:
+        SectionsPane.render_line = pane_render  # type: ignore[method-assign]
         rec.close()
 
 
@@ -56,7 +73,43 @@ def test_cached_screen_is_painted_before_the_rows_are_checked(tmp_path: Path) ->
     seen: list[dict[str, Any]] = []
     assert asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", seen)) == "walk"
     assert asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", seen)) == "cache"
-    first, again = seen
+    first, again = (s for s in seen if "painted" in s)
     assert not first["painted"]  # a first open walks the file: nothing to show before
     assert again["painted"] and again["bins"] and again["rows"] > 0
     assert again["counts"] == {(module_name(m), s): n for (m, s), n in plan.in_sections.items()}
+
+
+def test_reopen_opened_before_the_app_paints_a_complete_first_screen(tmp_path: Path
+                                                                     ) -> None:
+    """``perftui FILE`` opens the cache entry before the app runs: the section pane's first
+    paint already has the plan's rows, and start-up's collector hold
+    (:mod:`perftui.startup`) ends once that screen is shown."""
+    plan = write_demo(tmp_path / "demo.data")
+    asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", []))
+    seen: list[dict[str, Any]] = []
+    startup.hold()
+    try:
+        assert asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", seen,
+                                 early=True)) == "cache"
+    finally:
+        startup.release()
+    paint = next(s for s in seen if "first_paint_rows" in s)
+    checked = next(s for s in seen if "painted" in s)
+    end = next(s for s in seen if "gc_after" in s)
+    assert paint["first_paint_rows"] == end["final_rows"] > len(plan.in_sections)
+    assert not paint["gc"]  # still start-up
+    assert checked["painted"]
+    assert checked["counts"] == {(module_name(m), s): n for (m, s), n in plan.in_sections.items()}
+    assert end["gc_after"]
+
+
+def test_startup_release_freezes_what_start_up_made() -> None:
+    startup.hold()
+    assert not gc.isenabled()
+    startup.release()
+    try:
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        startup.release()  # a second release changes nothing
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
