@@ -27,7 +27,7 @@ from test_big_endian_golden import SAMPLE, golden_file
 from conftest import RECORDINGS, corpus_path
 from perftui.perfdata import open_recording
 from perftui.perfdata.constants import CONTEXT_USER, PERF_CONTEXT_MAX
-from perftui.symbols.rawsamples import SeqTable, _seq_id
+from perftui.symbols.rawsamples import SeqTable, _seq_ids
 from perftui.symbols.resolver import Resolver
 from perftui.symbols.samplelocs import SampleLocs, resolve_all
 from perftui.symbols.samplestore import sample_rows_all
@@ -118,9 +118,14 @@ def test_sequence_ids_are_exact(seqs: list[list[int]]) -> None:
     t = SeqTable()
     t.room(len(seqs), sum(map(len, seqs)))
     oracle: dict[tuple[int, ...], int] = {(): 0}
-    for s in seqs:
-        buf = np.array(s or [0], dtype=np.int32)
-        got, t.n = _seq_id(buf, len(s), t.slots, t.hash, t.starts, t.vals, t.n)
+    # each value is its own key's name (column 1; column 0 another sequence's)
+    flat = [v for s in seqs for v in s]
+    k_name = np.array([[-v, v] for v in flat] or [[0, 0]], dtype=np.int32)
+    e_key = np.arange(len(flat), dtype=np.int64)
+    e_starts = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
+    ids = np.full(len(seqs), -1, np.int32)
+    t.n = _seq_ids(e_key, e_starts, k_name, 1, t.slots, t.hash, t.starts, t.vals, t.n, ids)
+    for s, got in zip(seqs, ids.tolist(), strict=True):
         want = oracle.setdefault(tuple(s), len(oracle))
         assert got == want
     starts, vals = t.csr()
@@ -233,3 +238,59 @@ def test_cached_map_walk_is_the_plain_loop(seed: int) -> None:
         for o, s, a in zip(q_obj, q_seq, q_addr, strict=True)]
     assert got.tolist() == want
     assert (got >= 0).sum() > 100
+
+
+def _chains_named(chains: list[list[int]], shift: int, big: bool
+                  ) -> tuple[list[int], list[list[int]]]:
+    """``NameTables.name`` over chains written at byte ``shift`` of a buffer (``big``:
+    big-endian words), with no maps (every address named by itself): each row's own
+    address and its stack, as the addresses the locations stand for."""
+    from perftui.symbols.rawsamples import NameTables
+
+    order = ">" if big else "<"
+    buf = bytearray(shift)
+    at, count = [], []
+    for c in chains:
+        at.append(len(buf))
+        count.append(len(c))
+        buf += np.array(c, dtype=f"{order}u8").tobytes()
+    u8 = np.frombuffer(bytes(buf) + bytes(8), dtype=np.uint8)
+    n = len(chains)
+    ip = np.array([next((a for a in c if a < PERF_CONTEXT_MAX), 1) for c in chains],
+                  np.uint64)
+    empty = np.zeros(0, np.int64)
+    maps = (np.zeros(2, np.int64), empty.astype(np.uint64), empty.astype(np.uint64),
+            empty.astype(np.uint64), empty, empty, empty, empty, np.zeros(0, np.bool_),
+            empty.astype(np.uint64), empty.astype(np.uint64), np.zeros(0, np.bool_))
+    named: dict[int, int] = {}
+
+    def namer(_m: np.ndarray, ips: np.ndarray, *_rest: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray]:
+        loc = [named.setdefault(int(a), len(named)) for a in ips]
+        return np.array(loc, np.int32), np.zeros(len(ips), np.uint64)
+
+    t = NameTables(True)
+    leaf, stack, _offs = t.name(u8, big, np.array(at, np.int64), np.array(count, np.int64),
+                                np.full(n, 2, np.uint8), ip, np.zeros(n, np.int64),
+                                np.zeros(n, np.int64), np.arange(n, dtype=np.int64), maps,
+                                namer)
+    addr = {v: k for k, v in named.items()}
+    starts, vals = t.stacks.csr()
+    return ([addr[int(x)] for x in leaf],
+            [[addr[int(v)] for v in vals[starts[s]:starts[s + 1]]] for s in stack])
+
+
+@pytest.mark.parametrize("big", [False, True])
+@pytest.mark.parametrize("shift", [0, 3, 8])
+def test_chain_words_at_any_byte(shift: int, big: bool) -> None:
+    """Chains are read as 8-byte words when they all start on one, else a byte at a time;
+    either way, in either byte order, a stack is the row's own address then its chain less
+    the context markers, and a chain with a marker perf 6.1 does not know is dropped whole
+    (the oracle: the chains as written)."""
+    user, unknown = CONTEXT_USER, 2**64 - 1000
+    chains = [[user, 0x1000, 0x2000, 0x3000], [user, 0x1000, 0x2000, 0x3000],
+              [user, 0x1004, 0x2000], [0x5000, unknown, 0x6000], [], [user, 0x1000]]
+    leaf, stacks = _chains_named(chains, shift, big)
+    assert leaf == [0x1000, 0x1000, 0x1004, 0x5000, 1, 0x1000]
+    assert stacks == [[0x1000, 0x1000, 0x2000, 0x3000], [0x1000, 0x1000, 0x2000, 0x3000],
+                      [0x1004, 0x1004, 0x2000], [0x5000], [1], [0x1000, 0x1000]]

@@ -51,18 +51,6 @@ _U32_MAX = np.uint64(2**32 - 1)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _word(u8: np.ndarray, p: np.int64, big: bool) -> np.uint64:
-    v = np.uint64(0)
-    if big:
-        for b in range(8):
-            v = (v << np.uint64(8)) | np.uint64(u8[p + b])
-    else:
-        for b in range(7, -1, -1):
-            v = (v << np.uint64(8)) | np.uint64(u8[p + b])
-    return v
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _mix(h: np.uint64, w: np.uint64) -> np.uint64:
     """One step of a hash: splitmix64's finaliser over ``h * golden + w`` (a product, not
     an exclusive or, so that keys (a, b) and (b, a), or with equal ``a ^ b``, differ)."""
@@ -73,15 +61,13 @@ def _mix(h: np.uint64, w: np.uint64) -> np.uint64:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _chain_ok(u8: np.ndarray, big: bool, at: np.int64, count: np.int64) -> bool:
-    """False for a chain perf 6.1 drops (a context marker it does not know)."""
-    p = at
-    for _ in range(count):
-        w = _word(u8, p, big)
-        p += 8
-        if w >= _CTX_MAX and w != _CTX_USER and w != _CTX_KERNEL and w != _CTX_HV:
-            return False
-    return True
+def _bswap(w: np.uint64) -> np.uint64:
+    """The word with its bytes in the other order (a big-endian recording's)."""
+    v = np.uint64(0)
+    for _ in range(8):
+        v = (v << np.uint64(8)) | (w & np.uint64(0xFF))
+        w >>= np.uint64(8)
+    return v
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -90,7 +76,8 @@ def _map_at(obj: np.int64, seq: np.int64, addr: np.uint64, bounds: np.ndarray,
             died: np.ndarray) -> np.int64:
     """:meth:`~.maps.MapTable.lookup` of one address (the same walk: the last map of the
     object starting at or before it, then back while an earlier one can still reach it);
-    the map's sorted position, -1 for none."""
+    the map's sorted position, -1 for none.  :func:`_probe` has this and
+    :func:`_map_near` written out (see there); :func:`map_each` tests them here."""
     if obj < 0 or obj >= len(bounds) - 1:
         return np.int64(-1)
     lo, hi = bounds[obj], bounds[obj + 1]
@@ -176,51 +163,79 @@ def map_each(obj: np.ndarray, seq: np.ndarray, addr: np.ndarray, bounds: np.ndar
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _key_slot(slots: np.ndarray, k_a: np.ndarray, k_b: np.ndarray, k_c: np.ndarray,
-              a: np.uint64, b: np.uint64, c: np.uint64) -> np.int64:
-    """The slot of an address key: where it is, or the empty slot it would take."""
-    mask = np.int64(len(slots) - 1)
+def _key_slot(table: np.ndarray, a: np.uint64, b: np.uint64, c: np.uint64) -> np.int64:
+    """The slot of an address key: where it is, or the empty slot it would take.  A slot
+    holds the key itself and its id + 1 (0: empty) in one row of 32 bytes, so a probe
+    reads one cache line (it read four when the keys were apart from the slots).
+    (:func:`_probe` has this written out.)"""
+    mask = np.int64(len(table) - 1)
     s = np.int64(_mix(_mix(a, b), c) & np.uint64(mask))
     while True:
-        k = slots[s]
-        if k == _EMPTY or (k_a[k] == a and k_b[k] == b and k_c[k] == c):
+        if table[s, 3] == 0 or (table[s, 0] == a and table[s, 1] == b and table[s, 2] == c):
             return s
         s = (s + np.int64(1)) & mask
 
 
 @njit(cache=True, nogil=True)
-def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
+def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
            cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
-           seq: np.ndarray, maps: tuple[np.ndarray, ...], slots: np.ndarray, k_a: np.ndarray,
-           k_b: np.ndarray, k_c: np.ndarray, n_keys: int, e_key: np.ndarray,
+           seq: np.ndarray, maps: tuple[np.ndarray, ...], table: np.ndarray, k_c: np.ndarray,
+           n_keys: int, e_key: np.ndarray,
            e_starts: np.ndarray, miss: np.ndarray, miss_map: np.ndarray,
-           miss_ip: np.ndarray, miss_seq: np.ndarray, n_miss: int, row: int, n: int
-           ) -> tuple[int, int, int, int]:
+           miss_ip: np.ndarray, miss_seq: np.ndarray, n_miss: int, row: int, n: int,
+           words: np.ndarray) -> tuple[int, int, int, int]:
     """The address key of every row's own ip and callchain frames from ``row`` on
     (``e_key`` from ``n`` on, CSR by ``e_starts``), the keys not met before added and listed
     in ``miss`` (with a map, a raw address and a processing step to name them by); stops
-    before a row that could overfill the key arrays.  (keys, misses, next row, next entry)."""
+    before a row that could overfill the key arrays.  (keys, misses, next row, next entry).
+    ``u64``: ``u8`` as 8-byte words when every chain starts on one (else empty: read a
+    byte at a time); ``words``: room for the longest chain.
+
+    The map walk and the key probe are written out here, not called: numba counts the
+    references of an array handed to an inlined function, two atomic operations per
+    array per call, which took ~10% of the names pass (measured with perf)."""
     (bounds, m_start, m_end, reach, born, died, order, m_dso, m_tr, mp_start, m_pgoff,
      alone) = maps
+    aligned = len(u64) > 0
+    mask = np.int64(len(table) - 1)
     last = np.int64(-1)  # the sorted position of the user map found last, and its object
     last_obj = np.int64(-1)
     for i in range(row, len(at)):
-        if n_keys + count[i] + 1 > len(k_a) or n_miss + count[i] + 1 > len(miss):
+        if n_keys + count[i] + 1 > len(k_c) or n_miss + count[i] + 1 > len(miss):
             return n_keys, n_miss, i, n
         e_starts[i] = n
+        # the chain's words; a chain with a context marker perf 6.1 does not know is
+        # dropped whole (the sample keeps its own ip)
+        nw = count[i]
+        for e in range(nw):
+            if aligned:
+                w = u64[(at[i] >> 3) + e]
+                if big:
+                    w = _bswap(w)
+            else:
+                p = at[i] + 8 * e
+                w = np.uint64(0)
+                if big:
+                    for b in range(8):
+                        w = (w << np.uint64(8)) | np.uint64(u8[p + b])
+                else:
+                    for b in range(7, -1, -1):
+                        w = (w << np.uint64(8)) | np.uint64(u8[p + b])
+            if w >= _CTX_MAX and w != _CTX_USER and w != _CTX_KERNEL and w != _CTX_HV:
+                nw = 0
+                break
+            words[e] = w
         mode = 0
         level = cpumode[i] == _KERNEL  # the sample's own: [k] of what no map covers
-        for e in range(-1, count[i]):
+        for e in range(-1, nw):
             frame = e >= 0
             if not frame:
                 a = ip[i]
                 mode = 0 if cpumode[i] == _USER else (1 if level else 2)
             else:
                 if e == 0:
-                    if not _chain_ok(u8, big, at[i], count[i]):
-                        break
                     mode = 0
-                a = _word(u8, at[i] + 8 * e, big)
+                a = words[e]
                 if a >= _CTX_MAX:
                     mode = 0 if a == _CTX_USER else (1 if a == _CTX_KERNEL else 2)
                     continue
@@ -236,11 +251,31 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
                 m = np.int64(-2)
             else:
                 if mode == 0:
-                    c = _map_near(uobj[i], seq[i], a, last, last_obj, bounds, m_start, m_end,
-                                  reach, born, died, alone)
+                    # _map_near: the map found last when it alone covers the address at
+                    # this step, else _map_at's walk
+                    obj, sq = uobj[i], seq[i]
+                    c = np.int64(-1)
+                    if (last >= 0 and obj == last_obj and alone[last] and m_start[last] <= a
+                            and a < m_end[last] and born[last] <= sq and sq < died[last]):
+                        c = last
+                    elif 0 <= obj < len(bounds) - 1:
+                        lo, hi = bounds[obj], bounds[obj + 1]
+                        x, y = lo, hi
+                        while x < y:  # the first start above the address
+                            mid = (x + y) >> 1
+                            if m_start[mid] <= a:
+                                x = mid + 1
+                            else:
+                                y = mid
+                        r = x - 1
+                        while r >= lo and reach[r] > a:
+                            if m_end[r] > a and born[r] <= sq and sq < died[r]:
+                                c = r
+                                break
+                            r -= 1
                     if c >= 0:
                         m = np.int64(order[c])
-                        last, last_obj = c, uobj[i]
+                        last, last_obj = c, obj
                 if m >= 0:  # the map's file, the address in it, the raw one for a frame
                     ka = a - mp_start[m] + m_pgoff[m] if m_tr[m] else a
                     kb = a if frame else np.uint64(0)
@@ -249,12 +284,19 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
                     if level:
                         flags |= np.uint64(1) << np.uint64(LEVEL_BIT)
                     ka, kb, kc = a, np.uint64(0), flags | (np.uint64(1) << np.uint64(NOMAP_BIT))
-            s = _key_slot(slots, k_a, k_b, k_c, ka, kb, kc)
-            k = slots[s]
-            if k == _EMPTY:
+            # _key_slot, written out
+            s = np.int64(_mix(_mix(ka, kb), kc) & np.uint64(mask))
+            while True:
+                if table[s, 3] == 0 or (table[s, 0] == ka and table[s, 1] == kb
+                                        and table[s, 2] == kc):
+                    break
+                s = (s + np.int64(1)) & mask
+            k = int(table[s, 3]) - 1
+            if k < 0:
                 k = n_keys
-                slots[s] = k
-                k_a[k], k_b[k], k_c[k] = ka, kb, kc
+                table[s, 0], table[s, 1], table[s, 2] = ka, kb, kc
+                table[s, 3] = np.uint64(k + 1)
+                k_c[k] = kc
                 miss[n_miss] = k
                 miss_map[n_miss] = m
                 miss_ip[n_miss] = a
@@ -268,41 +310,54 @@ def _probe(u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
 
 
 @njit(cache=True, nogil=True)
-def _rehash_keys(slots: np.ndarray, k_a: np.ndarray, k_b: np.ndarray, k_c: np.ndarray,
-                 n_keys: int) -> None:
-    for k in range(n_keys):
-        slots[_key_slot(slots, k_a, k_b, k_c, k_a[k], k_b[k], k_c[k])] = k
+def _rehash_keys(table: np.ndarray, old: np.ndarray) -> None:
+    for r in range(len(old)):
+        if old[r, 3] != 0:
+            s = _key_slot(table, old[r, 0], old[r, 1], old[r, 2])
+            for w in range(4):
+                table[s, w] = old[r, w]
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _seq_id(buf: np.ndarray, n: int, slots: np.ndarray, s_hash: np.ndarray,
-            s_starts: np.ndarray, s_vals: np.ndarray, n_seq: int) -> tuple[int, int]:
-    """(id of the sequence ``buf[:n]``, sequences after): found, else added."""
-    h = np.uint64(n)
-    for j in range(n):
-        h = _mix(h, np.uint64(np.uint32(buf[j])))
+@njit(cache=True, nogil=True)
+def _seq_ids(e_key: np.ndarray, e_starts: np.ndarray, k_name: np.ndarray, col: int,
+             slots: np.ndarray, s_hash: np.ndarray, s_starts: np.ndarray, s_vals: np.ndarray,
+             n_seq: int, out: np.ndarray) -> int:
+    """Each row's sequence (column ``col`` of its keys' names, CSR by ``e_starts``) as its
+    id among the distinct ones (``out``): found, else added; the sequences after.  One
+    call a block, not a row: numba counts the references of the arrays handed to a call
+    (atomic operations, ~5% of the names pass when this was called per row)."""
     mask = np.int64(len(slots) - 1)
-    s = np.int64(h & np.uint64(mask))
-    while True:
-        k = slots[s]
-        if k == _EMPTY:
-            slots[s] = n_seq
-            s_hash[n_seq] = h
-            b = s_starts[n_seq]
-            for j in range(n):
-                s_vals[b + j] = buf[j]
-            s_starts[n_seq + 1] = b + n
-            return n_seq, n_seq + 1
-        if s_hash[k] == h and s_starts[k + 1] - s_starts[k] == n:
-            b = s_starts[k]
-            same = True
-            for j in range(n):
-                if s_vals[b + j] != buf[j]:
-                    same = False
+    for i in range(len(out)):
+        lo, hi = e_starts[i], e_starts[i + 1]
+        n = hi - lo
+        h = np.uint64(n)
+        for j in range(lo, hi):
+            h = _mix(h, np.uint64(np.uint32(k_name[e_key[j], col])))
+        s = np.int64(h & np.uint64(mask))
+        while True:
+            k = slots[s]
+            if k == _EMPTY:
+                slots[s] = n_seq
+                s_hash[n_seq] = h
+                b = s_starts[n_seq]
+                for j in range(n):
+                    s_vals[b + j] = k_name[e_key[lo + j], col]
+                s_starts[n_seq + 1] = b + n
+                out[i] = n_seq
+                n_seq += 1
+                break
+            if s_hash[k] == h and s_starts[k + 1] - s_starts[k] == n:
+                b = s_starts[k]
+                same = True
+                for j in range(n):
+                    if s_vals[b + j] != k_name[e_key[lo + j], col]:
+                        same = False
+                        break
+                if same:
+                    out[i] = k
                     break
-            if same:
-                return k, n_seq
-        s = (s + np.int64(1)) & mask
+            s = (s + np.int64(1)) & mask
+    return n_seq
 
 
 @njit(cache=True, nogil=True)
@@ -313,29 +368,6 @@ def _rehash_seqs(slots: np.ndarray, s_hash: np.ndarray, n_seq: int) -> None:
         while slots[s] != _EMPTY:
             s = (s + np.int64(1)) & mask
         slots[s] = k
-
-
-@njit(cache=True, nogil=True)
-def _fill(e_key: np.ndarray, e_starts: np.ndarray, callchains: bool, k_loc: np.ndarray,
-          k_off: np.ndarray, st_slots: np.ndarray, st_hash: np.ndarray,
-          st_starts: np.ndarray, st_vals: np.ndarray, n_st: int, of_slots: np.ndarray,
-          of_hash: np.ndarray, of_starts: np.ndarray, of_vals: np.ndarray, n_of: int,
-          leaf: np.ndarray, stack: np.ndarray, offs: np.ndarray, buf_l: np.ndarray,
-          buf_o: np.ndarray) -> tuple[int, int]:
-    """Each row's own location, stack id and offsets id (every key named); (stacks,
-    offset sequences) after."""
-    for i in range(len(leaf)):
-        lo, hi = e_starts[i], e_starts[i + 1]
-        n = hi - lo
-        for j in range(n):
-            k = e_key[lo + j]
-            buf_l[j] = k_loc[k]
-            buf_o[j] = k_off[k]
-        leaf[i] = buf_l[0]
-        if callchains:
-            stack[i], n_st = _seq_id(buf_l, n, st_slots, st_hash, st_starts, st_vals, n_st)
-        offs[i], n_of = _seq_id(buf_o, n, of_slots, of_hash, of_starts, of_vals, n_of)
-    return n_st, n_of
 
 
 def _pow2(n: int) -> int:
@@ -350,7 +382,7 @@ class SeqTable:
         self.hash = np.zeros(1 << 11, dtype=np.uint64)
         self.starts = np.zeros((1 << 11) + 1, dtype=np.int64)
         self.vals = np.zeros(1 << 14, dtype=np.int32)
-        # id 0: the empty sequence, where _seq_id would put it (its hash is 0: slot 0)
+        # id 0: the empty sequence, where _seq_ids would put it (its hash is 0: slot 0)
         self.slots[0] = 0
         self.n = 1
 
@@ -374,7 +406,7 @@ class SeqTable:
 
 
 def _grown(a: np.ndarray, n: int) -> np.ndarray:
-    out = np.zeros(n, dtype=a.dtype)
+    out = np.zeros((n, *a.shape[1:]), dtype=a.dtype)
     out[:len(a)] = a
     return out
 
@@ -392,24 +424,23 @@ class NameTables:
     def __init__(self, callchains: bool) -> None:
         self.callchains = callchains
         self.n_keys = 0
-        self.slots = np.full(1 << 13, _EMPTY, dtype=np.int32)
-        self.k_a = np.zeros(1 << 12, dtype=np.uint64)
-        self.k_b = np.zeros(1 << 12, dtype=np.uint64)
-        self.k_c = np.zeros(1 << 12, dtype=np.uint64)
-        self.k_loc = np.zeros(1 << 12, dtype=np.int32)
-        self.k_off = np.zeros(1 << 12, dtype=np.int32)  # uint32 bits (clamped offsets)
+        #: the hash table of address keys: per slot the key's three words and its id + 1
+        self.table = np.zeros((1 << 13, 4), dtype=np.uint64)
+        self.k_c = np.zeros(1 << 12, dtype=np.uint64)  # each key's third word (its flags)
+        #: each key's name: its location and offset (uint32 bits, clamped), side by side
+        #: (one cache line read per callchain entry)
+        self.k_name = np.zeros((1 << 12, 2), dtype=np.int32)
         self.stacks = SeqTable()
         self.offsets = SeqTable()
 
     def _key_room(self, more: int) -> None:
         need = self.n_keys + more
-        if need > len(self.k_a):
+        if need > len(self.k_c):
             cap = _pow2(need)
-            self.k_a, self.k_b, self.k_c, self.k_loc, self.k_off = (
-                _grown(x, cap) for x in (self.k_a, self.k_b, self.k_c, self.k_loc, self.k_off))
-        if len(self.slots) < 2 * len(self.k_a):  # at most half full
-            self.slots = np.full(2 * len(self.k_a), _EMPTY, dtype=np.int32)
-            _rehash_keys(self.slots, self.k_a, self.k_b, self.k_c, self.n_keys)
+            self.k_c, self.k_name = _grown(self.k_c, cap), _grown(self.k_name, cap)
+        if len(self.table) < 2 * len(self.k_c):  # at most half full
+            old, self.table = self.table, np.zeros((2 * len(self.k_c), 4), dtype=np.uint64)
+            _rehash_keys(self.table, old)
 
     def name(self, u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
              cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
@@ -436,16 +467,20 @@ class NameTables:
         miss, miss_map, miss_ip, miss_seq = (np.empty(min(total, 1 << 14), dtype=t)
                                              for t in (np.int64, np.int64, np.uint64, np.int64))
         row = at_entry = n_miss = 0
+        # the chains as 8-byte words when they all start on one (perf's records do)
+        aligned = u8.ctypes.data % 8 == 0 and not np.any(at & 7)
+        u64 = u8[:len(u8) // 8 * 8].view(np.uint64) if aligned else np.empty(0, np.uint64)
+        words = np.empty(max(1, int(count.max()) if n else 1), np.uint64)
         while True:
             self.n_keys, n_miss, row, at_entry = _probe(
-                u8, big, at, count, cpumode, ip, uobj, kep, seq, maps, self.slots, self.k_a,
-                self.k_b, self.k_c, self.n_keys, e_key, e_starts, miss, miss_map, miss_ip,
-                miss_seq, n_miss, row, at_entry)
+                u8, u64, big, at, count, cpumode, ip, uobj, kep, seq, maps, self.table, self.k_c,
+                self.n_keys, e_key, e_starts, miss, miss_map, miss_ip, miss_seq, n_miss, row,
+                at_entry, words)
             if row == n:
                 break
             more = int(count[row]) + 1  # room for the next row, at least, and twice what was
-            if self.n_keys + more > len(self.k_a):
-                self._key_room(max(more, len(self.k_a) - self.n_keys + 1))
+            if self.n_keys + more > len(self.k_c):
+                self._key_room(max(more, len(self.k_c) - self.n_keys + 1))
             if n_miss + more > len(miss):
                 cap = _pow2(max(n_miss + more, 2 * len(miss)))
                 miss, miss_map, miss_ip, miss_seq = (
@@ -458,17 +493,18 @@ class NameTables:
                              ((c >> np.uint64(FRAME_BIT)) & bit).astype(bool),
                              ((c >> np.uint64(KERNEL_BIT)) & bit).astype(bool),
                              ((c >> np.uint64(LEVEL_BIT)) & bit).astype(bool))
-            self.k_loc[keys] = loc
-            self.k_off[keys] = np.minimum(off, _U32_MAX).astype(np.uint32).view(np.int32)
+            self.k_name[keys, 0] = loc
+            self.k_name[keys, 1] = np.minimum(off, _U32_MAX).astype(np.uint32).view(np.int32)
         self.stacks.room(n, total)
         self.offsets.room(n, total)
-        leaf = np.empty(n, dtype=np.int32)
+        k_name = self.k_name
+        leaf = k_name[e_key[e_starts[:-1]], 0] if n else np.empty(0, np.int32)
         stack = np.zeros(n, dtype=np.int32)
         offs = np.empty(n, dtype=np.int32)
-        longest = int(count.max()) + 1 if n else 1
         st, of = self.stacks, self.offsets
-        st.n, of.n = _fill(e_key, e_starts, self.callchains, self.k_loc, self.k_off,
-                           st.slots, st.hash, st.starts, st.vals, st.n, of.slots, of.hash,
-                           of.starts, of.vals, of.n, leaf, stack, offs,
-                           np.empty(longest, np.int32), np.empty(longest, np.int32))
+        if self.callchains:
+            st.n = _seq_ids(e_key, e_starts, k_name, 0, st.slots, st.hash, st.starts,
+                            st.vals, st.n, stack)
+        of.n = _seq_ids(e_key, e_starts, k_name, 1, of.slots, of.hash, of.starts, of.vals,
+                        of.n, offs)
         return leaf, stack, offs
