@@ -29,7 +29,7 @@ from .samplegroups import GroupsBuilder, SampleGroups, assemble
 
 #: Bump when what the attachment holds changes meaning (the code hash catches the rest).
 GROUPS_FORMAT = 1
-_CODE = ("samplegroups.py", "stacktree.py", "groupstore.py")
+_CODE = ("samplegroups.py", "stacktree.py", "groupstore.py", "hashids.py")
 TABLES = ("path_starts", "path_frames", "group_keys", "pair_keys", "slot_keys")
 
 
@@ -67,8 +67,10 @@ def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callcha
     n = len(sl)
     try:
         group = store.array("group", "i4", n) if store is not None else alloc("group", "i4", n)
+        from .hashids import HashInterner  # numba: loaded by the names pass before this
+
         builder = GroupsBuilder(sl.locs, sl.comm_names, callchains=callchains,
-                                keep_samples=False)
+                                keep_samples=False, interner=HashInterner)
         for lo in range(0, n, block):
             hi = min(n, lo + block)
             group[lo:hi] = builder.add_named(sl, lo, hi, *columns(sl.rows[lo:hi]))

@@ -17,9 +17,9 @@ self from the sample's own location, children once per distinct row along the st
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -98,6 +98,16 @@ class SampleGroups:
         return [int(a) for a in np.unique(self.attr)]
 
 
+class KeyIds(Protocol):
+    """Dense ids for int64 keys, in order of first use (:class:`~.stacktree.Interner`)."""
+
+    def __len__(self) -> int: ...
+
+    def ids(self, keys: np.ndarray) -> np.ndarray: ...
+
+    def keys(self) -> np.ndarray: ...
+
+
 class GroupsBuilder:
     """Turns blocks of resolved samples into :class:`SampleGroups`.
 
@@ -106,16 +116,19 @@ class GroupsBuilder:
     :meth:`finish` (the browser keeps them in mapped files)."""
 
     def __init__(self, locs: Locations, comm_names: Sequence[str], callchains: bool,
-                 keep_samples: bool = True) -> None:
+                 keep_samples: bool = True,
+                 interner: Callable[[], KeyIds] = Interner) -> None:
+        """``interner``: makes the per-key id tables (numpy's :class:`~.stacktree.Interner`,
+        or :class:`~.hashids.HashInterner` where numba is loaded: the same ids)."""
         self.locs = locs
         self.comm_names = comm_names
         self.callchains = callchains
         self.keep_samples = keep_samples
         self._paths = PathInterner()
-        self._slots = Interner()  # (tid, cpu, attr)
-        self._pairs = Interner()  # (slot, leaf)
-        self._groups = Interner()  # (path, pair)
-        self._named = Interner()  # (thread name, stack) of named samples (add_named)
+        self._slots = interner()  # (tid, cpu, attr)
+        self._pairs = interner()  # (slot, leaf)
+        self._groups = interner()  # (path, pair)
+        self._named = interner()  # (thread name, stack) of named samples (add_named)
         self._named_path = np.zeros(0, np.int64)  # the path id of each
         self._rows: list[np.ndarray] = []
         self._group: list[np.ndarray] = []
