@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import time
@@ -21,6 +22,7 @@ async def main(path: str, started: float) -> dict:
     from perftui import startup
 
     startup.hold()  # as the `perftui` command does (perftui.launch)
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from perftui.cli import _tune_malloc
 
     _tune_malloc()  # as `perftui` itself does at start
