@@ -113,3 +113,41 @@ def test_startup_release_freezes_what_start_up_made() -> None:
         assert gc.isenabled()
     finally:
         gc.unfreeze()
+
+
+def test_entry_opened_early_without_its_report_is_not_opened_twice(tmp_path: Path) -> None:
+    """An entry that opens but keeps no section report (``prepare_cached`` False): the
+    worker indexes from the entry already open (``open_cached`` is then called only by
+    ``build_index``, which returns the open entry), and a failure while opening early
+    leaves the opening to the worker (one call more)."""
+    write_demo(tmp_path / "demo.data")
+    asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", []))
+
+    async def run(prepare: Any) -> tuple[int, str]:
+        rec = open_recording(tmp_path / "demo.data", cache=IndexCache(str(tmp_path / "cache")),
+                             mapped=True)
+        app = PerftuiApp(rec, [str(MODULES_DIR)])
+        calls = []
+        real = rec.open_cached
+
+        def open_cached() -> bool:
+            calls.append(1)
+            return real()
+
+        rec.open_cached = open_cached  # type: ignore[method-assign]
+        app.model.prepare_cached = prepare  # type: ignore[method-assign]
+        assert not app.reopen_from_cache()
+        prepare_calls = len(calls)
+        app.model.prepare_cached = lambda: False  # type: ignore[method-assign]
+        try:
+            async with app.run_test(size=(120, 40)) as pilot:
+                await wait_indexed(pilot)
+            return len(calls) - prepare_calls, rec.index_origin
+        finally:
+            rec.close()
+
+    def broken() -> bool:
+        raise OSError("a module file that cannot be read")
+
+    assert asyncio.run(run(lambda: False)) == (1, "cache")
+    assert asyncio.run(run(broken)) == (2, "cache")

@@ -209,6 +209,7 @@ class PerftuiApp(CrashReportingApp):
         #: the cache entry and its section report opened before the app started
         #: (:meth:`reopen_from_cache`): the first screen is the complete one
         self._reopened = False
+        self._opened_early = False  # reopen_from_cache ran (the worker does not again)
         self._notes_shown = 0
         self._annotator: Annotator | None = None
         #: ``a`` pressed before the names were there: (what, on which screen), opened when
@@ -246,7 +247,11 @@ class PerftuiApp(CrashReportingApp):
         it keeps (~10 ms at 50 M records, a few .ko files read), so that the first screen
         painted is the complete one (else the index worker does this after an empty first
         screen).  False: nothing cached, the worker indexes as on a first open."""
-        self._reopened = self.model.rec.open_cached() and self.model.prepare_cached()
+        try:
+            self._reopened = self.model.rec.open_cached() and self.model.prepare_cached()
+        except Exception:  # the worker tries again, and says what is wrong as it does
+            return False
+        self._opened_early = True
         return self._reopened
 
     def on_mount(self) -> None:
@@ -271,9 +276,12 @@ class PerftuiApp(CrashReportingApp):
             self.post_message(Progress(records))
 
         try:
-            if self._reopened or (rec.open_cached() and self.model.prepare_cached()):
-                if not self._reopened:
+            reopened = self._reopened
+            if not self._opened_early:
+                reopened = rec.open_cached() and self.model.prepare_cached()
+                if reopened:
                     self.post_message(Progress(0))  # the first screen, from the cache
+            if reopened:
                 # checking the rows holds the GIL for long stretches: let that screen be
                 # painted first (0.1-0.25 s sooner on a 5 M-record reopen)
                 self._cached_shown.wait(timeout=1.0)
