@@ -183,11 +183,12 @@ def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np
            n_keys: int, e_key: np.ndarray,
            e_starts: np.ndarray, miss: np.ndarray, miss_map: np.ndarray,
            miss_ip: np.ndarray, miss_seq: np.ndarray, n_miss: int, row: int, n: int,
-           words: np.ndarray) -> tuple[int, int, int, int]:
+           words: np.ndarray, max_keys: int) -> tuple[int, int, int, int]:
     """The address key of every row's own ip and callchain frames from ``row`` on
     (``e_key`` from ``n`` on, CSR by ``e_starts``), the keys not met before added and listed
     in ``miss`` (with a map, a raw address and a processing step to name them by); stops
-    before a row that could overfill the key arrays.  (keys, misses, next row, next entry).
+    before a row that could take the keys past ``max_keys`` (what the key arrays hold, and
+    3/4 of the table's slots).  (keys, misses, next row, next entry).
     ``u64``: ``u8`` as 8-byte words when every chain starts on one (else empty: read a
     byte at a time); ``words``: room for the longest chain.
 
@@ -201,7 +202,7 @@ def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np
     last = np.int64(-1)  # the sorted position of the user map found last, and its object
     last_obj = np.int64(-1)
     for i in range(row, len(at)):
-        if n_keys + count[i] + 1 > len(k_c) or n_miss + count[i] + 1 > len(miss):
+        if n_keys + count[i] + 1 > max_keys or n_miss + count[i] + 1 > len(miss):
             return n_keys, n_miss, i, n
         e_starts[i] = n
         # the chain's words; a chain with a context marker perf 6.1 does not know is
@@ -433,13 +434,20 @@ class NameTables:
         self.stacks = SeqTable()
         self.offsets = SeqTable()
 
+    @property
+    def max_keys(self) -> int:
+        """How many keys there is room for: in the key arrays, and the table at most 3/4
+        full (linear probing stays short; the table is never full)."""
+        return min(len(self.k_c), 3 * len(self.table) // 4)
+
     def _key_room(self, more: int) -> None:
         need = self.n_keys + more
         if need > len(self.k_c):
             cap = _pow2(need)
             self.k_c, self.k_name = _grown(self.k_c, cap), _grown(self.k_name, cap)
-        if len(self.table) < 2 * len(self.k_c):  # at most half full
-            old, self.table = self.table, np.zeros((2 * len(self.k_c), 4), dtype=np.uint64)
+        if 4 * need > 3 * len(self.table):
+            rows = _pow2(4 * need // 3 + 1)
+            old, self.table = self.table, np.zeros((rows, 4), dtype=np.uint64)
             _rehash_keys(self.table, old)
 
     def name(self, u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
@@ -475,12 +483,12 @@ class NameTables:
             self.n_keys, n_miss, row, at_entry = _probe(
                 u8, u64, big, at, count, cpumode, ip, uobj, kep, seq, maps, self.table, self.k_c,
                 self.n_keys, e_key, e_starts, miss, miss_map, miss_ip, miss_seq, n_miss, row,
-                at_entry, words)
+                at_entry, words, self.max_keys)
             if row == n:
                 break
             more = int(count[row]) + 1  # room for the next row, at least, and twice what was
-            if self.n_keys + more > len(self.k_c):
-                self._key_room(max(more, len(self.k_c) - self.n_keys + 1))
+            if self.n_keys + more > self.max_keys:
+                self._key_room(max(more, self.max_keys - self.n_keys + 1))
             if n_miss + more > len(miss):
                 cap = _pow2(max(n_miss + more, 2 * len(miss)))
                 miss, miss_map, miss_ip, miss_seq = (
