@@ -767,7 +767,7 @@ def run_browser(args: argparse.Namespace) -> int:
 
     app = PerftuiApp(rec, modules_dirs, stream=stream, symbols=symbols)
     if stream is None:
-        app.reopen_from_cache()  # the first screen painted is then the complete one
+        app.reopen_from_cache()  # the first frame has the totals and the section pane
     code = app.run()
     errors = rec.errors
     rec.close()

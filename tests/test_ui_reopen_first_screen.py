@@ -39,6 +39,13 @@ async def _open(path: Path, cache: Path, seen: list[dict[str, Any]], early: bool
         app.reopen_from_cache()
     real = rec.build_index
     pane_render = SectionsPane.render_line
+    timeline_render = Timeline.render
+
+    def render(timeline: Timeline) -> Any:
+        """The width of every timeline painted with bins."""
+        if timeline.bins is not None:
+            seen.append({"timeline_width": timeline.bins.width})
+        return timeline_render(timeline)
 
     def render_line(pane: SectionsPane, y: int) -> Any:
         """What the section pane had when it was first painted."""
@@ -57,14 +64,17 @@ async def _open(path: Path, cache: Path, seen: list[dict[str, Any]], early: bool
 
     rec.build_index = build_index  # type: ignore[method-assign]
     SectionsPane.render_line = render_line  # type: ignore[method-assign]
+    Timeline.render = render  # type: ignore[method-assign]
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_indexed(pilot)
             seen.append({"gc_after": gc.isenabled(),
-                         "final_rows": len(app.query_one(SectionsPane).entry_of_row)})
+                         "final_rows": len(app.query_one(SectionsPane).entry_of_row),
+                         "final_width": app.query_one(Timeline).width_cols()})
         return rec.index_origin
     finally:
         SectionsPane.render_line = pane_render  # type: ignore[method-assign]
+        Timeline.render = timeline_render  # type: ignore[method-assign]
         rec.close()
 
 
@@ -79,11 +89,10 @@ def test_cached_screen_is_painted_before_the_rows_are_checked(tmp_path: Path) ->
     assert again["counts"] == {(module_name(m), s): n for (m, s), n in plan.in_sections.items()}
 
 
-def test_reopen_opened_before_the_app_paints_a_complete_first_screen(tmp_path: Path
-                                                                     ) -> None:
+def test_reopen_opened_before_the_app_fills_its_first_frame(tmp_path: Path) -> None:
     """``perftui FILE`` opens the cache entry before the app runs: the section pane's first
-    paint already has the plan's rows, and start-up's collector hold
-    (:mod:`perftui.startup`) ends once that screen is shown."""
+    paint already has the plan's rows, the timeline is drawn only at its laid-out width, and
+    start-up's collector hold (:mod:`perftui.startup`) ends once that screen is shown."""
     plan = write_demo(tmp_path / "demo.data")
     asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", []))
     seen: list[dict[str, Any]] = []
@@ -101,6 +110,9 @@ def test_reopen_opened_before_the_app_paints_a_complete_first_screen(tmp_path: P
     assert checked["painted"]
     assert checked["counts"] == {(module_name(m), s): n for (m, s), n in plan.in_sections.items()}
     assert end["gc_after"]
+    # the timeline is binned once laid out, never at a width it has before (4 columns)
+    widths = {s["timeline_width"] for s in seen if "timeline_width" in s}
+    assert widths == {end["final_width"]}, widths
 
 
 def test_startup_release_freezes_what_start_up_made() -> None:

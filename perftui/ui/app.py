@@ -207,7 +207,7 @@ class PerftuiApp(CrashReportingApp):
         #: waits for it before checking the cached rows)
         self._cached_shown = threading.Event()
         #: the cache entry and its section report opened before the app started
-        #: (:meth:`reopen_from_cache`): the first screen is the complete one
+        #: (:meth:`reopen_from_cache`): the first frame has the totals and the section pane
         self._reopened = False
         self._opened_early = False  # reopen_from_cache ran (the worker does not again)
         self._notes_shown = 0
@@ -244,9 +244,10 @@ class PerftuiApp(CrashReportingApp):
 
     def reopen_from_cache(self) -> bool:
         """Before the app runs: open the recording's cache entry and the section report
-        it keeps (~10 ms at 50 M records, a few .ko files read), so that the first screen
-        painted is the complete one (else the index worker does this after an empty first
-        screen).  False: nothing cached, the worker indexes as on a first open."""
+        it keeps (~10 ms at 50 M records, a few .ko files read), so that the first frame
+        has the totals and the section pane (else the index worker does this after an
+        empty first frame; the timeline is binned once laid out either way).  False:
+        nothing cached, the worker indexes as on a first open."""
         try:
             self._reopened = self.model.rec.open_cached() and self.model.prepare_cached()
         except Exception:  # the worker tries again, and says what is wrong as it does
@@ -258,7 +259,7 @@ class PerftuiApp(CrashReportingApp):
         self.query_one(HeaderLine).update_line()
         self.query_one(RecordList).focus()
         self.update_scope()
-        if self._reopened:  # the first screen, from the cache: before its first layout
+        if self._reopened:  # the first screen, from the cache: before the first frame
             self.on_progress(Progress(0))
         if self.auto_index:
             self.index()

@@ -78,6 +78,8 @@ class Timeline(Widget, can_focus=True):
     def refresh_data(self, keep_time: int | None = None) -> None:
         """Bin again (indexing progress, zoom, resize); ``keep_time`` puts the cursor on
         the column of that time."""
+        if not self.content_size.width:
+            return  # not laid out yet: its first resize bins it (not 4 columns for a frame)
         if keep_time is None:
             keep_time = self._cursor_time
         # a recording reopened from the cache has its totals (and kept bins) before rows
