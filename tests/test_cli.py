@@ -12,10 +12,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from subproc import run_perftui
 
 from perftui import cli
 from perftui.demo.generate import DemoPlan, write_demo
@@ -24,11 +24,10 @@ PERF = shutil.which("perf")
 CI = os.environ.get("CI") == "true"
 
 
-def run(*args: str, cwd: Path | None = None, stdin: bytes | None = None
+def run(*args: str, cwd: Path | None = None
         ) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_CACHE_HOME": str((cwd or Path.cwd()) / ".cache")}
-    return subprocess.run([sys.executable, "-m", "perftui", *args], capture_output=True,
-                          text=True, timeout=120, cwd=cwd, env=env)
+    return run_perftui(*args, cwd=cwd, env=env)
 
 
 def need_perf() -> str:
