@@ -28,20 +28,20 @@ from ..symbols.options import SymbolOptions
 from ..textsafe import safe
 from .crashing import CrashReportingApp
 from .model import Model
-from .profiledata import ProfileData
-from .samplescreen import ProfileSamplesScreen
 from .screens import HelpScreen, InfoScreen, PromptScreen, SamplesScreen, SectionScreen
-from .widgets.flame import FlamePane
 from .widgets.panes import Detail, HeaderLine, SectionsPane
-from .widgets.profile import ProfilePane
 from .widgets.records import RecordList
 from .widgets.timeline import Timeline
 
 if TYPE_CHECKING:  # annotate (disassembly, ELF, the resolver): imported when first used
     from textual.screen import Screen
+    from textual.widget import AwaitMount
 
     from ..analysis.annotator import Annotator
     from .annotate import Target
+    from .profiledata import ProfileData
+    from .widgets.flame import FlamePane
+    from .widgets.profile import ProfilePane
 
 DRAIN_READ = 1 << 20
 
@@ -197,7 +197,14 @@ class PerftuiApp(CrashReportingApp):
         self.drained = 0
         self.started = time.monotonic()
         self.return_path: ReturnPath | ProfileReturn | None = None
-        self.profile_data = ProfileData(self.model)
+        self._profile_data: ProfileData | None = None
+        self._profile_lock = threading.Lock()
+        #: the profile and flame graph panes: mounted once the first screen is painted (or
+        #: when first asked for), so their modules and widgets are not part of start-up
+        self._view_panes: tuple[ProfilePane, FlamePane] | None = None
+        self._views_mounting: AwaitMount | None = None
+        #: what the panes say while there is no profile: (profile's, flame's, redraw)
+        self._view_notes: tuple[str, str, bool] | None = None
         self.body = "records"  # what is under the timeline: records, profile or flame
         self._names_at = 0.0
         self._timeline_at = 0.0
@@ -224,9 +231,78 @@ class PerftuiApp(CrashReportingApp):
         with Horizontal(id="bottom"):
             yield Detail(m, id="detail")
             yield SectionsPane(m, id="sections")
-        yield ProfilePane(self.profile_data, id="profile")
-        yield FlamePane(self.profile_data, id="flame")
         yield Footer()
+
+    # -- the profile and flame graph panes, mounted after the first screen --------------------
+    @property
+    def profile_data(self) -> ProfileData:
+        """The profile views' data (made when first wanted, by the UI or the index worker)."""
+        with self._profile_lock:
+            if self._profile_data is None:
+                from .profiledata import ProfileData
+
+                self._profile_data = ProfileData(self.model)
+            return self._profile_data
+
+    def _mount_views(self) -> AwaitMount | None:
+        """Mount the (hidden) profile and flame graph panes on the main screen, once (None:
+        the app is closing)."""
+        main = self.screen_stack[0] if self.screen_stack else None
+        if self._views_mounting is None and main is not None and main.is_attached \
+                and not self._closing:
+            from .widgets.flame import FlamePane
+            from .widgets.profile import ProfilePane
+
+            panes = (ProfilePane(self.profile_data, id="profile"),
+                     FlamePane(self.profile_data, id="flame"))
+            self._view_panes = panes
+            self._views_mounting = main.mount(*panes, before=main.query_one(Footer))
+            self.call_later(self._views_mounted, self._views_mounting)
+        return self._views_mounting
+
+    async def _views_mounted(self, mounting: AwaitMount) -> None:
+        await mounting
+        self._apply_view_notes()
+
+    def _panes(self) -> tuple[ProfilePane, FlamePane] | None:
+        """The profile and flame graph panes, once mounted with their widgets."""
+        panes = self._view_panes
+        return panes if panes is not None and all(p.is_mounted for p in panes) else None
+
+    def _with_views(self, then: Callable[[], object]) -> bool:
+        """True when the panes are mounted; else mount them, call ``then()`` once they
+        are, and return False (a key pressed while they are being mounted)."""
+        if self._panes() is not None:
+            return True
+        mounting = self._mount_views()
+        if mounting is None:
+            return False
+
+        async def later() -> None:
+            await mounting
+            if len(self.screen_stack) == 1:  # (a screen opened meanwhile: the key is moot)
+                then()
+
+        self.call_later(later)
+        return False
+
+    def _set_view_notes(self, profile: str, flame: str, redraw: bool = True) -> None:
+        """What the profile and flame graph say instead of a profile (``redraw``: shown
+        at once, else when next drawn)."""
+        self._view_notes = (profile, flame, redraw)
+        self._apply_view_notes()
+
+    def _apply_view_notes(self) -> None:
+        panes, notes = self._panes(), self._view_notes
+        if panes is None or notes is None:
+            return
+        profile, flame = panes
+        if notes[2]:
+            profile.set_note(notes[0])
+            flame.set_note(notes[1])
+        else:
+            profile.note, flame.note = notes[0], notes[1]
+        self._view_notes = None
 
     MAIN_ONLY = frozenset({"focus_sections", "focus_records", "focus_timeline", "filter",
                            "goto", "toggle_order", "zoom_pane", "toggle_time_base",
@@ -332,12 +408,16 @@ class PerftuiApp(CrashReportingApp):
         self.post_message(Drained(self.drained, done=True))
 
     def on_drained(self, msg: Drained) -> None:
+        if self._leaving():  # a worker's message after the app began to exit
+            return
         state = "read to its end" if msg.done else "still being read"
         self.query_one(HeaderLine).progress = (f"indexing cancelled; the pipe is {state} "
                                                f"({msg.nbytes:,} bytes dropped)")
         self.query_one(HeaderLine).update_line()
 
     def on_progress(self, msg: Progress) -> None:
+        if self._leaving():  # a worker's message after the app began to exit
+            return
         header = self.query_one(HeaderLine)
         records = self.query_one(RecordList)
         m = self.model
@@ -366,8 +446,7 @@ class PerftuiApp(CrashReportingApp):
             if rec.cancelled or self.index_error:
                 note = "no profile: " + ("indexing was cancelled" if rec.cancelled
                                          else safe(self.index_error or "", 200))
-                self.query_one(ProfilePane).note = note
-                self.query_one(FlamePane).note = note
+                self._set_view_notes(note, note, redraw=False)
             self.refresh_body()
             self.refresh_bindings()
         else:
@@ -394,12 +473,20 @@ class PerftuiApp(CrashReportingApp):
         if not self._cached_shown.is_set():
             self.call_after_refresh(self._first_screen_shown)
 
+    def _leaving(self) -> bool:
+        """The app is exiting: its main screen's widgets may be gone."""
+        return not self.screen_stack or not self.screen_stack[0].is_attached
+
     def _first_screen_shown(self) -> None:
-        """The first screen with the index's rows is painted: start-up is over."""
+        """The first screen with the index's rows is painted: start-up is over (and the
+        profile and flame graph panes can be mounted, hidden)."""
         self._cached_shown.set()
         startup.release()
+        self._mount_views()
 
     def on_cache_notes(self, _msg: CacheNotes) -> None:
+        if self._leaving():  # a worker's message after the app began to exit
+            return
         self._cache_notes()
 
     def _cache_notes(self) -> None:
@@ -426,17 +513,20 @@ class PerftuiApp(CrashReportingApp):
             self.post_message(ReportReady(rep))
 
     def on_names_progress(self, msg: NamesProgress) -> None:
+        if self._leaving():  # a worker's message after the app began to exit
+            return
         note = f"naming samples… {100 * msg.done // max(1, msg.total)}%"
         header = self.query_one(HeaderLine)
         if not header.progress or header.progress.startswith("naming samples"):
             header.progress = note
             header.update_line()
-        self.query_one(ProfilePane).set_note(f"{note} (the profile opens when every "
-                                             "sample has its symbol)")
-        self.query_one(FlamePane).set_note(note)
+        self._set_view_notes(f"{note} (the profile opens when every sample has its symbol)",
+                             note)
 
     def on_names_ready(self, msg: NamesReady) -> None:
         """Symbols and perf's thread names arrived: draw the list and detail again."""
+        if self._leaving():  # a worker's message after the app began to exit
+            return
         header = self.query_one(HeaderLine)
         if header.progress.startswith("naming samples"):
             header.progress = ""
@@ -444,8 +534,7 @@ class PerftuiApp(CrashReportingApp):
         if msg.error:
             self.notify(safe(msg.error, 300), severity="warning", markup=False)
             note = "no symbols: " + msg.error
-            self.query_one(ProfilePane).set_note(note)
-            self.query_one(FlamePane).set_note(note)
+            self._set_view_notes(note, note)
         self.refresh_body()
         records = self.query_one(RecordList)
         records.clear_cache()
@@ -458,6 +547,8 @@ class PerftuiApp(CrashReportingApp):
             self.open_annotate(later[0])
 
     def on_report_ready(self, msg: ReportReady) -> None:
+        if self._leaving():  # a worker's message after the app began to exit
+            return
         self.model.report = msg.report
         self.query_one(SectionsPane).fill()
 
@@ -574,24 +665,29 @@ class PerftuiApp(CrashReportingApp):
                  "flame": ("#flame",)}
         if name not in views:
             name = "records"
+        if name != "records" and not self._with_views(lambda: self.show_body(name)):
+            return
         if self.screen.maximized is not None:
             self.screen.minimize()
         for key, ids in views.items():
             for i in ids:
                 self.query_one(i).display = key == name
         old, self.body = self.body, name
+        panes = self._panes()
         if name == "records":
-            came = self.query_one(FlamePane).came_from if old == "flame" else "records"
-            if old == "profile" and self.query_one(ProfilePane).section is not None:
+            came = "records"
+            if panes is not None and old == "flame":
+                came = panes[1].came_from
+            if panes is not None and old == "profile" and panes[0].section is not None:
                 came = "sections"
             (self.query_one(SectionsPane) if came == "sections"
              else self.query_one(RecordList)).focus()
-        elif name == "profile":
-            pane = self.query_one(ProfilePane)
+        elif name == "profile" and panes is not None:
+            pane = panes[0]
             pane.refresh_data()
             pane.focus_view()
-        else:
-            flame = self.query_one(FlamePane)
+        elif panes is not None:
+            flame = panes[1]
             if old != "flame":
                 flame.came_from = old
             flame.refresh_data()
@@ -600,18 +696,25 @@ class PerftuiApp(CrashReportingApp):
 
     def refresh_body(self) -> None:
         """The scope or the names changed: the profile or flame graph shown follows."""
-        if self.body == "profile":
-            self.query_one(ProfilePane).refresh_data()
-        elif self.body == "flame":
-            self.query_one(FlamePane).refresh_data()
+        panes = self._panes()
+        if panes is not None and self.body == "profile":
+            panes[0].refresh_data()
+        elif panes is not None and self.body == "flame":
+            panes[1].refresh_data()
 
     def show_samples(self, rows: Any, title: str, body: str, cursor: int = 0) -> None:
         """The samples of a profile row, tree line or frame (Enter: their records)."""
         if len(self.screen_stack) == 1:
+            from .samplescreen import ProfileSamplesScreen
+
             self.push_screen(ProfileSamplesScreen(self.model, rows, title, body, cursor))
 
     def on_sections_pane_profile_wanted(self, msg: SectionsPane.ProfileWanted) -> None:
-        self.query_one(ProfilePane).open_section(msg.section)
+        panes = self._panes()
+        if panes is None:
+            self._with_views(lambda: self.on_sections_pane_profile_wanted(msg))
+            return
+        panes[0].open_section(msg.section)
         self.show_body("profile")
 
     def jump_to_record(self, row: int, came_from: ReturnPath | ProfileReturn | None = None
@@ -652,23 +755,31 @@ class PerftuiApp(CrashReportingApp):
         return f is not None and (f is pane or pane in f.ancestors)
 
     def action_profile(self) -> None:
+        panes = self._panes()
+        if panes is None:
+            self._with_views(self.action_profile)
+            return
+        pane = panes[0]
         if self.body == "profile":
             if self._focus_in("#profile"):
                 self.show_body("records")
             else:  # the timeline has the focus: back to the profile
-                self.query_one(ProfilePane).focus_view()
+                pane.focus_view()
             return
-        pane = self.query_one(ProfilePane)
         if pane.section is not None:  # opened from a section before: everything now
             pane.open_section(None)
         self.show_body("profile")
 
     def action_flame(self) -> None:
-        if self.body == "flame" and not self._focus_in("#flame"):
-            self.query_one(FlamePane).graph.focus()
+        panes = self._panes()
+        if panes is None:
+            self._with_views(self.action_flame)
             return
-        self.show_body(self.query_one(FlamePane).came_from if self.body == "flame"
-                       else "flame")
+        flame = panes[1]
+        if self.body == "flame" and not self._focus_in("#flame"):
+            flame.graph.focus()
+            return
+        self.show_body(flame.came_from if self.body == "flame" else "flame")
 
     def action_zoom_pane(self) -> None:
         """Give the focused pane the whole screen (again: back to the layout)."""

@@ -17,8 +17,6 @@ import numpy as np
 from .. import heap
 from ..analysis import tasks
 from ..analysis.filters import Filter, FilterContext, SampleNames, parse_filter
-from ..analysis.report import has_callchains
-from ..analysis.samplegroups import SampleGroups
 from ..analysis.sectionreport import SectionReport, kept_section_report, section_report
 from ..analysis.sections import count_sections, keep_section_map
 from ..analysis.summary import info_dict
@@ -37,6 +35,7 @@ from ..symbols.sectionmap import SectionMap, build_section_map
 from ..symbols.symbolize import Symbolizer
 
 if TYPE_CHECKING:
+    from ..analysis.samplegroups import SampleGroups
     from ..symbols.resolver import Resolver
 
 BLOCK = 1 << 20  # rows per pass of a whole-index scan
@@ -155,6 +154,7 @@ class Model:
         if self.smap is None or self.files is None:
             return
         from ..analysis.groupstore import sample_groups
+        from ..analysis.report import has_callchains
         from ..symbols.samplestore import attachment_name, sample_locs
 
         rec, smap, files = self.rec, self.smap, self.files
