@@ -51,16 +51,27 @@ async def main(path: str, started: float) -> dict:
             if "first" not in marks and msg.records > 0:
                 self.call_after_refresh(lambda: marks.setdefault("first", time.time()))
 
-    # complete on screen: the timeline drawn with its bins while the section pane has its
-    # rows (whichever path put them there: the first screen of a reopen has them before
-    # any progress message)
+    # complete on screen: the first frame written out in which the timeline was drawn with
+    # its bins while the section pane had its rows (whichever path put them there: the
+    # first screen of a reopen has them before any progress message)
     draw = Timeline.render
 
+    drawn: list[bool] = []
+
     def timeline_render(self):  # type: ignore[no-untyped-def]
-        if ("complete" not in marks and self.bins is not None
-                and self.app.query_one(SectionsPane).entry_of_row):
-            marks.setdefault("complete", time.time())
-        return draw(self)
+        out = draw(self)  # (it may bin the timeline as it draws it)
+        if self.bins is not None and self.app.query_one(SectionsPane).entry_of_row:
+            drawn.append(True)
+        return out
+
+    display = PerftuiApp._display
+
+    def app_display(self, screen, renderable):  # type: ignore[no-untyped-def]
+        display(self, screen, renderable)  # the frame written out: complete if it had both
+        if drawn and renderable is not None and "complete" not in marks:
+            marks["complete"] = time.time()
+
+    PerftuiApp._display = app_display  # type: ignore[method-assign]
 
     Timeline.render = timeline_render  # type: ignore[method-assign]
     painted: list[float] = []

@@ -42,10 +42,12 @@ async def _open(path: Path, cache: Path, seen: list[dict[str, Any]], early: bool
     timeline_render = Timeline.render
 
     def render(timeline: Timeline) -> Any:
-        """The width of every timeline painted with bins."""
+        """Whether each timeline drawn had its bins, and their width."""
+        out = timeline_render(timeline)
+        seen.append({"timeline_binned": timeline.bins is not None})
         if timeline.bins is not None:
             seen.append({"timeline_width": timeline.bins.width})
-        return timeline_render(timeline)
+        return out
 
     def render_line(pane: SectionsPane, y: int) -> Any:
         """What the section pane had when it was first painted."""
@@ -113,6 +115,8 @@ def test_reopen_opened_before_the_app_fills_its_first_frame(tmp_path: Path) -> N
     # the timeline is binned once laid out, never at a width it has before (4 columns)
     widths = {s["timeline_width"] for s in seen if "timeline_width" in s}
     assert widths == {end["final_width"]}, widths
+    # ... as its first frame is drawn: a reopen never shows a frame of "indexing…" there
+    assert next(s["timeline_binned"] for s in seen if "timeline_binned" in s)
 
 
 def test_startup_release_freezes_what_start_up_made() -> None:

@@ -482,7 +482,17 @@ class PerftuiApp(CrashReportingApp):
         profile and flame graph panes can be mounted, hidden)."""
         self._cached_shown.set()
         startup.release()
-        self._mount_views()
+        self._mount_views_once_complete()
+
+    def _mount_views_once_complete(self) -> None:
+        """Mount the profile and flame graph panes after the frame that has the timeline's
+        bins (their imports must not hold back the first complete screen)."""
+        if self._leaving() or self._views_mounting is not None:
+            return
+        if self.query_one(Timeline).bins is None:
+            self.call_after_refresh(self._mount_views_once_complete)
+        else:
+            self.call_after_refresh(self._mount_views)
 
     def on_cache_notes(self, _msg: CacheNotes) -> None:
         if self._leaving():  # a worker's message after the app began to exit

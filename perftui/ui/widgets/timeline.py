@@ -79,7 +79,11 @@ class Timeline(Widget, can_focus=True):
         """Bin again (indexing progress, zoom, resize); ``keep_time`` puts the cursor on
         the column of that time."""
         if not self.content_size.width:
-            return  # not laid out yet: its first resize bins it (not 4 columns for a frame)
+            return  # not laid out yet: its first frame bins it (not 4 columns for a frame)
+        self._bin(keep_time)
+        self.refresh()
+
+    def _bin(self, keep_time: int | None) -> None:
         if keep_time is None:
             keep_time = self._cursor_time
         # a recording reopened from the cache has its totals (and kept bins) before rows
@@ -93,7 +97,6 @@ class Timeline(Widget, can_focus=True):
         if keep_time is not None and self.bins is not None:
             self.cursor = self.col_of(keep_time)
         self.cursor = min(max(self.cursor, 0), self.width_cols() - 1)
-        self.refresh()
 
     def col_of(self, t: int) -> int:
         """The column whose time span holds ``t`` (clamped to the window)."""
@@ -117,6 +120,10 @@ class Timeline(Widget, can_focus=True):
 
     # -- drawing -----------------------------------------------------------------------------
     def render(self) -> RenderableType:
+        if self.bins is None and self.content_size.width:
+            # the first frame after layout: binned now, not a frame later on its resize
+            # (a reopen's complete screen one layout sooner)
+            self._bin(None)
         b = self.bins
         if b is None:
             return Text("indexing…", style="dim")
