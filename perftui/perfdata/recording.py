@@ -494,30 +494,47 @@ class Recording:
     def sample_values(self, rows: np.ndarray, field: str = "ip") -> np.ndarray:
         """A fixed-position u64 SAMPLE field (``ip``, ``period``, ``addr``, ``id``) of index
         rows, gathered from the sources with numpy; 0 where the sample lacks it."""
+        return self.sample_fields(rows, (field,))[0][0]
+
+    def sample_fields(self, rows: np.ndarray, fields: tuple[str, ...]
+                      ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`sample_values` of several fields, the rows' index columns gathered once:
+        per field (values, whether the row's event samples the field at all)."""
         c = self.columns
         rows = np.asarray(rows, dtype=np.int64)
-        out = np.zeros(len(rows), dtype=np.uint64)
+        got = [(np.zeros(len(rows), dtype=np.uint64), np.zeros(len(rows), dtype=bool))
+               for _ in fields]
         if not len(rows):
-            return out
+            return got
         src = c["src"][rows]
         attr = c["attr"][rows]
         pos = c["pos"][rows]
         size = c["size"][rows].astype(np.int64)
         dt = np.dtype(self.order + "u8")
+        known = [a for a in np.unique(attr).tolist() if 0 <= a < len(self.attrs)]
+        offsets = {a: self.decoder.sample_layouts[a].offsets for a in known}
+        for a in known:  # (whatever the bytes: a row of no source still has its event)
+            if any(f in offsets[a] for f in fields):
+                of_attr = attr == a
+                for (_out, has), field in zip(got, fields, strict=True):
+                    if field in offsets[a]:
+                        has |= of_attr
         for s in np.unique(src):
             if s == NO_SOURCE:
                 continue
             u8 = np.frombuffer(self.sources[int(s)].buf, dtype=np.uint8)  # type: ignore[attr-defined]
-            for a in np.unique(attr[src == s]):
-                if not 0 <= a < len(self.attrs):
+            of_src = src == s
+            for a in np.unique(attr[of_src]).tolist():
+                if a not in offsets:
                     continue
-                off = self.decoder.sample_layouts[int(a)].offsets.get(field)
-                if off is None:
-                    continue
-                sel = np.nonzero((src == s) & (attr == a) & (size >= off + 8))[0]
-                at = pos[sel] + off
-                out[sel] = gather(u8, at, dt)
-        return out
+                these = of_src & (attr == a)
+                for (out, _has), field in zip(got, fields, strict=True):
+                    off = offsets[a].get(field)
+                    if off is None:
+                        continue
+                    sel = np.nonzero(these & (size >= off + 8))[0]
+                    out[sel] = gather(u8, pos[sel] + off, dt)
+        return got
 
     def callchains(self, rows: np.ndarray) -> Callchains:
         """The callchains of SAMPLE index rows, gathered with numpy (CSR arrays)."""

@@ -45,7 +45,7 @@ from .modnames import module_name
 from .options import ASSUMED_TEXT as ASSUMED_TEXT
 from .options import SymbolOptions as SymbolOptions
 from .perfmap import load_perf_map
-from .resolved import ResolvedSamples
+from .resolved import ResolvedSamples, periods_of
 from .safefile import SymbolFileError
 from .sectionmap import SOURCE_KMOD, SectionMap, build_section_map
 from .sources import SourceFinder, file_ident, kernel_build_id, kernel_source
@@ -514,18 +514,7 @@ class Resolver:
 
     def periods(self, rows: np.ndarray) -> np.ndarray:
         """The period of SAMPLE index ``rows`` (u64; 1 where the event samples none)."""
-        period = self.rec.sample_values(rows, "period")
-        out: np.ndarray = np.where(self._has_field("period", rows), period, U64(1))
-        return out
-
-    def _has_field(self, name: str, rows: np.ndarray) -> np.ndarray:
-        attrs = self.rec.columns["attr"][rows]
-        out = np.zeros(len(rows), dtype=bool)
-        for a in np.unique(attrs).tolist():
-            if 0 <= a < len(self.rec.attrs) and \
-                    name in self.rec.decoder.sample_layouts[a].offsets:
-                out[attrs == a] = True
-        return out
+        return periods_of(*self.rec.sample_fields(rows, ("period",))[0])
 
     def blocks(self, rows: np.ndarray, block: int = 1 << 16, callchains: bool = True
                ) -> Iterator[ResolvedSamples]:

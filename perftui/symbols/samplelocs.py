@@ -32,6 +32,7 @@ from ..perfdata.index import NO_SOURCE
 from .callchain import callchain_spans, source_bytes
 from .dsonames import MapKind
 from .locations import Locations
+from .resolved import periods_of
 
 if TYPE_CHECKING:
     from .rawsamples import NameTables
@@ -290,9 +291,15 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
     for lo in range(0, n, block):
         rs = rows[lo:lo + block]
         hi = lo + len(rs)
-        comm[lo:hi] = res.model.sample_comms(rs)[0]
-        period[lo:hi] = res.periods(rs)
-        got = compiled.names(rs) if compiled is not None else name(rs)
+        if compiled is not None:  # each block's index columns and thread keys read once
+            comm[lo:hi], objects = res.model.sample_state(rs)
+            (ip, _), periods = res.rec.sample_fields(rs, ("ip", "period"))
+            period[lo:hi] = periods_of(*periods)
+            got = compiled.names(rs, ip, objects)
+        else:
+            comm[lo:hi] = res.model.sample_comms(rs)[0]
+            period[lo:hi] = res.periods(rs)
+            got = name(rs)
         leaf[lo:hi] = got[0]
         if stack is not None:
             stack[lo:hi] = got[1]
@@ -336,8 +343,10 @@ class _FastNames:
         self.maps = (*walk, mt.dso, user, mt.start, mt.pgoff,
                      alone_maps(bounds, m_start, m_end, born, died))
 
-    def names(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(own location, stack id, offsets id) of SAMPLE ``rows``."""
+    def names(self, rows: np.ndarray, ip: np.ndarray, uobj: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(own location, stack id, offsets id) of SAMPLE ``rows``, given their ``ip`` and
+        their threads' maps objects (:meth:`~.threads.ThreadModel.sample_state`)."""
         rec, model = self.res.rec, self.res.model
         if self.callchains:
             src, at, count = callchain_spans(rec, rows)
@@ -345,11 +354,9 @@ class _FastNames:
             src = rec.columns["src"][rows]
             at = np.zeros(len(rows), np.int64)
             count = np.zeros(len(rows), np.int64)
-        uobj = model.thread_objects(rows)
         seq = model.seq[rows].astype(np.int64)
         kep = model.maps.kernel_epochs(seq)
         cpumode = rec.columns["cpumode"][rows]
-        ip = rec.sample_values(rows, "ip")
         out = (np.empty(len(rows), np.int32), np.zeros(len(rows), np.int32),
                np.empty(len(rows), np.int32))
         for s in np.unique(src).tolist():

@@ -467,15 +467,26 @@ class ThreadModel:
         rows = np.asarray(rows, dtype=np.int64)
         tids = self.rec.columns["tid"][rows].astype(np.int64)
         key, known = self._keys(tids, self.seq[rows] + 1)
+        return self._comm_ids(tids, key, known), self.names
+
+    def sample_state(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`sample_comms`' ids and :meth:`thread_objects` of the same rows, the
+        thread keys searched once (the names pass asks for both, a block at a time)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        tids = self.rec.columns["tid"][rows].astype(np.int64)
+        key, known = self._keys(tids, self.seq[rows] + 1)
+        return self._comm_ids(tids, key, known), self._objects_of(key, known)
+
+    def _comm_ids(self, tids: np.ndarray, key: np.ndarray, known: np.ndarray) -> np.ndarray:
         j = _latest(self._comm_key, key)
         ok = known & (j >= 0)
         if ok.any():
             ok[ok] = self._comm_key[j[ok]] // self._span == key[ok] // self._span
-        out = np.full(len(rows), -1, dtype=np.int32)
+        out = np.full(len(tids), -1, dtype=np.int32)
         out[ok] = self._comm_name[j[ok]]
         for k in np.nonzero(~ok)[0].tolist():  # tids perf would only now create
             out[k] = self._name(f":{int(tids[k])}")
-        return out, self.names
+        return out
 
     def _name(self, s: str) -> int:
         k = self._name_ids.get(s)
@@ -523,12 +534,14 @@ class ThreadModel:
         return self._objects(tids, self.seq[rows] + 1)
 
     def _objects(self, tids: np.ndarray, seq1: np.ndarray) -> np.ndarray:
-        key, known = self._keys(tids, seq1)
+        return self._objects_of(*self._keys(tids, seq1))
+
+    def _objects_of(self, key: np.ndarray, known: np.ndarray) -> np.ndarray:
         j = _latest(self._state_key, key)
         ok = known & (j >= 0)
         if ok.any():
             ok[ok] = self._state_key[j[ok]] // self._span == key[ok] // self._span
-        out = np.full(len(tids), -1, dtype=np.int64)
+        out = np.full(len(key), -1, dtype=np.int64)
         out[ok] = self._state_obj[j[ok]]
         return out
 
