@@ -12,9 +12,11 @@ from pathlib import Path
 
 
 def run_perftui(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-                timeout: float = 120) -> subprocess.CompletedProcess[str]:
+                timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """``python -m perftui ARGS``, text output captured; on timeout, raises
-    ``TimeoutExpired`` whose ``stderr`` holds the child's Python stacks."""
+    ``TimeoutExpired`` whose ``stderr`` holds the child's Python stacks.  (The timeout
+    only guards against a hang: these commands take 1-8 s here, and a CI run whose
+    machine ran ~4x slower for minutes saw one pass 120 s.)"""
     full_env = {**(env if env is not None else os.environ), "PYTHONFAULTHANDLER": "1"}
     with subprocess.Popen([sys.executable, "-m", "perftui", *args], cwd=cwd, env=full_env,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
