@@ -89,7 +89,7 @@ def _our_key(row: dict, keys: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def compare(data: Path, keys: str, children: bool) -> None:
+def compare(data: Path, keys: str, children: bool, tree_broken: bool = False) -> None:
     theirs = perf_rows(data, keys, children)
     mine = ours(data, keys, children)
     docs = mine.get("events") or [mine]
@@ -116,8 +116,14 @@ def compare(data: Path, keys: str, children: bool) -> None:
         for key, theirs_rows in want.items():
             mine_rows = got[key]
             tol = 0.01
-            if len(theirs_rows) > len(mine_rows) == 1 and _no_map_address(klist, key):
-                # perf's split of one address (docs/architecture.md): its rows summed
+            if len(theirs_rows) > len(mine_rows) == 1 and (
+                    _no_map_address(klist, key) or tree_broken):
+                # perf's split of one address (docs/architecture.md): its rows summed.
+                # ``tree_broken``: a recording with such addresses, in which a misplaced
+                # entry can make perf's tree search miss the entry of any other key too
+                # and file a second one; ours is keyed as sort__sym_cmp compares (dso short
+                # name, then [start, end)), so one row of ours is one entry to perf's
+                # comparator: its rows must sum to ours exactly (samples, period)
                 theirs_rows = [tuple(sum(t) for t in zip(*theirs_rows, strict=True))]
                 tol = 0.01 * len(want[key])  # each row's share rounded to 2 decimals
             assert len(mine_rows) == len(theirs_rows), key
@@ -179,8 +185,10 @@ def garbage_frames(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Pa
 @pytest.mark.parametrize("keys", ["dso,sym", "comm,dso,sym", "sym"])
 def test_garbage_frames_children(garbage_frames: Path, keys: str) -> None:
     """Every row equals perf's, an address perf splits into rows that print alike
-    compared with their sum."""
-    compare(garbage_frames, keys, children=True)
+    compared with their sum; so is any row perf splits here (CI at 3ecf4cc: perf 6.1 gave
+    ``__libc_start_call_main`` two rows, 18.44% and 1.68% children, under ``--sort sym``;
+    perftui one, 20.12%, the same samples and period)."""
+    compare(garbage_frames, keys, children=True, tree_broken=True)
 
 
 # Leaf addresses in no map, in this order: perf 6.1's hists tree, its comparator not
