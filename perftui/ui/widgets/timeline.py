@@ -84,6 +84,8 @@ class Timeline(Widget, can_focus=True):
         self.refresh()
 
     def _bin(self, keep_time: int | None) -> None:
+        """Bin the window at the laid-out width (no refresh: ``render`` calls it too);
+        ``keep_time``: the cursor goes to that time's column."""
         if keep_time is None:
             keep_time = self._cursor_time
         # a recording reopened from the cache has its totals (and kept bins) before rows
