@@ -564,6 +564,8 @@ class PerftuiApp(CrashReportingApp):
 
     # -- events from widgets ------------------------------------------------------------------
     def on_record_list_highlighted(self, msg: RecordList.Highlighted) -> None:
+        if self._leaving():  # posted as the app began to exit
+            return
         self.query_one(Detail).show(msg.row)
 
     def on_timeline_range_changed(self, msg: Timeline.RangeChanged) -> None:
