@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from test_ui_pilot import browse
-from uihelpers import settle, sync
+from uihelpers import settle, sync, wait_views
 
 from perftui.demo.generate import write_demo
 from perftui.ui.app import PerftuiApp
@@ -49,6 +49,7 @@ async def _mounted(app: PerftuiApp) -> bool:
 async def test_views_mounted_once_the_first_screen_is_painted(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
         await settle(pilot)
+        await wait_views(pilot)
         assert await _mounted(app)
         assert not app.query_one(ProfilePane).display and not app.query_one(FlamePane).display
         assert len(app.query(ProfilePane)) == 1  # once

@@ -32,6 +32,17 @@ async def wait_indexed(pilot: Pilot, timeout: float = 30.0) -> None:
     await pilot.pause()
 
 
+async def wait_views(pilot: Pilot, timeout: float = 30.0) -> None:
+    """Until the profile and flame graph panes, mounted after the first complete frame,
+    are there (frames come on a timer: a slow machine needs more than a few pauses)."""
+    app = pilot.app
+    deadline = time.monotonic() + timeout
+    while app._panes() is None:  # type: ignore[attr-defined]
+        if time.monotonic() > deadline:
+            raise AssertionError("the profile and flame graph panes were never mounted")
+        await pilot.pause(0.02)
+
+
 async def settle(pilot: Pilot) -> None:
     """Let pushed screens mount and messages go round."""
     await pilot.pause()
