@@ -50,7 +50,7 @@ def make_app(planted: tuple[Path, Path, dict, dict]) -> DiffApp:
     return DiffApp(DiffModel.of(open_recording(old), open_recording(new), [str(MODULES_DIR)]))
 
 
-async def shown(pilot: Pilot, timeout: float = 30.0) -> None:
+async def shown(pilot: Pilot, timeout: float = 90.0) -> None:
     """Until both sides are grouped and the table of the current level is shown."""
     import time
 

@@ -179,7 +179,7 @@ async def names_held_back(path: Path, monkeypatch: pytest.MonkeyPatch
         rec.close()
 
 
-async def until(pilot, ok, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+async def until(pilot, ok, what: str, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not ok():
         if time.monotonic() > deadline:

@@ -51,7 +51,7 @@ class Term:
     def tmux(self, *args: str) -> str:
         assert TMUX is not None
         return subprocess.run([TMUX, "-L", self.sock, *args], check=True, text=True,
-                              capture_output=True, timeout=20, env=CLEAN_ENV).stdout
+                              capture_output=True, timeout=60, env=CLEAN_ENV).stdout
 
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", self.name, *keys)
@@ -64,7 +64,7 @@ class Term:
     def pane(self, fmt: str) -> str:
         return self.tmux("display-message", "-p", "-t", self.name, fmt).strip()
 
-    def wait(self, ok: Callable[[str], object], what: str, timeout: float = 30.0) -> str:
+    def wait(self, ok: Callable[[str], object], what: str, timeout: float = 90.0) -> str:
         """The screen once ``ok(screen)`` holds; fails with the last screen after timeout."""
         deadline = time.monotonic() + timeout
         while True:
@@ -75,10 +75,10 @@ class Term:
                 pytest.fail(f"waiting for {what}; the screen was:\n{text}")
             time.sleep(0.1)
 
-    def wait_for(self, *needles: str, timeout: float = 30.0) -> str:
+    def wait_for(self, *needles: str, timeout: float = 90.0) -> str:
         return self.wait(lambda s: all(n in s for n in needles), " and ".join(needles), timeout)
 
-    def wait_exit(self, timeout: float = 10.0) -> int:
+    def wait_exit(self, timeout: float = 30.0) -> int:
         deadline = time.monotonic() + timeout
         while self.pane("#{pane_dead}") != "1":
             if time.monotonic() > deadline:

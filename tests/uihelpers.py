@@ -16,7 +16,7 @@ from textual.pilot import Pilot
 from perftui.ui.widgets.panes import SectionsPane
 
 
-async def wait_indexed(pilot: Pilot, timeout: float = 30.0) -> None:
+async def wait_indexed(pilot: Pilot, timeout: float = 90.0) -> None:
     """Until the indexing worker has finished and its last message filled the views."""
     app = pilot.app
     deadline = time.monotonic() + timeout
@@ -32,7 +32,7 @@ async def wait_indexed(pilot: Pilot, timeout: float = 30.0) -> None:
     await pilot.pause()
 
 
-async def wait_views(pilot: Pilot, timeout: float = 30.0) -> None:
+async def wait_views(pilot: Pilot, timeout: float = 90.0) -> None:
     """Until the profile and flame graph panes, mounted after the first complete frame,
     are there (frames come on a timer: a slow machine needs more than a few pauses)."""
     app = pilot.app
