@@ -167,3 +167,35 @@ def test_entry_opened_early_without_its_report_is_not_opened_twice(tmp_path: Pat
 
     assert asyncio.run(run(lambda: False)) == (1, "cache")
     assert asyncio.run(run(broken)) == (2, "cache")
+
+
+def test_reopen_reads_no_module_file_on_the_ui_thread(tmp_path: Path) -> None:
+    """The section pane's rows need no .ko file: a reopen paints them before any is read,
+    and the files (the drill-down's symbols) are read by the index worker, never on the UI
+    thread; once indexed, every module of the plan has its file."""
+    import threading
+
+    from perftui.symbols import modfiles
+
+    plan = write_demo(tmp_path / "demo.data")
+    asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", []))
+    seen: list[dict[str, Any]] = []
+    loads: list[tuple[str, bool, bool]] = []
+    real = modfiles.load_module
+
+    def load_module(path: str) -> Any:
+        painted = any("first_paint_rows" in s for s in seen)
+        loads.append((Path(path).name, threading.current_thread() is threading.main_thread(),
+                      painted))
+        return real(path)
+
+    modfiles.load_module = load_module  # type: ignore[assignment]
+    try:
+        assert asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", seen,
+                                 early=True)) == "cache"
+    finally:
+        modfiles.load_module = real  # type: ignore[assignment]
+    assert loads, "the worker reads the module files"
+    assert not any(on_ui for _name, on_ui, _painted in loads), loads
+    assert all(painted for _name, _on_ui, painted in loads), loads
+    assert {name for name, _ui, _p in loads} == {f"{m}.ko" for m, _s in plan.in_sections}

@@ -12,13 +12,16 @@ from ..symbols.options import ASSUMED_TEXT
 from ..textsafe import safe
 
 
-def sections_json(rep: SectionReport, symbols: bool = False) -> dict[str, Any]:
-    """The stable JSON object of ``perftui sections --json``."""
+def sections_json(rep: SectionReport, symbols: bool = False, files: bool = True
+                  ) -> dict[str, Any]:
+    """The stable JSON object of ``perftui sections --json`` (``files``: find and read each
+    module's file for its build id and notes; False: only what is known without reading
+    one, as the browser's section pane needs, drawn before any .ko is read)."""
     mods: dict[str, dict[str, Any]] = {}
     for k, e in enumerate(rep.smap.entries):
         m = mods.get(e.module)
         if m is None:
-            mf = rep.files.get(e.module, e.path)
+            mf = rep.files.get(e.module, e.path) if files else None
             m = mods[e.module] = {
                 "name": e.module, "path": e.path,
                 "file": rep.files.paths.get(e.module),

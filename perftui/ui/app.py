@@ -320,7 +320,7 @@ class PerftuiApp(CrashReportingApp):
 
     def reopen_from_cache(self) -> bool:
         """Before the app runs: open the recording's cache entry and the section report
-        it keeps (~10 ms at 50 M records, a few .ko files read), so that the first frame
+        it keeps (~10 ms at 50 M records; no .ko file read), so that the first frame
         has the totals and the section pane (else the index worker does this after an
         empty first frame; the timeline is binned once laid out either way).  False:
         nothing cached, the worker indexes as on a first open."""

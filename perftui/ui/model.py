@@ -107,11 +107,10 @@ class Model:
 
     def prepare_cached(self) -> bool:
         """A recording reopened from the cache: the section report it keeps, before its
-        rows are checked (call from the worker: it reads .ko files)."""
+        rows are checked (no .ko file read: :meth:`finish` reads them, in the worker)."""
         rep = kept_section_report(self.rec, self.modules_dirs)
         if rep is None:
             return False
-        rep.load_files()
         self.smap, self.files, self.report = rep.smap, rep.files, rep
         self._first_time = self.span()[0]
         return True

@@ -251,7 +251,7 @@ class SectionsPane(DataTable):
         if rep is None:
             self.border_title = "module sections (indexing…)"
             return
-        d = sections_json(rep)
+        d = sections_json(rep, files=False)  # (no .ko read: the worker reads them)
         src = d["source"]
         self.border_title = f"module sections · {src}"
         ksamples = max(1, d["kernel_samples"])
