@@ -69,12 +69,14 @@ class Drained(Message):
 
 
 class NamesProgress(Message):
-    """Naming (and grouping) the samples: ``done`` of ``total``."""
+    """Naming (and grouping) the samples: ``done`` of ``total``; or, before the first
+    sample is named, the step under way (``what``)."""
 
-    def __init__(self, done: int, total: int) -> None:
+    def __init__(self, done: int, total: int, what: str = "") -> None:
         super().__init__()
         self.done = done
         self.total = total
+        self.what = what
 
 
 class NamesReady(Message):
@@ -374,7 +376,9 @@ class PerftuiApp(CrashReportingApp):
             self.post_message(CacheNotes())
         if self.index_error is None and not rec.cancelled and self.model.done:
             try:
-                self.model.build_names(progress=self._names_progress)
+                self.model.build_names(progress=self._names_progress,
+                                       stage=lambda what: self.post_message(
+                                           NamesProgress(0, 0, what)))
             except Exception as e:  # a symbol source that breaks must not stop the app
                 self.post_message(NamesReady(f"symbols: {e}"))
             else:
@@ -525,7 +529,8 @@ class PerftuiApp(CrashReportingApp):
     def on_names_progress(self, msg: NamesProgress) -> None:
         if self._leaving():  # a worker's message after the app began to exit
             return
-        note = f"naming samples… {100 * msg.done // max(1, msg.total)}%"
+        note = (f"naming samples: {msg.what}…" if msg.what
+                else f"naming samples… {100 * msg.done // max(1, msg.total)}%")
         header = self.query_one(HeaderLine)
         if not header.progress or header.progress.startswith("naming samples"):
             header.progress = note

@@ -137,14 +137,17 @@ class Model:
         self.done = True
 
     def build_names(self, block: int = 1 << 16,
-                    progress: Callable[[int, int], None] | None = None) -> None:
+                    progress: Callable[[int, int], None] | None = None,
+                    stage: Callable[[str], None] | None = None) -> None:
         """Every sample's names, perf's thread names and, from them, every sample's group
         for the profile views (its stack with the callchains when the recording has them).
         The names come from the index cache when it has them for these symbol options and
         the symbol files are unchanged (no thread model, no resolver); else a resolver
         names them, the cache keeps them for the next open, of the browser or of ``perftui
         report`` (the same :func:`~perftui.symbols.samplestore.sample_locs`), and the
-        resolver goes.  Either way :attr:`resolver` stays None until annotate asks.  The
+        resolver goes (``stage(what)`` before it is made: the thread model's replay takes
+        seconds at 50 M records, before the first ``progress``).  Either way
+        :attr:`resolver` stays None until annotate asks.  The
         groups likewise (:mod:`~perftui.analysis.groupstore`: kept with the names they were
         made from).
         Slow on a big first open:
@@ -166,6 +169,8 @@ class Model:
         def make() -> Resolver:
             from ..symbols.resolver import Resolver
 
+            if stage is not None:
+                stage("replaying the recording's thread and map events")
             return Resolver(rec, self.symbol_options, smap=smap, modfiles=files)
 
         sl, res = sample_locs(rec, self.symbol_options, chains, make, rows=rows,

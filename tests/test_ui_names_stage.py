@@ -1,0 +1,70 @@
+"""Before the first sample is named, the names pass replays the recording's thread and map
+events (seconds at 50 M records): the browser says so, instead of a bare "naming samples…"
+with no figure, and then counts the samples named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_ui_pilot import browse, header_text
+from uihelpers import settle, sync, wait_views
+
+from perftui.demo import MODULES_DIR
+from perftui.demo.generate import write_demo
+from perftui.perfdata import open_recording
+from perftui.perfdata.indexcache import IndexCache
+from perftui.ui.app import NamesProgress
+from perftui.ui.model import Model
+from perftui.ui.widgets.profile import ProfilePane
+
+STEP = "replaying the recording's thread and map events"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("stage") / "demo.data"
+    write_demo(path)
+    return path
+
+
+def _names(path: Path, cache: Path) -> list[tuple[str, object]]:
+    """What ``Model.build_names`` reported, in order."""
+    rec = open_recording(path, cache=IndexCache(str(cache)), mapped=True)
+    try:
+        m = Model(rec, [str(MODULES_DIR)])
+        rec.build_index()
+        m.finish()
+        m.save()
+        said: list[tuple[str, object]] = []
+        m.build_names(progress=lambda done, total: said.append(("progress", (done, total))),
+                      stage=lambda what: said.append(("stage", what)))
+        assert m.names is not None
+        return said
+    finally:
+        rec.close()
+
+
+def test_the_step_comes_before_the_first_count(demo: Path, tmp_path: Path) -> None:
+    said = _names(demo, tmp_path / "cache")
+    assert said[0] == ("stage", STEP)
+    assert [k for k, _ in said].count("stage") == 1
+    counts = [v for k, v in said if k == "progress"]
+    assert counts and counts[-1][0] == counts[-1][1] > 0  # every sample, at the end
+    # named from the cache the next time: no replay, so no step said
+    assert not [k for k, _ in _names(demo, tmp_path / "cache") if k == "stage"]
+
+
+@sync
+async def test_the_header_and_the_profile_say_the_step(demo: Path) -> None:
+    async with browse(demo, index=False) as (app, pilot):
+        await pilot.press("p")
+        await wait_views(pilot)
+        app.post_message(NamesProgress(0, 0, STEP))
+        await settle(pilot)
+        assert f"naming samples: {STEP}…" in header_text(app)
+        pane = app.query_one(ProfilePane)
+        assert pane.note.startswith(f"naming samples: {STEP}…")
+        app.post_message(NamesProgress(5, 10))
+        await settle(pilot)
+        assert "naming samples… 50%" in header_text(app)
