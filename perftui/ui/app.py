@@ -377,8 +377,7 @@ class PerftuiApp(CrashReportingApp):
         if self.index_error is None and not rec.cancelled and self.model.done:
             try:
                 self.model.build_names(progress=self._names_progress,
-                                       stage=lambda what: self.post_message(
-                                           NamesProgress(0, 0, what)))
+                                       stage=self._names_stage)
             except Exception as e:  # a symbol source that breaks must not stop the app
                 self.post_message(NamesReady(f"symbols: {e}"))
             else:
@@ -387,6 +386,9 @@ class PerftuiApp(CrashReportingApp):
                 # view computes it again and says why)
                 with contextlib.suppress(Exception):
                     self.profile_data.prepare()
+
+    def _names_stage(self, what: str) -> None:
+        self.post_message(NamesProgress(0, 0, what))
 
     def _names_progress(self, done: int, total: int) -> None:
         now = time.monotonic()
