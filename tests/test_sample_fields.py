@@ -12,6 +12,7 @@ import pytest
 
 from perftui.perfdata import EventAttr, RecordType, Sample, open_recording
 from perftui.perfdata.constants import Misc
+from perftui.perfdata.index import distinct
 from perftui.perfdata.writer import Writer
 from perftui.symbols.resolved import periods_of
 
@@ -62,3 +63,18 @@ def test_ip_and_period_of_two_events(tmp_path: Path, order: str) -> None:
         assert len(empty) == len(empty_has) == 0
     finally:
         rec.close()
+
+
+@pytest.mark.parametrize("values", [[], [7], [3, 3, 3], [5, -1, 5, 2], [0, 65535, 0],
+                                    list(range(100, 0, -3))])
+def test_distinct_is_numpys_unique(values: list[int]) -> None:
+    """``index.distinct`` (a block's sources or events, two reductions when there is one)
+    gives what ``np.unique`` gives, as ints, for every dtype the index columns use."""
+    for dt in (np.int16, np.uint16, np.int32, np.int64):
+        info = np.iinfo(dt)
+        if any(not info.min <= v <= info.max for v in values):
+            continue
+        a = np.array(values, dtype=dt)
+        got = distinct(a)
+        assert got == [int(x) for x in np.unique(a)]
+        assert all(type(x) is int for x in got)

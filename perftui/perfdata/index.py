@@ -48,6 +48,18 @@ def gather(u8: np.ndarray, at: np.ndarray, dt: np.dtype, aligned: bool | None = 
     return u8[at[:, None] + _AR[width]].view(dt).ravel()
 
 
+def distinct(a: np.ndarray) -> list[int]:
+    """The distinct values of ``a``, ascending, as ints: a block's sources or events,
+    almost always one value (then two reductions, where ``np.unique`` sorts or hashes:
+    ~1 ms a block of 2^16 rows, 0.18 s of a names pass on the bench recording)."""
+    if not len(a):
+        return []
+    lo, hi = int(a.min()), int(a.max())
+    if lo == hi:
+        return [lo]
+    return [int(x) for x in np.unique(a).tolist()]
+
+
 def _why(e: OSError) -> str:
     return e.strerror or str(e)
 

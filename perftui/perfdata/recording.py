@@ -36,7 +36,7 @@ from .constants import (
 from .errors import NotPerfData, PerfDataError
 from .features import parse_feature, parse_tracing_data
 from .header import detect, read_file_header
-from .index import NO_SOURCE, Columns, IndexBuilder, RowList, gather
+from .index import NO_SOURCE, Columns, IndexBuilder, RowList, distinct, gather
 from .indexcache import CachedIndex, CacheError, IndexCache
 from .records import RecordDecoder
 from .sources import MmapSource, Source, SpillSource
@@ -511,7 +511,7 @@ class Recording:
         pos = c["pos"][rows]
         size = c["size"][rows].astype(np.int64)
         dt = np.dtype(self.order + "u8")
-        known = [a for a in np.unique(attr).tolist() if 0 <= a < len(self.attrs)]
+        known = [a for a in distinct(attr) if 0 <= a < len(self.attrs)]
         offsets = {a: self.decoder.sample_layouts[a].offsets for a in known}
         for a in known:  # (whatever the bytes: a row of no source still has its event)
             if any(f in offsets[a] for f in fields):
@@ -519,12 +519,12 @@ class Recording:
                 for (_out, has), field in zip(got, fields, strict=True):
                     if field in offsets[a]:
                         has |= of_attr
-        for s in np.unique(src):
+        for s in distinct(src):
             if s == NO_SOURCE:
                 continue
-            u8 = np.frombuffer(self.sources[int(s)].buf, dtype=np.uint8)  # type: ignore[attr-defined]
+            u8 = np.frombuffer(self.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
             of_src = src == s
-            for a in np.unique(attr[of_src]).tolist():
+            for a in distinct(attr[of_src]):
                 if a not in offsets:
                     continue
                 these = of_src & (attr == a)

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..perfdata import Recording, RecordType
 from ..perfdata.grouping import group_ids
-from ..perfdata.index import NO_SOURCE
+from ..perfdata.index import NO_SOURCE, distinct
 from .callchain import callchain_spans, source_bytes
 from .dsonames import MapKind
 from .locations import Locations
@@ -357,12 +357,19 @@ class _FastNames:
         seq = model.seq[rows].astype(np.int64)
         kep = model.maps.kernel_epochs(seq)
         cpumode = rec.columns["cpumode"][rows]
+        big = rec.order == ">"
+        srcs = distinct(src)
+        if len(srcs) == 1:  # one source (the common case): the block's columns as they are
+            s = srcs[0]
+            u8 = source_bytes(rec, s) if s != NO_SOURCE else self._none
+            return self.tables.name(u8, big, at, count, cpumode, ip, uobj, kep, seq,
+                                    self.maps, self._name_keys)
         out = (np.empty(len(rows), np.int32), np.zeros(len(rows), np.int32),
                np.empty(len(rows), np.int32))
-        for s in np.unique(src).tolist():
+        for s in srcs:
             m = np.flatnonzero(src == s)
             u8 = source_bytes(rec, s) if s != NO_SOURCE else self._none
-            got = self.tables.name(u8, rec.order == ">", at[m], count[m], cpumode[m], ip[m],
+            got = self.tables.name(u8, big, at[m], count[m], cpumode[m], ip[m],
                                    uobj[m], kep[m], seq[m], self.maps, self._name_keys)
             for o, g in zip(out, got, strict=True):
                 o[m] = g
