@@ -15,7 +15,7 @@ import numpy as np
 
 from ..perfdata import Recording, Sample
 from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, PERF_CONTEXT_MAX, Misc
-from ..perfdata.index import NO_SOURCE, gather
+from ..perfdata.index import NO_SOURCE, distinct, gather
 from ..perfdata.sample import SampleLayout
 
 CONTEXT_HV = 2**64 - 32
@@ -82,11 +82,11 @@ def callchain_spans(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.nd
     pos = c["pos"][rows]
     size = c["size"][rows].astype(np.int64)
     dt = np.dtype(rec.order + "u8")
-    for s in np.unique(src).tolist():
+    for s in distinct(src):
         if s == NO_SOURCE:
             continue
         u8 = source_bytes(rec, s)
-        for a in np.unique(attr[src == s]).tolist():
+        for a in distinct(attr[src == s]):
             if not 0 <= a < len(rec.attrs):
                 continue
             lay = rec.decoder.sample_layouts[a]
@@ -126,7 +126,7 @@ def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.
     # entry j of row k sits at at_first[k] + 8 * (j - starts[k])
     at = np.arange(len(flat), dtype=np.int64) * 8
     at += np.repeat(at_first - 8 * starts, counts)
-    used = np.unique(src[counts > 0]).tolist()
+    used = distinct(src[counts > 0])
     if len(used) == 1:
         flat[:] = gather(source_bytes(rec, used[0]), at, dt)
         return flat, starts, counts
