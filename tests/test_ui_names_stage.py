@@ -16,6 +16,7 @@ from perftui.perfdata import open_recording
 from perftui.perfdata.indexcache import IndexCache
 from perftui.ui.app import NamesProgress
 from perftui.ui.model import Model
+from perftui.ui.widgets.panes import HeaderLine
 from perftui.ui.widgets.profile import ProfilePane
 
 STEP = "replaying the recording's thread and map events"
@@ -68,3 +69,27 @@ async def test_the_header_and_the_profile_say_the_step(demo: Path) -> None:
         app.post_message(NamesProgress(5, 10))
         await settle(pilot)
         assert "naming samples… 50%" in header_text(app)
+
+
+@pytest.mark.parametrize("size, want_step, want_count", [
+    # the demo's name and counts take ~50 columns; "  naming samples… 50%" 21 more
+    ((70, 24), "naming…", "naming 50%"),
+    ((160, 40), f"naming samples: {STEP}…", "naming samples… 50%"),
+])
+@sync
+async def test_the_header_keeps_the_figure_whole(demo: Path, size: tuple[int, int],
+                                                 want_step: str, want_count: str) -> None:
+    """Where the whole note would be cut after the file name and the counts, the header
+    says its short form whole (the percentage stays readable over ssh at 80 columns with
+    a longer file name or bigger counts)."""
+    async with browse(demo, size=size) as (app, pilot):
+        for msg, want in ((NamesProgress(0, 0, STEP), want_step),
+                          (NamesProgress(5, 10), want_count)):
+            app.post_message(msg)
+            await settle(pilot)
+            text = header_text(app)
+            assert text.endswith("  " + want), text
+            assert len(text) <= size[0], text
+        app.query_one(HeaderLine).progress = "indexing cancelled"  # another note: no short
+        app.query_one(HeaderLine).update_line()
+        assert header_text(app).endswith("indexing cancelled")

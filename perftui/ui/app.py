@@ -531,11 +531,12 @@ class PerftuiApp(CrashReportingApp):
     def on_names_progress(self, msg: NamesProgress) -> None:
         if self._leaving():  # a worker's message after the app began to exit
             return
-        note = (f"naming samples: {msg.what}…" if msg.what
-                else f"naming samples… {100 * msg.done // max(1, msg.total)}%")
+        pct = f"{100 * msg.done // max(1, msg.total)}%"
+        note = f"naming samples: {msg.what}…" if msg.what else f"naming samples… {pct}"
         header = self.query_one(HeaderLine)
         if not header.progress or header.progress.startswith("naming samples"):
             header.progress = note
+            header.short = "naming…" if msg.what else f"naming {pct}"  # (80 columns)
             header.update_line()
         self._set_view_notes(f"{note} (the profile opens when every sample has its symbol)",
                              note)

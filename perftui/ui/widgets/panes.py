@@ -34,7 +34,18 @@ class HeaderLine(Static):
     def __init__(self, model: Model, **kw: object) -> None:
         super().__init__("", **kw)  # type: ignore[arg-type]
         self.model = model
-        self.progress = ""
+        self._progress = ""
+        #: a shorter form of :attr:`progress`, shown when the whole one would be cut
+        self.short = ""
+
+    @property
+    def progress(self) -> str:
+        return self._progress
+
+    @progress.setter
+    def progress(self, text: str) -> None:
+        self._progress = text
+        self.short = ""  # (a short form is given with its progress, after it)
 
     def update_line(self) -> None:
         """The file name and the counts first; host, perf version and duration only where
@@ -45,7 +56,13 @@ class HeaderLine(Static):
 
         t0, t1 = m.span()
         counts = Text(f"  {m.n:,} records  {m.samples:,} samples", style="bold")
-        progress = Text(f"  {self.progress}", style="yellow") if self.progress else Text()
+        width = self.size.width or 120
+        path = safe(rec.path)
+        name = path.rsplit("/", 1)[-1]
+        said = self.progress
+        if self.short and 10 + counts.cell_len + len(name) + 2 + len(said) > width:
+            said = self.short  # the whole one would be cut: its short form, whole
+        progress = Text(f"  {said}", style="yellow") if said else Text()
         extras = []
         if t1 > t0:
             extras.append(f"  {(t1 - t0) / 1e9:.2f}s")
@@ -55,9 +72,6 @@ class HeaderLine(Static):
         ver = rec.feature(Feature.VERSION)
         if ver:
             extras.append(f"  perf {safe(str(ver), 20)}")
-        width = self.size.width or 120
-        path = safe(rec.path)
-        name = path.rsplit("/", 1)[-1]
         fixed = 10 + counts.cell_len + progress.cell_len  # " perftui " and a space
 
         def room() -> int:
