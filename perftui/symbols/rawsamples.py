@@ -36,18 +36,6 @@ from numba import njit
 from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, PERF_CONTEXT_MAX, Misc
 
 _EMPTY = -1
-_PARALLEL_MIN = 4096  # rows of a block worth a second thread
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _helper() -> ThreadPoolExecutor:
-    """One worker thread for the compiled loops that can run beside another."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(1, thread_name_prefix="perftui-names")
-        return _pool
 _USER = np.uint8(Misc.USER)
 _KERNEL = np.uint8(Misc.KERNEL)
 _CTX_USER = np.uint64(CONTEXT_USER)
@@ -62,6 +50,19 @@ LEVEL_BIT = 61  # the sample is in the kernel ([k] of an address no map covers)
 TAG_BIT = 60  # the kernel maps' kind of key
 NOMAP_BIT = 59  # no map covers the address (user space, or no cpumode to look one up in)
 _U32_MAX = np.uint64(2**32 - 1)
+
+_PARALLEL_MIN = 4096  # rows of a block worth a second thread
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _helper() -> ThreadPoolExecutor:
+    """One worker thread for the compiled loops that can run beside another."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(1, thread_name_prefix="perftui-names")
+        return _pool
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -59,8 +59,9 @@ class HeaderLine(Static):
         width = self.size.width or 120
         path = safe(rec.path)
         name = path.rsplit("/", 1)[-1]
+        base = 10 + counts.cell_len  # " perftui ", a space and the counts
         said = self.progress
-        if self.short and 10 + counts.cell_len + len(name) + 2 + len(said) > width:
+        if self.short and base + len(name) + 2 + len(said) > width:
             said = self.short  # the whole one would be cut: its short form, whole
         progress = Text(f"  {said}", style="yellow") if said else Text()
         extras = []
@@ -72,7 +73,7 @@ class HeaderLine(Static):
         ver = rec.feature(Feature.VERSION)
         if ver:
             extras.append(f"  perf {safe(str(ver), 20)}")
-        fixed = 10 + counts.cell_len + progress.cell_len  # " perftui " and a space
+        fixed = base + progress.cell_len
 
         def room() -> int:
             return width - fixed - sum(len(x) for x in extras)
