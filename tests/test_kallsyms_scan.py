@@ -256,6 +256,27 @@ def test_generated_ascii_text_follows_the_rule(pieces: list[bytes]) -> None:
     check_scan(b"".join(pieces))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_ASCII_PIECES), max_size=80), st.integers(1, 40))
+def test_text_scanned_in_small_pieces_follows_the_rule(pieces: list[bytes], piece: int
+                                                        ) -> None:
+    """The numpy reader takes the text in pieces cut at line ends (~1 MB each: a
+    /proc/kallsyms of 5 MB is 5 of them); pieces of a few bytes put every kind of line at
+    a piece's start and end, and modules met again in a later piece keep one code."""
+    import perftui.symbols.kallsymscan as scan
+
+    data = (b"ffffffff81000000 T first\t[mod]\n" + b"".join(pieces)
+            + b"\nffffffff81000000 t again\t[mod]\n")
+    saved = scan._PIECE
+    scan._PIECE = piece
+    try:
+        check_scan(data)
+        got = scan_kallsyms(data)
+    finally:
+        scan._PIECE = saved
+    assert got.modules.count("mod") == 1
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 2**64 - 1), st.sampled_from("TtWwDdBbRrAU"),
                           st.text("_$abcSyS\u00e9", max_size=12),

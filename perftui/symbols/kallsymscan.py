@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -87,9 +88,45 @@ _HEAD = 17  # bytes read at each line start: up to 16 address digits and the one
 _COLS = np.arange(_HEAD - 1, dtype=np.int64)
 
 
+#: Bytes of text scanned at once (cut at a line end): the scan's temporaries are a few
+#: times this.  Over a whole 5.4 MB /proc/kallsyms at once they made ~28 MB of the C heap,
+#: the peak of a first ``perftui report`` on a small recording.
+_PIECE = 1 << 20
+
+
 def _scan_ascii(data: bytes) -> KallsymsLines:
+    """:func:`scan_kallsyms` of ASCII text whose lines end at ``\\n`` only: in pieces of
+    whole lines (every rule is per line)."""
     n = len(data)
-    arr = np.frombuffer(data, dtype=np.uint8)
+    parts: list[tuple[np.ndarray, ...]] = []
+    mod_names: list[str] = []
+    skipped = lo = rows = 0
+    while True:
+        hi = n if n - lo <= _PIECE else data.find(b"\n", lo + _PIECE) + 1 or n
+        *fields, found, piece_skipped = _scan_piece(data, lo, hi)
+        fields[6] = fields[6] + rows  # the piece's rows with a module, counted from the first
+        rows += len(fields[0])
+        parts.append(tuple(fields))
+        mod_names += found
+        skipped += piece_skipped
+        lo = hi
+        if lo >= n:
+            break
+    addrs, types, rs, ne, first, tabbed, mod_rows = (
+        np.concatenate([p[i] for p in parts]) for i in range(7))
+    module = np.full(len(addrs), -1, dtype=np.int32)
+    code: dict[str, int] = {}
+    module[mod_rows] = [code.setdefault(m, len(code)) for m in mod_names]
+    return KallsymsLines(addrs, types, SliceNames(data, rs, ne), ne - rs, first, tabbed,
+                         module, list(code), skipped)
+
+
+def _scan_piece(data: bytes, lo: int, hi: int) -> tuple[Any, ...]:
+    """The lines of ``data[lo:hi]`` (whole lines): (addrs, types, name starts and ends in
+    ``data``, first name bytes, tabbed, the rows with a module, their module names, how
+    many lines were skipped)."""
+    arr = np.frombuffer(data, dtype=np.uint8, count=hi - lo, offset=lo)
+    n = hi - lo
     pad = np.concatenate([arr, np.zeros(_HEAD + 3, dtype=np.uint8)])  # reads past the end
     nl = np.flatnonzero(arr == 10)
     ls = np.concatenate([[0], nl + 1]).astype(np.int64)  # line starts
@@ -115,11 +152,9 @@ def _scan_ascii(data: bytes) -> KallsymsLines:
     tpos = _first_at_or_after(np.flatnonzero(arr == 9), rs, n)
     tabbed = tpos < eff
     ne = np.where(tabbed, tpos, eff)  # name ends
-    names = SliceNames(data, rs, ne)
-    name_len = ne - rs
-    first = np.where(name_len > 0, pad[rs], 0).astype(np.uint8)
-    module = np.full(len(rows), -1, dtype=np.int32)
-    modules: list[str] = []
+    first = np.where(ne > rs, pad[rs], 0).astype(np.uint8)
+    mod_rows = np.zeros(0, np.int64)
+    mod_names: list[str] = []
     if tabbed.any():
         mstart = tpos + 1
         closing = _first_at_or_after(np.flatnonzero(arr == 93), mstart, n)
@@ -128,11 +163,7 @@ def _scan_ascii(data: bytes) -> KallsymsLines:
         mod_rows = np.flatnonzero(is_mod)
         mod_names = slices_text(arr, mstart[mod_rows] + 1, closing[mod_rows], sep=10,
                                 errors="strict")
-        code: dict[str, int] = {}
-        module[mod_rows] = [code.setdefault(m, len(code)) for m in mod_names]
-        modules = list(code)
-    return KallsymsLines(addrs, types, names, name_len, first, tabbed, module, modules,
-                         skipped)
+    return addrs, types, rs + lo, ne + lo, first, tabbed, mod_rows, mod_names, skipped
 
 
 def _hex_values(digits: np.ndarray, lengths: np.ndarray) -> np.ndarray:
