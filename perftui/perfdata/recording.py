@@ -41,6 +41,7 @@ from .indexcache import CachedIndex, CacheError, IndexCache
 from .records import RecordDecoder
 from .sources import MmapSource, Source, SpillSource
 from .stats import IndexStats
+from .speculate import release_scratch
 from .walk import Chunk, StreamState, Walker
 
 MAX_SOURCES = NO_SOURCE  # the src column is u2: data files and spills, at most this many
@@ -274,6 +275,7 @@ class Recording:
                 yield (src if ch.outer is None else st.spill_src), ch
                 self._rows += len(ch.offs)
             w.finish_stream(st, end if end >= 0 else 0)
+        release_scratch()  # (the walk's work arrays: not kept through what follows)
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every record decoded, as perf reads them: file order; for a ``perf.data/``
