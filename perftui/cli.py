@@ -172,7 +172,7 @@ def cmd_dump(args: argparse.Namespace) -> int:
 
         rec = open_input(input_path(args), spill=True, mapped=True)
         rec.build_index()
-        namer = SampleNamer(rec, Resolver(rec, symbol_options(args)))
+        namer = SampleNamer(rec, Resolver(rec, symbol_options(args), kernel_first=True))
         records = rec.indexed_records()
     out = sys.stdout
     n = 0

@@ -144,7 +144,7 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
     return out
 
 
-_ROWS_AT_A_TIME = 1 << 20  # the per-row temporaries below: bounded at any size
+_ROWS_AT_A_TIME = 1 << 18  # the per-row temporaries below: bounded at any size (~4 MB)
 
 
 def _attr_counts(attr: np.ndarray, rows: np.ndarray, n_attrs: int) -> np.ndarray:

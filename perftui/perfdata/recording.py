@@ -40,8 +40,8 @@ from .index import NO_SOURCE, Columns, IndexBuilder, RowList, distinct, gather
 from .indexcache import CachedIndex, CacheError, IndexCache
 from .records import RecordDecoder
 from .sources import MmapSource, Source, SpillSource
-from .stats import IndexStats
 from .speculate import release_scratch
+from .stats import IndexStats
 from .walk import Chunk, StreamState, Walker
 
 MAX_SOURCES = NO_SOURCE  # the src column is u2: data files and spills, at most this many

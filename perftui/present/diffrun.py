@@ -105,7 +105,7 @@ def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache,
     try:
         rec.build_index()
         flt = side_filter(rec, time, req.cpu)
-        res = Resolver(rec, req.symbols, cache=cache)
+        res = Resolver(rec, req.symbols, cache=cache, kernel_first=True)
         tables = recording_tables(res, req.keys, flt)
         notes = list(res.notes) + (list(rec.cache.notes) if rec.cache is not None else [])
         return Side(path, tables, Setup.of(rec), notes, list(rec.errors))

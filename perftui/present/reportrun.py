@@ -56,7 +56,7 @@ def run_report(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
 
 def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> None:
     """Folded stacks and/or a speedscope file."""
-    res = Resolver(rec, req.symbols)
+    res = Resolver(rec, req.symbols, kernel_first=True)
     rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=res.smap))
     tree = build_tree(resolved_blocks(res, rows, True, req.dsos, req.comms), top_down=True)
     names = names_of(res)
@@ -82,7 +82,8 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
           ) -> None:
     """The hotspot table, from every sample's locations (resolved, or from the cache)."""
     # (the resolver is not kept: its symbol tables go before the counting)
-    sl = sample_locs(rec, req.symbols, children, lambda: Resolver(rec, req.symbols))[0]
+    sl = sample_locs(rec, req.symbols, children,
+                     lambda: Resolver(rec, req.symbols, kernel_first=True))[0]
     trim()
     if req.flt.empty:
         rows = sl.rows

@@ -94,11 +94,14 @@ class Resolver:
 
     def __init__(self, rec: Recording, opts: SymbolOptions | None = None,
                  model: ThreadModel | None = None, smap: SectionMap | None = None,
-                 modfiles: ModuleFiles | None = None, cache: SymbolCache | None = None
-                 ) -> None:
+                 modfiles: ModuleFiles | None = None, cache: SymbolCache | None = None,
+                 kernel_first: bool = False) -> None:
+        """``kernel_first``: every sample is to be named; load the kernel's symbols
+        before the thread model when the recording has kernel records.  Parsing a 5 MB
+        kallsyms needs ~25 MB of temporaries: next to the thread model and numba's code
+        they made the peak of a first ``perftui report``."""
         self.rec = rec
         self.opts = opts or SymbolOptions()
-        self.model = model if model is not None else ThreadModel.build(rec)
         self.smap = smap if smap is not None else build_section_map(rec)
         self.modfiles = modfiles if modfiles is not None else ModuleFiles.of(
             rec, self.opts.modules_dirs)
@@ -118,6 +121,9 @@ class Resolver:
                                        if e.source == SOURCE_KMOD], dtype=np.int64)
         self.kernel_dso = self.locs.dso_id(KERNEL_DSO, kernel=True)
         self._kmod_modules = {e.module for e in self.smap.entries if e.source == SOURCE_KMOD}
+        if kernel_first and _has_kernel_records(rec):
+            self._kernel()
+        self.model = model if model is not None else ThreadModel.build(rec)
 
     def use_locations(self, locs: Locations) -> None:
         """Name into ``locs``, a table an earlier resolver of this recording and options
@@ -521,3 +527,10 @@ class Resolver:
         """:meth:`samples` of ``rows`` in blocks (bounded temporaries)."""
         for lo in range(0, len(rows), block):
             yield self.samples(rows[lo:lo + block], callchains)
+
+
+def _has_kernel_records(rec: Recording, block: int = 1 << 20) -> bool:
+    """Whether any record of ``rec`` has the kernel's cpumode (a block at a time: the
+    first kernel sample is usually in the first)."""
+    cm = rec.columns["cpumode"]
+    return any(bool(np.any(cm[lo:lo + block] == Misc.KERNEL)) for lo in range(0, len(cm), block))

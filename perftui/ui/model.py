@@ -171,7 +171,8 @@ class Model:
 
             if stage is not None:
                 stage("replaying the recording's thread and map events")
-            return Resolver(rec, self.symbol_options, smap=smap, modfiles=files)
+            return Resolver(rec, self.symbol_options, smap=smap, modfiles=files,
+                            kernel_first=True)
 
         sl, res = sample_locs(rec, self.symbol_options, chains, make, rows=rows,
                               alloc=alloc, progress=progress)
