@@ -93,8 +93,10 @@ def _grouped(cols: list[np.ndarray], n: int) -> tuple[list[np.ndarray], np.ndarr
 
 #: Samples grouped at a time: bounds the per-sample temporaries (RssAnon) at any size.
 CHUNK = 1 << 18
-#: Chunks' groups held before they are merged (at least; else twice the merged ones).
-MERGE_AT = 1 << 18
+#: Chunks' groups held before they are merged (at least; else twice the merged ones).  A
+#: merge's temporaries are a few times this: 2^17, not 2^18, took a first ``report
+#: --children``'s peak down by ~3 MB in the same time (more merges, each half the size).
+MERGE_AT = 1 << 17
 #: a children table of at least this many samples gives its blocks' freed temporaries back
 #: to the system (``malloc_trim``, ~10 ms) before its rows are made: at 50 M records they
 #: were ~25 MB of the report's peak
@@ -152,7 +154,7 @@ def group_samples(n: int, columns: Callable[[int, int], list[np.ndarray]],
         hi = min(n, lo + CHUNK)
         u, inv, first = group_ids(pk.pack(columns(lo, hi), hi - lo), pk.space)
         m = len(u)
-        parts.append((u, sum_by(inv, period(lo, hi).astype(np.int64), m),
+        parts.append((u, sum_by(inv, period(lo, hi), m),
                       np.bincount(inv, minlength=m).astype(np.int64), first + lo))
         # the chunks' groups merged as they come, once they outgrow the merged ones: kept
         # per chunk to the end they took ~150 MB at 48 M samples (92 chunks of ~50 K)
@@ -224,12 +226,12 @@ def profile_of(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
         cols = []
         for k in keys:
             if k == "comm":
-                cols.append(sl.comm[p].astype(np.int64))
+                cols.append(sl.comm[p])  # (int32 codes: packed as they are)
             elif k in ("pid", "tid"):  # perf's pid key is the thread
                 cols.append(index["tid"][sl.rows[p]].astype(np.int64))
             elif k == "cpu":
                 cols.append(index["cpu"][sl.rows[p]].astype(np.int64))
-        last = by[p].astype(np.int64)
+        last = by[p]  # (int32 ids)
         cols.append(last if children else lk[last])
         return cols
 

@@ -49,7 +49,7 @@ def group_ids(flat: np.ndarray, space: int | None = None
     s = np.sort(flat)
     uniq = s[np.concatenate([[True], s[1:] != s[:-1]])]
     del s
-    inv = np.searchsorted(uniq, flat).astype(np.int64)
+    inv = np.searchsorted(uniq, flat).astype(np.int64, copy=False)  # (intp: no copy)
     first = np.full(len(uniq), n, dtype=np.int64)
     np.minimum.at(first, inv, np.arange(n, dtype=np.int64))
     return uniq, inv, first
