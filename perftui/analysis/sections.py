@@ -307,34 +307,35 @@ def stream_sections(rec: Recording, flt: Filter | None = None) -> StreamedSectio
     base = 0
     # cpu, pid and tid are gathered only when the filter asks about them
     lean = flt is None or all(v is None for v in (flt.cpus, flt.pids, flt.tids, flt.comm))
-    for src, ch in rec.chunks():
-        part = rec.builder.rows(ch, max(src, 0), lean=lean)
-        t = part["type"]
-        special = np.flatnonzero(is_map_record(t, part["cpumode"])
-                                 | (t == RecordType.HEADER_BUILD_ID))
-        for i in special.tolist():
-            offset = ch.outer if ch.outer is not None else int(ch.offs[i])
-            try:
-                f: dict[str, Any] | ValueError = rec.chunk_decode(
-                    ch, i, int(part["attr"][i]), int(t[i]))
-            except ValueError as e:
-                f = e
-            if t[i] == RecordType.HEADER_BUILD_ID:
-                if isinstance(f, dict):
-                    build_ids.append(f)
-            else:
-                map_records.append((base + i, offset, f))
-        sm = np.flatnonzero(t == RecordType.SAMPLE)
-        if flt is not None and not flt.empty:
-            sm = sm[flt.mask(rec, sm, None, cols=part)]
-        mode = part["cpumode"][sm]
-        k = sm[mode == Misc.KERNEL]
-        u = int(np.count_nonzero(mode == Misc.USER))
-        user += u
-        other += len(sm) - len(k) - u
-        acc.add(rec.chunk_sample_values(ch, k, part["attr"][k], part["size"][k]),
-                part["attr"][k])
-        base += len(t)
+    with rec.chunks_ahead() as chunks:
+        for src, ch in chunks:
+            part = rec.builder.rows(ch, max(src, 0), lean=lean)
+            t = part["type"]
+            special = np.flatnonzero(is_map_record(t, part["cpumode"])
+                                     | (t == RecordType.HEADER_BUILD_ID))
+            for i in special.tolist():
+                offset = ch.outer if ch.outer is not None else int(ch.offs[i])
+                try:
+                    f: dict[str, Any] | ValueError = rec.chunk_decode(
+                        ch, i, int(part["attr"][i]), int(t[i]))
+                except ValueError as e:
+                    f = e
+                if t[i] == RecordType.HEADER_BUILD_ID:
+                    if isinstance(f, dict):
+                        build_ids.append(f)
+                else:
+                    map_records.append((base + i, offset, f))
+            sm = np.flatnonzero(t == RecordType.SAMPLE)
+            if flt is not None and not flt.empty:
+                sm = sm[flt.mask(rec, sm, None, cols=part)]
+            mode = part["cpumode"][sm]
+            k = sm[mode == Misc.KERNEL]
+            u = int(np.count_nonzero(mode == Misc.USER))
+            user += u
+            other += len(sm) - len(k) - u
+            acc.add(rec.chunk_sample_values(ch, k, part["attr"][k], part["size"][k]),
+                    part["attr"][k])
+            base += len(t)
     smap = build_section_map(rec, map_records)
     ips, attrs, counts = acc.finish()
     owner = smap.lookup(ips).astype(np.int64)

@@ -45,24 +45,25 @@ def walk_index(rec: Recording, progress: Callable[[int, int], None] | None,
     first = True
     start_at = rec.streams[0][2] if rec.streams else 0
     growth = _Growth(rec.file_size, start_at)
-    for src, ch in rec.chunks():
-        if rec.cancelled:
-            break
-        if ch.outer is None and len(ch.offs) and rec.file_size > 0 and src == 0:
-            growth.reserve(cols, int(ch.offs[-1]))
-        part = rec.builder.rows(ch, src if src >= 0 else NO_SOURCE)
-        base = len(cols)
-        stats.add(part["type"], part["attr"], part["time"], len(rec.attrs))
-        not_sample = np.flatnonzero(part["type"] != RecordType.SAMPLE)
-        if len(not_sample):
-            others.extend(not_sample + base)
-        cols.append(part)  # last: a reader sees the rows once the rest is in place
-        if progress is not None:
-            now = time.monotonic()
-            if now - last >= budget or first:  # the first chunk at once: first screen
-                first = False
-                last = now
-                progress(len(cols), int(ch.offs[-1]) if ch.outer is None else -1)
+    with rec.chunks_ahead() as chunks:
+        for src, ch in chunks:
+            if rec.cancelled:
+                break
+            if ch.outer is None and len(ch.offs) and rec.file_size > 0 and src == 0:
+                growth.reserve(cols, int(ch.offs[-1]))
+            part = rec.builder.rows(ch, src if src >= 0 else NO_SOURCE)
+            base = len(cols)
+            stats.add(part["type"], part["attr"], part["time"], len(rec.attrs))
+            not_sample = np.flatnonzero(part["type"] != RecordType.SAMPLE)
+            if len(not_sample):
+                others.extend(not_sample + base)
+            cols.append(part)  # last: a reader sees the rows once the rest is in place
+            if progress is not None:
+                now = time.monotonic()
+                if now - last >= budget or first:  # the first chunk at once: first screen
+                    first = False
+                    last = now
+                    progress(len(cols), int(ch.offs[-1]) if ch.outer is None else -1)
     rec.unknown_ids = rec.builder.unknown_ids
     cols.trim()
     others.trim()
@@ -87,9 +88,10 @@ def scan(rec: Recording) -> IndexStats:
         return rec.stats
     stats = rec.stats = IndexStats()
     rec.builder.unknown_ids = 0
-    for _src, ch in rec.chunks():
-        part = rec.builder.rows(ch, 0, lean=True)
-        stats.add(part["type"], part["attr"], part["time"], len(rec.attrs))
+    with rec.chunks_ahead() as chunks:
+        for _src, ch in chunks:
+            part = rec.builder.rows(ch, 0, lean=True)
+            stats.add(part["type"], part["attr"], part["time"], len(rec.attrs))
     rec.unknown_ids = rec.builder.unknown_ids
     return stats
 
