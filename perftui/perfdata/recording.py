@@ -23,6 +23,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ..heap import trim
 from . import indexpersist, indexwalk
 from .attr import EventAttr, parse_attr
 from .callchains import Callchains, sample_callchains
@@ -293,6 +294,7 @@ class Recording:
             return
         with Prefetch(self.chunks()) as ahead:
             yield iter(ahead)
+        trim()  # (what the walk's thread freed stays in its own heap arena otherwise)
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every record decoded, as perf reads them: file order; for a ``perf.data/``
