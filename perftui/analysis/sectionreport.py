@@ -18,6 +18,7 @@ from .filters import Filter, FilterContext
 from .sections import (
     SectionCounts,
     count_sections,
+    keep_section_map,
     kept_counts,
     kept_section_map,
     stream_sections,
@@ -106,6 +107,23 @@ def kept_section_report(rec: Recording, modules_dirs: list[str] | None = None
         return None
     files = ModuleFiles(list(modules_dirs or []), rec.feature(Feature.OSRELEASE), build_ids)
     return SectionReport(rec, smap, counts, files)
+
+
+def keep_first_screen(rec: Recording, smap: SectionMap | None = None,
+                      files: ModuleFiles | None = None,
+                      modules_dirs: list[str] | None = None) -> None:
+    """What a reopened browser draws its first screen from, kept with a walked index
+    (:meth:`~perftui.perfdata.recording.Recording.save_index` writes it to the cache): the
+    timeline's fine bins, the unfiltered section counts and the section map.  Without
+    them a reopen counts them again over every row before its screen is complete (~9 s
+    at 50 M records)."""
+    from .timeline import keep_fine_bins
+
+    smap = smap if smap is not None else build_section_map(rec)
+    files = files if files is not None else ModuleFiles.of(rec, modules_dirs)
+    keep_fine_bins(rec)
+    count_sections(rec, smap)  # unfiltered counts, kept (no-op if they are)
+    keep_section_map(rec, smap, files.build_ids)
 
 
 def streamed_section_report(rec: Recording, modules_dirs: list[str] | None = None,

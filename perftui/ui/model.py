@@ -17,11 +17,14 @@ import numpy as np
 from .. import heap
 from ..analysis import tasks
 from ..analysis.filters import Filter, FilterContext, SampleNames, parse_filter
-from ..analysis.sectionreport import SectionReport, kept_section_report, section_report
-from ..analysis.sections import count_sections, keep_section_map
+from ..analysis.sectionreport import (
+    SectionReport,
+    keep_first_screen,
+    kept_section_report,
+    section_report,
+)
 from ..analysis.summary import info_dict
 from ..analysis.tasks import CommModel, CommTable, SampleComms, comm_of_row
-from ..analysis.timeline import keep_fine_bins
 from ..analysis.timespec import format_seconds
 from ..perfdata import Recording, RecordType, type_name
 from ..perfdata.colstore import ColumnStore
@@ -131,9 +134,7 @@ class Model:
         if self.report is not None:
             self.report.load_files()  # finds and reads .ko files: here, in the worker
         if rec.index_origin == "walk" and rec.indexed:
-            keep_fine_bins(rec)
-            count_sections(rec, self.smap)  # unfiltered counts, kept (no-op if they are)
-            keep_section_map(rec, self.smap, self.files.build_ids)
+            keep_first_screen(rec, self.smap, self.files)
         self.done = True
 
     def build_names(self, block: int = 1 << 16,
