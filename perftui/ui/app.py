@@ -68,6 +68,10 @@ class Drained(Message):
         self.done = done
 
 
+class _Leaving(Exception):
+    """The app is quitting: the index worker's names pass stops (nothing is kept)."""
+
+
 class NamesProgress(Message):
     """Naming (and grouping) the samples: ``done`` of ``total``; or, before the first
     sample is named, the step under way (``what``)."""
@@ -348,9 +352,12 @@ class PerftuiApp(CrashReportingApp):
     @work(thread=True, exclusive=True, group="index")
     def index(self) -> None:
         rec = self.model.rec
+        worker = get_current_worker()
 
         def progress(records: int, _bytes: int) -> None:
-            if self.cancel_requested:
+            # Esc, or the app quitting (Textual cancels its workers, then waits for their
+            # threads: q while a 50 M-record file was indexed took ~40 s to exit)
+            if self.cancel_requested or worker.is_cancelled:
                 rec.cancelled = True
             self.post_message(Progress(records))
 
@@ -369,6 +376,8 @@ class PerftuiApp(CrashReportingApp):
         except Exception as e:
             self.index_error = f"indexing stopped: {e}"
         self.post_message(Progress(len(rec.columns), done=True))
+        if worker.is_cancelled:
+            return  # the app is leaving: no drain of a pipe, no cache entry, no names
         if rec.cancelled and self.stream is not None:
             self._drain(self.stream)
         elif self.index_error is None:
@@ -378,6 +387,8 @@ class PerftuiApp(CrashReportingApp):
             try:
                 self.model.build_names(progress=self._names_progress,
                                        stage=self._names_stage)
+            except _Leaving:
+                return
             except Exception as e:  # a symbol source that breaks must not stop the app
                 self.post_message(NamesReady(f"symbols: {e}"))
             else:
@@ -391,6 +402,8 @@ class PerftuiApp(CrashReportingApp):
         self.post_message(NamesProgress(0, 0, what))
 
     def _names_progress(self, done: int, total: int) -> None:
+        if get_current_worker().is_cancelled:
+            raise _Leaving  # (after a block: the names pass stops within ~10 ms)
         now = time.monotonic()
         if now - self._names_at >= 0.25:
             self._names_at = now
