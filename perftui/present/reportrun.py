@@ -55,7 +55,8 @@ class IndexSaver:
     def __init__(self, rec: Recording, opts: SymbolOptions) -> None:
         self.rec = rec
         self.smap = build_section_map(rec)
-        keep_first_screen(rec, self.smap, ModuleFiles.of(rec, opts.modules_dirs))
+        self.files = ModuleFiles.of(rec, opts.modules_dirs)  # (the resolver's too)
+        keep_first_screen(rec, self.smap, self.files)
         trim()  # the counting's temporaries
         self._saved = False
 
@@ -82,7 +83,8 @@ def run_report(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
 
 def _resolver(rec: Recording, req: ReportRequest, saver: IndexSaver | None) -> Resolver:
     """The resolver that names every sample; the index saved once it is made."""
-    res = Resolver(rec, req.symbols, smap=saver.smap if saver else None, kernel_first=True)
+    res = Resolver(rec, req.symbols, smap=saver.smap if saver else None,
+                   modfiles=saver.files if saver else None, kernel_first=True)
     if saver is not None:
         saver.save()
     return res
