@@ -93,3 +93,32 @@ async def test_the_header_keeps_the_figure_whole(demo: Path, size: tuple[int, in
         app.query_one(HeaderLine).progress = "indexing cancelled"  # another note: no short
         app.query_one(HeaderLine).update_line()
         assert header_text(app).endswith("indexing cancelled")
+
+
+@sync
+async def test_the_profile_and_flame_graph_say_the_step_whole_at_80_columns(
+        demo: Path) -> None:
+    """The step's note is longer than 80 columns: the profile's table and the flame graph
+    wrap it (it was cut at "(the profile")."""
+    from perftui.ui.widgets.flame import FlameGraph
+    from perftui.ui.widgets.hotspots import HotspotTable
+
+    want = f"naming samples: {STEP}… (the profile opens when every sample has its symbol)"
+    async with browse(demo, size=(80, 24), index=False) as (app, pilot):
+        await pilot.press("p")
+        await wait_views(pilot)
+        table = app.query_one(HotspotTable)
+        table.show(None, want)  # (what the pane shows once indexed, until named)
+        await settle(pilot)
+        got = [table.line(i).plain for i in range(table.line_count())]
+        assert len(got) > 1 and " ".join(got) == want, got
+        assert all(len(g) < table.size.width for g in got), got
+        assert table.line_count() == len(got)  # (the lines drawn are those)
+        await pilot.press("f")
+        await wait_views(pilot)
+        graph = app.query_one(FlameGraph)
+        graph.placeholder = want
+        w = graph.size.width
+        rows = [graph.render_line(y).text.rstrip() for y in range(4)]
+        assert " ".join(r for r in rows if r) == want, rows
+        assert all(len(r) <= w for r in rows)

@@ -136,7 +136,7 @@ class CallTreeList(LineList):
 
     # -- drawing --------------------------------------------------------------------------------
     def line_count(self) -> int:
-        return len(self.lines) if self.forests else (1 if self.placeholder else 0)
+        return len(self.lines) if self.forests else len(self.note_lines(self.placeholder))
 
     def header(self) -> Text | None:
         if not self.forests:
@@ -145,7 +145,7 @@ class CallTreeList(LineList):
 
     def line(self, i: int) -> Text:
         if not self.forests:
-            return Text(self.placeholder, style="dim")
+            return Text(self.note_lines(self.placeholder)[i], style="dim")
         ln = self.lines[i]
         f = self.forests[ln.forest]
         t = f.tree.tree

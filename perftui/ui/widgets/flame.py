@@ -29,6 +29,7 @@ from ...symbols.locations import Locations
 from ...textsafe import safe
 from ..profiledata import ProfileData, Scope
 from .frames import KIND_COLOURS, LEGEND, EventChoice, frame_kind, frame_name, where_text
+from .linelist import wrap_note
 from .profile import event_bindings
 
 MAX_LEVELS = 1024  # deepest level laid out
@@ -259,9 +260,9 @@ class FlameGraph(Widget, can_focus=True):
             self._laid_width = width
             self._place_cursor(*self.cursor)
         if not self.levels:
-            if y == 0 and self.placeholder:
-                return Strip([Segment(self.placeholder[:width].ljust(width),
-                                      Style(dim=True))])
+            note = wrap_note(self.placeholder, width)
+            if y < len(note):
+                return Strip([Segment(note[y].ljust(width), Style(dim=True))]).crop(0, width)
             return Strip.blank(width)
         level = self.top + y
         if level == len(self.levels) + 1:  # under the graph, where there is room: the key

@@ -144,7 +144,7 @@ class HotspotTable(LineList):
     def line_count(self) -> int:
         v = self.view
         if v is None or not len(v.rows):
-            return 1 if self.placeholder else 0
+            return len(self.note_lines(self.placeholder))
         return len(v.rows)
 
     def header(self) -> Text | None:
@@ -182,7 +182,7 @@ class HotspotTable(LineList):
     def line(self, i: int) -> Text:
         v = self.view
         if v is None or not len(v.rows):
-            return Text(self.placeholder, style="dim")
+            return Text(self.note_lines(self.placeholder)[i], style="dim")
         gp = v.gp
         r = int(v.rows[i])
         total = gp.total_period

@@ -3,6 +3,7 @@ made), for tables of any length: the profile's hotspot table and call trees."""
 
 from __future__ import annotations
 
+import textwrap
 from collections import OrderedDict
 
 from rich.segment import Segment
@@ -14,6 +15,14 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+
+def wrap_note(note: str, width: int) -> list[str]:
+    """``note`` in lines of at most ``width - 1`` cells (words kept whole where they fit);
+    no lines for no note."""
+    if not note:
+        return []
+    return textwrap.wrap(note, max(8, width - 1)) or [""]
 
 
 class LineList(ScrollView, can_focus=True):
@@ -79,6 +88,11 @@ class LineList(ScrollView, can_focus=True):
 
     def header(self) -> Text | None:
         return None
+
+    def note_lines(self, note: str) -> list[str]:
+        """``note`` (what the list says instead of lines) wrapped to the list's width: a
+        long one is read whole at 80 columns, not cut off."""
+        return wrap_note(note, self.size.width)
 
     # -- data --------------------------------------------------------------------------------
     @property
