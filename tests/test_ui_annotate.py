@@ -418,6 +418,21 @@ async def test_names_from_files_are_shown_literally(planted: tuple[Path, list[Pl
 
 
 @sync
+async def test_nothing_to_annotate_is_said_whole_at_80_columns(
+        planted: tuple[Path, list[Planted]]) -> None:
+    """Why there is nothing to show is said once, above the table and wrapped: the table's
+    one row, saying it again, was cut at 80 columns and scrolled sideways."""
+    path, _ = planted
+    name = "f" + "x" * 120
+    async with browse(path, size=(80, 24)) as (app, pilot):
+        screen = await opened(app, pilot, Callee(name))
+        assert name in screen_text(app).replace("\n", "")
+        table = screen.query_one(AnnotateTable)
+        assert [r[-1] for r in rows(screen)] == ["no instructions: why is said above"]
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+
+
+@sync
 async def test_the_work_is_done_in_a_worker_thread(
         planted: tuple[Path, list[Planted]], monkeypatch: pytest.MonkeyPatch) -> None:
     path, _ = planted

@@ -208,8 +208,12 @@ class AnnotateScreen(BackScreen):
         self.row_of, self.insn_at = [], []
         ann = self.result.annotation if self.result is not None else None
         if ann is None or not ann.disasm.instructions:
+            # (why is the note above, whole: the row, as long, was cut at 80 columns and
+            # scrolled sideways)
+            why = self.query_one("#note", Static).display
             table.add_column("")
-            table.add_row(Text(self.problem or "no instructions", style="dim"))
+            table.add_row(Text("no instructions: why is said above" if why
+                               else "no instructions", style="dim"))
             self.insn_at.append(None)
             return
         rows: list[tuple[Text, Text, Text, Text]] = []
