@@ -76,6 +76,13 @@ async def shoot(recording: Path, name: str, keys: list[str], out: Path) -> Path:
                 await app.workers.wait_for_complete()  # annotate, the profile views
                 await pilot.pause()
                 await pilot.pause()
+            calm = 0  # the row selected in a pane, drawn in the timeline (twice in a row)
+            while calm < 2:
+                if time.monotonic() > deadline + 60:
+                    raise SystemExit(f"{name}: the selected row was not drawn")
+                await app.workers.wait_for_complete()
+                await pilot.pause(0.05)
+                calm = 0 if app.selection_pending() else calm + 1
             app.clear_notifications()  # a passing note: not part of the screen shown
             await pilot.pause(0.1)
             svg = out / f"{name}.svg"

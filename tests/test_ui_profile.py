@@ -662,3 +662,84 @@ async def test_a_failing_count_is_said_and_the_browser_goes_on(
         assert "planted failure" in screen_text(app)
         await keys(pilot, "escape", "escape", "l", "down")
         assert app.is_running and app.body == "records"
+
+
+async def selected_row(pilot: Pilot, want: list[int] | None, timeout: float = 30) -> None:
+    """Until the timeline draws the selected row as ``want`` (its counts per column; None:
+    no such row)."""
+    from perftui.ui.widgets.timeline import SELECTED, Timeline
+
+    tl = pilot.app.query_one(Timeline)
+    deadline = time.monotonic() + timeout
+    while True:
+        await idle(pilot)
+        b = tl.bins
+        got = (b.counts[1].tolist() if b is not None and len(b.labels) > 1
+               and b.labels[1] == SELECTED else None)
+        if got == want:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"selected row: {got} (want {want})")
+        await pilot.pause(0.05)
+
+
+def by_columns(app: PerftuiApp, rows: np.ndarray) -> list[int]:
+    """The samples of index ``rows`` per column of the timeline, binned here by the edges
+    its bins say their columns have."""
+    from perftui.ui.widgets.timeline import Timeline
+
+    b = app.query_one(Timeline).bins
+    assert b is not None and b.edges is not None
+    t = app.model.rec.columns["time"][rows].astype(np.int64)
+    col = np.searchsorted(np.asarray(b.edges, dtype=np.int64), t, side="right") - 1
+    return np.bincount(col[(col >= 0) & (col < b.width)], minlength=b.width).tolist()
+
+
+@sync
+async def test_the_selected_row_and_section_show_in_the_timeline(plan: DemoPlan) -> None:
+    """DESIGN §3: whatever row is selected (a process, a symbol, a section) also shows in
+    the timeline as its own density row, under the samples; it follows the cursor, and
+    goes with the view."""
+    async with browse(plan.path) as (app, pilot):
+        await keys(pilot, "p", "c")  # self only: a row's samples are its own
+        await prompt(pilot, "s", "pid")
+        c = app.model.rec.columns
+        samples = c["type"] == RecordType.SAMPLE
+        _heads, rows = table_lines(app)
+        for i in range(min(3, len(rows))):
+            tid = int(rows[i][-1].split(":")[0])
+            want = by_columns(app, np.flatnonzero(samples & (c["tid"] == tid)))
+            assert sum(want) == plan.by_tid[tid]
+            await selected_row(pilot, want)
+            await keys(pilot, "down")
+        await keys(pilot, "escape")  # the records: no row
+        await selected_row(pilot, None)
+        # a section of the section pane (its kernel samples with an ip in the section
+        # where the generator placed it)
+        from perftui.ui.widgets.panes import SectionsPane
+
+        pane = app.query_one(SectionsPane)
+        pane.focus()
+        rep = app.model.report
+        assert rep is not None
+        from perftui.symbols.modnames import module_name
+
+        placed = {(module_name(f), sec): v for (f, sec), v in plan.placed.items()}
+        planned = {(module_name(f), sec): v for (f, sec), v in plan.in_sections.items()}
+        ks = np.flatnonzero(samples & (c["cpumode"] == Misc.KERNEL))
+        ips = app.model.rec.sample_values(ks, "ip").astype(np.uint64)
+        for r in range(len(pane.entry_of_row)):
+            k = pane.entry_of_row[r]
+            if k < 0:
+                continue
+            e = rep.smap.entries[k]
+            start, size = placed[(e.module, e.section)]
+            inside = ks[(ips >= np.uint64(start)) & (ips < np.uint64(start + size))]
+            assert len(inside) == planned[(e.module, e.section)]
+            pane.move_cursor(row=r)
+            await selected_row(pilot, by_columns(app, inside))
+            break
+        else:
+            raise AssertionError("no section with samples in the pane")
+        app.query_one(RecordList).focus()  # away from the pane: no row
+        await selected_row(pilot, None)

@@ -56,6 +56,20 @@ def demo_app(demo_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Perftu
         rec.close()
 
 
+async def selection_drawn(pilot: Pilot) -> None:
+    """Until the row selected in a pane (after its cursor rested) is drawn in the timeline."""
+    app = pilot.app
+    calm = 0  # (3 times in a row: a message on its way to the timeline is not missed)
+    for _ in range(400):
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        calm = 0 if app.selection_pending() else calm + 1  # type: ignore[attr-defined]
+        if calm == 3:
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the selected row was not drawn")
+
+
 def after(keys: tuple[str, ...]) -> Callable[[Pilot], object]:
     async def run_before(pilot: Pilot) -> None:
         await wait_indexed(pilot)
@@ -71,6 +85,7 @@ def after(keys: tuple[str, ...]) -> Callable[[Pilot], object]:
             if getattr(screen, "loaded", True):
                 break
             await pilot.pause(0.05)
+        await selection_drawn(pilot)
         await pilot.wait_for_scheduled_animations()
         # a passing note ("annotate: reading the symbol tables…") lasts seconds: how long
         # the machine took decides whether it is still up, so it is not pinned

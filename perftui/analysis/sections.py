@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,12 +70,22 @@ class SectionCounts:
 
     def rows_of(self, entry: int) -> np.ndarray:
         """Index rows of the samples in ``entry`` that pass the filter (needs the index)."""
+        return self.rows_in([entry])
+
+    def rows_in(self, entries: Sequence[int]) -> np.ndarray:
+        """Index rows (ascending) of the samples in any of ``entries`` that pass the filter
+        (needs the index): one pass for a whole module's sections."""
         if self.smap is None:
             raise ValueError("the samples of a section are listed from an index")
         owner = section_owner(self.rec, self.smap)
+        want = np.asarray(entries, dtype=np.int64)
+        if not len(want):
+            return np.empty(0, np.int64)
         parts = []
         for lo in range(0, len(owner), BLOCK):
-            rows = np.flatnonzero(owner[lo:lo + BLOCK] == entry) + lo
+            part = owner[lo:lo + BLOCK]
+            hit = part == want[0] if len(want) == 1 else np.isin(part, want)
+            rows = np.flatnonzero(hit) + lo
             if len(rows) and self.flt is not None and not self.flt.empty:
                 rows = rows[self.flt.mask(self.rec, rows, self.ctx)]
             parts.append(rows)

@@ -89,6 +89,30 @@ def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind"
     return _regroup(labels, counts, t0, t1, width)
 
 
+def rows_columns(t0: int, t1: int, width: int) -> int:
+    """How many even columns :func:`rows_counts` counts into for a timeline of ``width``
+    columns over [t0, t1) (what :func:`timeline_bins` itself bins at)."""
+    return max(1, width) if width > FINE else FINE
+
+
+def rows_counts(rec: Recording, rows: np.ndarray, t0: int, t1: int, columns: int
+                ) -> np.ndarray:
+    """How many of the timed records ``rows`` fall in each of ``columns`` even columns of
+    [t0, t1) (block by block: any number of rows)."""
+    _labels, counts = _bin(rec, t0, t1, columns, "kind", len(KINDS), rows)
+    out: np.ndarray = counts.sum(axis=0)
+    return out
+
+
+def row_of(counts: np.ndarray, t0: int, t1: int, width: int) -> np.ndarray:
+    """The counts of :func:`rows_counts` in the columns of :func:`timeline_bins` for the
+    same [t0, t1) and ``width``: one more row for those bins, column for column."""
+    if len(counts) != FINE:  # (counted at the width itself)
+        return counts
+    out: np.ndarray = _regroup(["rows"], counts[None, :], t0, t1, max(1, width)).counts[0]
+    return out
+
+
 def _regroup(labels: list[str], fine: np.ndarray, t0: int, t1: int, width: int) -> Bins:
     """FINE columns of [t0, t1) grouped into ``width`` columns, with their exact edges."""
     span = t1 - t0

@@ -31,7 +31,7 @@ from .model import Model
 from .screens import HelpScreen, InfoScreen, PromptScreen, SamplesScreen, SectionScreen
 from .widgets.panes import Detail, HeaderLine, SectionsPane
 from .widgets.records import RecordList
-from .widgets.timeline import Timeline
+from .widgets.timeline import SamplesSelected, Timeline
 
 if TYPE_CHECKING:  # annotate (disassembly, ELF, the resolver): imported when first used
     from textual.screen import Screen
@@ -700,6 +700,8 @@ class PerftuiApp(CrashReportingApp):
             name = "records"
         if name != "records" and not self._with_views(lambda: self.show_body(name)):
             return
+        if name != self.body:  # (the profile, shown, says its row again)
+            self.query_one(Timeline).show_selected(None)
         if self.screen.maximized is not None:
             self.screen.minimize()
         for key, ids in views.items():
@@ -726,6 +728,19 @@ class PerftuiApp(CrashReportingApp):
             flame.refresh_data()
             flame.graph.focus()
         self.refresh_bindings()
+
+    def selection_pending(self) -> bool:
+        """Whether a pane's selected line is still on its way to the timeline (its cursor
+        not rested yet, or its samples not counted yet): for tests and screenshots."""
+        panes: list[ProfilePane | SectionsPane] = [self.query_one(SectionsPane)]
+        if self._view_panes is not None:
+            panes.append(self._view_panes[0])
+        timers = [p._select_timer for p in panes]
+        return any(t is not None for t in timers) or not self.query_one(Timeline).selected_drawn
+
+    def on_samples_selected(self, msg: SamplesSelected) -> None:
+        """A pane's selected line: its samples drawn as a timeline row of their own."""
+        self.query_one(Timeline).show_selected(msg.rows)
 
     def refresh_body(self) -> None:
         """The scope or the names changed: the profile or flame graph shown follows."""

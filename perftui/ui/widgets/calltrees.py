@@ -264,12 +264,20 @@ class CallTreeList(LineList):
     def action_choose(self) -> None:
         self.action_toggle_line()
 
-    def action_samples(self) -> None:
+    def current_groups(self) -> np.ndarray | None:
+        """The groups (bool per group) of the samples through the line under the cursor."""
         ln = self.current()
         if ln is None or self.locs is None:
+            return None
+        groups: np.ndarray = self.forests[ln.forest].tree.groups_through(ln.node)
+        return groups
+
+    def action_samples(self) -> None:
+        ln = self.current()
+        groups = self.current_groups()
+        if ln is None or groups is None or self.locs is None:
             return
         f = self.forests[ln.forest]
-        groups = f.tree.groups_through(ln.node)
         if ln.node < 0:
             title = f.title
         else:

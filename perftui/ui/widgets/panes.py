@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
 from rich.segment import Segment
 from rich.text import Text
 from textual import work
@@ -10,12 +13,18 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
 
 from ...present.records import field_lines, hexdump
 from ...present.sections import sections_json
 from ...textsafe import safe
 from ..model import Model
+from .timeline import SELECT_AFTER, SamplesSelected
+
+if TYPE_CHECKING:
+    from ...analysis.sectionreport import SectionReport
 
 
 def bar(frac: float, width: int = 12) -> str:
@@ -239,6 +248,7 @@ class SectionsPane(DataTable):
         self.summary = ""
         self.show_all = False  # sections without samples too (a)
         self.hidden = 0  # sections without samples not shown
+        self._select_timer: Timer | None = None
 
     def _columns(self) -> None:
         self.add_column("section", width=17)
@@ -356,12 +366,65 @@ class SectionsPane(DataTable):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.has_focus:
             self._show_range()
+            self._select_later()
 
     def on_focus(self) -> None:
         self._show_range()
+        self._select_later()
 
+    # -- the highlighted line's samples, for the timeline -----------------------------------
     def on_blur(self) -> None:
         self.border_subtitle = getattr(self, "summary", "")
+        self.call_after_refresh(self._unselect)
+
+    def _unselect(self) -> None:
+        """Away from the pane (but to the timeline, to look at the row): no row."""
+        from .timeline import Timeline
+
+        if self._select_timer is not None:
+            self._select_timer.stop()
+            self._select_timer = None
+        if not self.has_focus and not isinstance(self.app.focused, Timeline):
+            self.post_message(SamplesSelected(None))
+
+    def _select_later(self) -> None:
+        """Once the cursor rests, the samples of its section (of its module, on a module
+        line) go to the timeline, a row of their own."""
+        if self._select_timer is not None:
+            self._select_timer.stop()
+        self._select_timer = self.set_timer(SELECT_AFTER, self._select_now)
+
+    def _select_now(self) -> None:
+        self._select_timer = None
+        rep, r = self.model.report, self.cursor_row
+        if not self.has_focus or rep is None or not 0 <= r < len(self.entry_of_row):
+            return
+        k = self.entry_of_row[r]
+        if k >= 0:
+            entries = [k]
+        else:  # a module line: its sections shown under it
+            entries = []
+            for e in self.entry_of_row[r + 1:]:
+                if e < 0:
+                    break
+                entries.append(e)
+        if not entries or rep.counts.smap is None:
+            self.post_message(SamplesSelected(None))
+        else:
+            self._selected_rows(rep, entries)
+
+    @work(thread=True, exclusive=True, group="sections-selected")
+    def _selected_rows(self, rep: SectionReport, entries: list[int]) -> None:
+        try:
+            rows = rep.counts.rows_in(entries)
+        except Exception:  # (the row is only a view of it: drawn without, never a crash)
+            rows = None
+        if rows is not None and not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._selected, rep, rows)
+
+    def _selected(self, rep: SectionReport, rows: np.ndarray) -> None:
+        if rep is self.model.report and self.has_focus:
+            self.post_message(SamplesSelected(rows))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -11,6 +11,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.timer import Timer
 from textual.widgets import Label
 from textual.worker import get_current_worker
 
@@ -22,6 +23,8 @@ from ..profiledata import ProfileData, Scope
 from .calltrees import CallTreeList, Forest
 from .frames import EventChoice
 from .hotspots import HotspotTable, TableAction, TableView
+from .linelist import LineList
+from .timeline import SELECT_AFTER, SamplesSelected
 
 #: ``S`` goes round these
 SORT_PRESETS: tuple[tuple[str, ...], ...] = (
@@ -77,6 +80,7 @@ class ProfilePane(EventChoice, Vertical):
         self.note = ""  # what the indexing worker is doing (names)
         self.busy = False
         self.view: TableView | None = None
+        self._select_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Label("", id="profile-title")
@@ -361,6 +365,46 @@ class ProfilePane(EventChoice, Vertical):
         self.trees.show(forests, gp.total_period, res.locs, res.comm_names)
         if fresh and self.trees.line_count() > 1:
             self.trees.cursor = 1  # the first root: the row's own frame
+
+    # -- the selected row's samples, for the timeline ---------------------------------------
+    def on_line_list_moved(self, msg: LineList.Moved) -> None:
+        """The cursor moved in the table or the trees: once it rests, the samples of its
+        row go to the timeline (a row of their own)."""
+        if self._select_timer is not None:
+            self._select_timer.stop()
+        self._select_timer = self.set_timer(SELECT_AFTER, self._select_now)
+
+    def _select_now(self) -> None:
+        self._select_timer = None
+        v = self.view
+        if not self.display:
+            return
+        if v is None:
+            self.post_message(SamplesSelected(None))
+            return
+        if self.level == "trees":
+            groups = self.trees.current_groups()
+        else:
+            r = self.table.current_row()
+            groups = None if r is None else v.gp.groups_of_row(r, through=v.gp.children)
+        if groups is None:
+            self.post_message(SamplesSelected(None))
+        else:
+            self._selected_rows(v.gp, groups)
+
+    @work(thread=True, exclusive=True, group="profile-selected")
+    def _selected_rows(self, gp: GroupProfile, groups: np.ndarray) -> None:
+        try:
+            rows = gp.selection.rows_of(groups)
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._selected, gp, rows)
+
+    def _selected(self, gp: GroupProfile, rows: np.ndarray) -> None:
+        if self.view is not None and self.view.gp is gp and self.display:
+            self.post_message(SamplesSelected(rows))
 
     def on_call_tree_list_samples_wanted(self, msg: CallTreeList.SamplesWanted) -> None:
         msg.stop()

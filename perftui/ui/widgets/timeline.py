@@ -5,16 +5,32 @@ from __future__ import annotations
 import numpy as np
 from rich.console import RenderableType
 from rich.text import Text
+from textual import work
 from textual.binding import Binding
 from textual.message import Message
 from textual.widget import Widget
+from textual.worker import get_current_worker
 
-from ...analysis.timeline import Bins, timeline_bins
+from ...analysis.timeline import Bins, row_of, rows_columns, rows_counts, timeline_bins
 from ..model import Model
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 LABEL_W = 9
 ROW_STYLES = {"samples": "green", "maps": "cyan", "tasks": "yellow", "other": "magenta"}
+#: the row of the samples of what is selected in the profile or the section pane
+SELECTED = "selected"
+SELECTED_STYLE = "bold red"
+SELECT_AFTER = 0.15  # s a pane's cursor rests on a line before its samples are drawn here
+
+
+class SamplesSelected(Message):
+    """The samples of what is now selected in a pane (a profile row, a call tree line, a
+    section): SAMPLE index rows, ascending (None: nothing selected).  The timeline draws
+    them as a row of their own."""
+
+    def __init__(self, rows: np.ndarray | None) -> None:
+        super().__init__()
+        self.rows = rows
 
 
 class Timeline(Widget, can_focus=True):
@@ -64,6 +80,12 @@ class Timeline(Widget, can_focus=True):
         self._cursor_time: int | None = None  # where the user put the cursor, in ns
         self.bins: Bins | None = None
         self.border_title = "timeline"
+        # the samples of what is selected (a profile row, a section): their own row, under
+        # the samples (DESIGN §3: when it was hot, not only how much)
+        self.selected: np.ndarray | None = None
+        # their counts, (t0, t1, columns) they were counted for, then the counts
+        self._selected_counts: tuple[tuple[int, int, int], np.ndarray] | None = None
+        self._selected_wanted: tuple[int, int, int] | None = None
 
     # -- data --------------------------------------------------------------------------------
     def width_cols(self) -> int:
@@ -96,9 +118,56 @@ class Timeline(Widget, can_focus=True):
             rows = max(1, self.content_size.height - 1)
             self.bins = timeline_bins(self.model.rec, t0, t1, self.width_cols(), self.by,
                                       max_rows=rows)
+        if self.bins is not None and self.selected is not None:
+            self._add_selected_row(self.bins)
         if keep_time is not None and self.bins is not None:
             self.cursor = self.col_of(keep_time)
         self.cursor = min(max(self.cursor, 0), self.width_cols() - 1)
+
+    # -- the selected row ----------------------------------------------------------------
+    def show_selected(self, rows: np.ndarray | None) -> None:
+        """Draw a row of the SAMPLE index ``rows`` (ascending) under the samples (None: no
+        such row).  Counted in a thread; until then the row is not drawn."""
+        if rows is None and self.selected is None:
+            return
+        self.selected = rows
+        self._selected_counts = None
+        self._selected_wanted = None
+        self.refresh_data()
+
+    @property
+    def selected_drawn(self) -> bool:
+        """Whether the selected row (if any) is drawn as counted for the bins shown."""
+        b = self.bins
+        if self.selected is None or b is None:
+            return True
+        got = self._selected_counts
+        return got is not None and got[0] == (b.t0, b.t1, rows_columns(b.t0, b.t1, b.width))
+
+    def _add_selected_row(self, b: Bins) -> None:
+        """The selected row, second, when counted for these bins; else counted now in a
+        thread (the bins are drawn without it meanwhile)."""
+        want = (b.t0, b.t1, rows_columns(b.t0, b.t1, b.width))
+        got = self._selected_counts
+        if got is not None and got[0] == want:
+            row = row_of(got[1], b.t0, b.t1, b.width)
+            b.labels.insert(1, SELECTED)
+            b.counts = np.insert(b.counts, 1, row, axis=0)
+        elif self._selected_wanted != want and self.selected is not None:
+            self._selected_wanted = want
+            self._count_selected(self.selected, want)
+
+    @work(thread=True, exclusive=True, group="timeline-selected")
+    def _count_selected(self, rows: np.ndarray, want: tuple[int, int, int]) -> None:
+        counts = rows_counts(self.model.rec, rows, *want)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._selected_counted, rows, want, counts)
+
+    def _selected_counted(self, rows: np.ndarray, want: tuple[int, int, int],
+                          counts: np.ndarray) -> None:
+        if rows is self.selected and want == self._selected_wanted:
+            self._selected_counts = (want, counts)
+            self.refresh_data()
 
     def col_of(self, t: int) -> int:
         """The column whose time span holds ``t`` (clamped to the window)."""
@@ -142,7 +211,8 @@ class Timeline(Widget, can_focus=True):
                 level[(counts > 0) & (level == 0)] = 1  # never hide a record
             else:
                 level = np.zeros(w, dtype=int)
-            style = ROW_STYLES.get(label, "green")
+            style = SELECTED_STYLE if r == 1 and label == SELECTED else \
+                ROW_STYLES.get(label, "green")
             for col in range(w):
                 ch = BLOCKS[level[col]]
                 st = style
