@@ -5,6 +5,8 @@ and tree is made in a thread worker (:class:`~perftui.ui.profiledata.ProfileData
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from rich.text import Text
 from textual import work
@@ -392,15 +394,8 @@ class ProfilePane(EventChoice, Vertical):
         else:
             self._selected_rows(v.gp, groups)
 
-    @work(thread=True, exclusive=True, group="profile-selected")
     def _selected_rows(self, gp: GroupProfile, groups: np.ndarray) -> None:
-        try:
-            rows = gp.selection.rows_of(groups)
-        except Exception as e:  # said, the traceback kept; the browser goes on
-            self.app.call_from_thread(self._failed, e)
-            return
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._selected, gp, rows)
+        self._rows_then(gp, groups, "profile-selected", lambda rows: self._selected(gp, rows))
 
     def _selected(self, gp: GroupProfile, rows: np.ndarray) -> None:
         if self.view is not None and self.view.gp is gp and self.display:
@@ -423,18 +418,25 @@ class ProfilePane(EventChoice, Vertical):
         self._samples(gp, groups, f"{self._row_text(v, r)} · samples {how}")
 
     def _samples(self, gp: GroupProfile, groups: np.ndarray, title: str) -> None:
-        self._find_samples(gp, groups, title)
+        self._rows_then(gp, groups, "profile-samples",
+                        lambda rows: self.app.show_samples(  # type: ignore[attr-defined]
+                            rows, title, "profile"))
 
-    @work(thread=True, exclusive=True, group="profile-samples")
-    def _find_samples(self, gp: GroupProfile, groups: np.ndarray, title: str) -> None:
-        try:
-            rows = gp.selection.rows_of(groups)
-        except Exception as e:  # said, the traceback kept; the browser goes on
-            self.app.call_from_thread(self._failed, e)
-            return
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
-                                      rows, title, "profile")
+    def _rows_then(self, gp: GroupProfile, groups: np.ndarray, group: str,
+                   then: Callable[[np.ndarray], object]) -> None:
+        """The SAMPLE rows of ``groups`` (bool per group of ``gp``), found in a thread
+        worker (the latest of ``group`` wins); ``then(rows)`` on the UI thread."""
+
+        def find() -> None:
+            try:
+                rows = gp.selection.rows_of(groups)
+            except Exception as e:  # said, the traceback kept; the browser goes on
+                self.app.call_from_thread(self._failed, e)
+                return
+            if not get_current_worker().is_cancelled:
+                self.app.call_from_thread(then, rows)
+
+        self.run_worker(find, thread=True, exclusive=True, group=group)
 
 
 def _auto_open(f: Forest) -> None:
