@@ -743,3 +743,16 @@ async def test_the_selected_row_and_section_show_in_the_timeline(plan: DemoPlan)
             raise AssertionError("no section with samples in the pane")
         app.query_one(RecordList).focus()  # away from the pane: no row
         await selected_row(pilot, None)
+        # the flame graph's frame: "all" first, every sample; then a thread's frame
+        await keys(pilot, "f")
+        assert status(app).startswith("all ")
+        every = np.flatnonzero(samples)
+        assert len(every) == plan.samples
+        await selected_row(pilot, by_columns(app, every))
+        await keys(pilot, "down")
+        m = re.match(r"thread (.+?)\s+([\d,]+) samples", status(app))
+        assert m is not None, status(app)
+        thread = np.array([app.model.comm_of(int(r)) == m.group(1) for r in every])
+        want = by_columns(app, every[thread])
+        assert sum(want) == int(m.group(2).replace(",", ""))
+        await selected_row(pilot, want)

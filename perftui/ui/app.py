@@ -732,9 +732,9 @@ class PerftuiApp(CrashReportingApp):
     def selection_pending(self) -> bool:
         """Whether a pane's selected line is still on its way to the timeline (its cursor
         not rested yet, or its samples not counted yet): for tests and screenshots."""
-        panes: list[ProfilePane | SectionsPane] = [self.query_one(SectionsPane)]
+        panes: list[ProfilePane | FlamePane | SectionsPane] = [self.query_one(SectionsPane)]
         if self._view_panes is not None:
-            panes.append(self._view_panes[0])
+            panes += self._view_panes
         timers = [p._select_timer for p in panes]
         return any(t is not None for t in timers) or not self.query_one(Timeline).selected_drawn
 

@@ -6,7 +6,7 @@ the kernel, each kind of module section and user space apart."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Label
 from textual.worker import get_current_worker
@@ -31,6 +32,7 @@ from ..profiledata import ProfileData, Scope
 from .frames import KIND_COLOURS, LEGEND, EventChoice, frame_kind, frame_name, where_text
 from .linelist import wrap_note
 from .profile import event_bindings
+from .timeline import SELECT_AFTER, SamplesSelected
 
 MAX_LEVELS = 1024  # deepest level laid out
 TEXT = "#f2f2f2"
@@ -463,6 +465,7 @@ class FlamePane(EventChoice, Vertical):
         self.busy = False
         self.came_from = "records"
         self.samples = 0
+        self._select_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Label("", id="flame-title", classes="flame-line")
@@ -571,6 +574,26 @@ class FlamePane(EventChoice, Vertical):
         msg.stop()
         self._status()
         self._title()
+        # once the cursor rests, the frame's samples go to the timeline (a row of their own)
+        if self._select_timer is not None:
+            self._select_timer.stop()
+        self._select_timer = self.set_timer(SELECT_AFTER, self._select_now)
+
+    def _select_now(self) -> None:
+        self._select_timer = None
+        g = self.graph
+        cur = g.current()
+        if not self.display:
+            return
+        if g.gtree is None or cur is None:
+            self.post_message(SamplesSelected(None))
+            return
+        tree = g.gtree
+        self._rows_then(tree, cur.node, "flame-selected", lambda rows: self._selected(tree, rows))
+
+    def _selected(self, tree: GroupTree, rows: np.ndarray) -> None:
+        if self.graph.gtree is tree and self.display:
+            self.post_message(SamplesSelected(rows))
 
     def on_flame_graph_search_wanted(self, msg: FlameGraph.SearchWanted) -> None:
         msg.stop()
@@ -590,21 +613,28 @@ class FlamePane(EventChoice, Vertical):
         if g.gtree is None:
             return
         title = "all samples" if msg.node < 0 else f"{g.label(msg.node)} · samples through it"
-        self._find_samples(g.gtree, msg.node, title)
+        self._rows_then(g.gtree, msg.node, "flame-samples",
+                        lambda rows: self.app.show_samples(  # type: ignore[attr-defined]
+                            rows, title, "flame"))
 
-    @work(thread=True, exclusive=True, group="flame-samples")
-    def _find_samples(self, tree: GroupTree, node: int, title: str) -> None:
-        try:
-            sel = self.data.selection(self.scope())
-            if sel is None:
+    def _rows_then(self, tree: GroupTree, node: int, group: str,
+                   then: Callable[[np.ndarray], object]) -> None:
+        """The SAMPLE rows through frame ``node`` of ``tree`` in the scope shown, found in
+        a thread worker (the latest of ``group`` wins); ``then(rows)`` on the UI thread."""
+
+        def find() -> None:
+            try:
+                sel = self.data.selection(self.scope())
+                if sel is None:
+                    return
+                rows = sel.rows_of(tree.groups_through(node))
+            except Exception as e:  # said, the traceback kept; the browser goes on
+                self.app.call_from_thread(self._failed, e)
                 return
-            rows = sel.rows_of(tree.groups_through(node))
-        except Exception as e:  # said, the traceback kept; the browser goes on
-            self.app.call_from_thread(self._failed, e)
-            return
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
-                                      rows, title, "flame")
+            if not get_current_worker().is_cancelled:
+                self.app.call_from_thread(then, rows)
+
+        self.run_worker(find, thread=True, exclusive=True, group=group)
 
     def action_back(self) -> None:
         g = self.graph
