@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,21 +75,24 @@ class SectionCounts:
     def rows_in(self, entries: Sequence[int]) -> np.ndarray:
         """Index rows (ascending) of the samples in any of ``entries`` that pass the filter
         (needs the index): one pass for a whole module's sections."""
+        parts = list(self.row_blocks_in(entries))
+        return np.concatenate(parts) if parts else np.empty(0, np.int64)
+
+    def row_blocks_in(self, entries: Sequence[int]) -> Iterator[np.ndarray]:
+        """:meth:`rows_in` a block of the index at a time (the memory of one block)."""
         if self.smap is None:
             raise ValueError("the samples of a section are listed from an index")
         owner = section_owner(self.rec, self.smap)
         want = np.asarray(entries, dtype=np.int64)
         if not len(want):
-            return np.empty(0, np.int64)
-        parts = []
+            return
         for lo in range(0, len(owner), BLOCK):
             part = owner[lo:lo + BLOCK]
             hit = part == want[0] if len(want) == 1 else np.isin(part, want)
             rows = np.flatnonzero(hit) + lo
             if len(rows) and self.flt is not None and not self.flt.empty:
                 rows = rows[self.flt.mask(self.rec, rows, self.ctx)]
-            parts.append(rows)
-        return np.concatenate(parts) if parts else np.empty(0, np.int64)
+            yield rows
 
     def ips_of(self, entry: int) -> np.ndarray:
         """The ips of one entry's samples, read back from the recording."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,12 +96,15 @@ def rows_columns(t0: int, t1: int, width: int) -> int:
     return max(1, width) if width > FINE else FINE
 
 
-def rows_counts(rec: Recording, rows: np.ndarray, t0: int, t1: int, columns: int
-                ) -> np.ndarray:
-    """How many of the timed records ``rows`` fall in each of ``columns`` even columns of
-    [t0, t1) (block by block: any number of rows)."""
-    _labels, counts = _bin(rec, t0, t1, columns, "kind", len(KINDS), rows)
-    out: np.ndarray = counts.sum(axis=0)
+def rows_counts(rec: Recording, blocks: Iterable[np.ndarray], t0: int, t1: int,
+                columns: int) -> np.ndarray:
+    """How many of the timed records of index rows ``blocks`` (arrays of rows, given
+    a block at a time: any number of rows in the memory of one block) fall in each of
+    ``columns`` even columns of [t0, t1)."""
+    out = np.zeros(columns, np.int64)
+    for rows in blocks:
+        if len(rows):
+            out += _bin(rec, t0, t1, columns, "kind", len(KINDS), rows)[1].sum(axis=0)
     return out
 
 

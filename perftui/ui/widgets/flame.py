@@ -6,8 +6,9 @@ the kernel, each kind of module section and user space apart."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from rich.segment import Segment
@@ -585,15 +586,10 @@ class FlamePane(EventChoice, Vertical):
         cur = g.current()
         if not self.display:
             return
-        if g.gtree is None or cur is None:
-            self.post_message(SamplesSelected(None))
-            return
         tree = g.gtree
-        self._rows_then(tree, cur.node, "flame-selected", lambda rows: self._selected(tree, rows))
-
-    def _selected(self, tree: GroupTree, rows: np.ndarray) -> None:
-        if self.graph.gtree is tree and self.display:
-            self.post_message(SamplesSelected(rows))
+        rows = None if tree is None or cur is None else partial(
+            _frame_row_blocks, self.data, self.scope(), tree, cur.node)
+        self.post_message(SamplesSelected(rows))
 
     def on_flame_graph_search_wanted(self, msg: FlameGraph.SearchWanted) -> None:
         msg.stop()
@@ -613,28 +609,21 @@ class FlamePane(EventChoice, Vertical):
         if g.gtree is None:
             return
         title = "all samples" if msg.node < 0 else f"{g.label(msg.node)} · samples through it"
-        self._rows_then(g.gtree, msg.node, "flame-samples",
-                        lambda rows: self.app.show_samples(  # type: ignore[attr-defined]
-                            rows, title, "flame"))
+        self._find_samples(g.gtree, msg.node, title)
 
-    def _rows_then(self, tree: GroupTree, node: int, group: str,
-                   then: Callable[[np.ndarray], object]) -> None:
-        """The SAMPLE rows through frame ``node`` of ``tree`` in the scope shown, found in
-        a thread worker (the latest of ``group`` wins); ``then(rows)`` on the UI thread."""
-
-        def find() -> None:
-            try:
-                sel = self.data.selection(self.scope())
-                if sel is None:
-                    return
-                rows = sel.rows_of(tree.groups_through(node))
-            except Exception as e:  # said, the traceback kept; the browser goes on
-                self.app.call_from_thread(self._failed, e)
+    @work(thread=True, exclusive=True, group="flame-samples")
+    def _find_samples(self, tree: GroupTree, node: int, title: str) -> None:
+        try:
+            sel = self.data.selection(self.scope())
+            if sel is None:
                 return
-            if not get_current_worker().is_cancelled:
-                self.app.call_from_thread(then, rows)
-
-        self.run_worker(find, thread=True, exclusive=True, group=group)
+            rows = sel.rows_of(tree.groups_through(node))
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
+                                      rows, title, "flame")
 
     def action_back(self) -> None:
         g = self.graph
@@ -644,3 +633,10 @@ class FlamePane(EventChoice, Vertical):
 
     def action_leave(self) -> None:
         self.app.show_body(self.came_from)  # type: ignore[attr-defined]
+
+
+def _frame_row_blocks(data: ProfileData, scope: Scope, tree: GroupTree, node: int
+                      ) -> Iterable[np.ndarray]:
+    """The SAMPLE rows through frame ``node`` of ``tree`` in ``scope``, a block at a time."""
+    sel = data.selection(scope)
+    return () if sel is None else sel.row_blocks(tree.groups_through(node))

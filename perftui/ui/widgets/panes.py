@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from functools import partial
 
-import numpy as np
 from rich.segment import Segment
 from rich.text import Text
 from textual import work
@@ -15,16 +14,12 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
-from textual.worker import get_current_worker
 
 from ...present.records import field_lines, hexdump
 from ...present.sections import sections_json
 from ...textsafe import safe
 from ..model import Model
 from .timeline import SELECT_AFTER, SamplesSelected
-
-if TYPE_CHECKING:
-    from ...analysis.sectionreport import SectionReport
 
 
 def bar(frac: float, width: int = 12) -> str:
@@ -408,23 +403,10 @@ class SectionsPane(DataTable):
                 if e < 0:
                     break
                 entries.append(e)
-        if not entries or rep.counts.smap is None:
-            self.post_message(SamplesSelected(None))
-        else:
-            self._selected_rows(rep, entries)
-
-    @work(thread=True, exclusive=True, group="sections-selected")
-    def _selected_rows(self, rep: SectionReport, entries: list[int]) -> None:
-        try:
-            rows = rep.counts.rows_in(entries)
-        except Exception:  # (the row is only a view of it: drawn without, never a crash)
-            rows = None
-        if rows is not None and not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._selected, rep, rows)
-
-    def _selected(self, rep: SectionReport, rows: np.ndarray) -> None:
-        if rep is self.model.report and self.has_focus:
-            self.post_message(SamplesSelected(rows))
+        counts = rep.counts
+        self.post_message(SamplesSelected(
+            None if not entries or counts.smap is None
+            else partial(counts.row_blocks_in, entries)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

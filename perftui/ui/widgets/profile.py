@@ -5,7 +5,8 @@ and tree is made in a thread worker (:class:`~perftui.ui.profiledata.ProfileData
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 
 import numpy as np
 from rich.text import Text
@@ -26,7 +27,7 @@ from .calltrees import CallTreeList, Forest
 from .frames import EventChoice
 from .hotspots import HotspotTable, TableAction, TableView
 from .linelist import LineList
-from .timeline import SELECT_AFTER, SamplesSelected
+from .timeline import SELECT_AFTER, RowSource, SamplesSelected
 
 #: ``S`` goes round these
 SORT_PRESETS: tuple[tuple[str, ...], ...] = (
@@ -381,25 +382,18 @@ class ProfilePane(EventChoice, Vertical):
         v = self.view
         if not self.display:
             return
-        if v is None:
-            self.post_message(SamplesSelected(None))
-            return
-        if self.level == "trees":
-            groups = self.trees.current_groups()
-        else:
-            r = self.table.current_row()
-            groups = None if r is None else v.gp.groups_of_row(r, through=v.gp.children)
-        if groups is None:
-            self.post_message(SamplesSelected(None))
-        else:
-            self._selected_rows(v.gp, groups)
-
-    def _selected_rows(self, gp: GroupProfile, groups: np.ndarray) -> None:
-        self._rows_then(gp, groups, "profile-selected", lambda rows: self._selected(gp, rows))
-
-    def _selected(self, gp: GroupProfile, rows: np.ndarray) -> None:
-        if self.view is not None and self.view.gp is gp and self.display:
-            self.post_message(SamplesSelected(rows))
+        rows: RowSource | None = None
+        if v is not None:
+            gp = v.gp
+            if self.level == "trees":
+                groups = self.trees.current_groups()
+                if groups is not None:
+                    rows = partial(gp.selection.row_blocks, groups)
+            else:
+                r = self.table.current_row()
+                if r is not None:  # (its groups too are found in the timeline's thread)
+                    rows = partial(_row_blocks, gp, r)
+        self.post_message(SamplesSelected(rows))
 
     def on_call_tree_list_samples_wanted(self, msg: CallTreeList.SamplesWanted) -> None:
         msg.stop()
@@ -437,6 +431,12 @@ class ProfilePane(EventChoice, Vertical):
                 self.app.call_from_thread(then, rows)
 
         self.run_worker(find, thread=True, exclusive=True, group=group)
+
+
+def _row_blocks(gp: GroupProfile, row: int) -> Iterable[np.ndarray]:
+    """The SAMPLE rows of table row ``row`` (its own, or through it with Children), a
+    block at a time."""
+    return gp.selection.row_blocks(gp.groups_of_row(row, through=gp.children))
 
 
 def _auto_open(f: Forest) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+
 import numpy as np
 from rich.console import RenderableType
 from rich.text import Text
@@ -23,12 +25,17 @@ SELECTED_STYLE = "bold red"
 SELECT_AFTER = 0.15  # s a pane's cursor rests on a line before its samples are drawn here
 
 
+#: the samples of a selection: called in a thread, it gives their SAMPLE index rows a block
+#: at a time (never all at once: every sample of 50 M records would be ~400 MB)
+RowSource = Callable[[], Iterable[np.ndarray]]
+
+
 class SamplesSelected(Message):
     """The samples of what is now selected in a pane (a profile row, a call tree line, a
-    section): SAMPLE index rows, ascending (None: nothing selected).  The timeline draws
-    them as a row of their own."""
+    flame graph frame, a section; None: nothing selected).  The timeline draws them as a
+    row of their own."""
 
-    def __init__(self, rows: np.ndarray | None) -> None:
+    def __init__(self, rows: RowSource | None) -> None:
         super().__init__()
         self.rows = rows
 
@@ -82,7 +89,7 @@ class Timeline(Widget, can_focus=True):
         self.border_title = "timeline"
         # the samples of what is selected (a profile row, a section): their own row, under
         # the samples (DESIGN §3: when it was hot, not only how much)
-        self.selected: np.ndarray | None = None
+        self.selected: RowSource | None = None
         # their counts, (t0, t1, columns) they were counted for, then the counts
         self._selected_counts: tuple[tuple[int, int, int], np.ndarray] | None = None
         self._selected_wanted: tuple[int, int, int] | None = None
@@ -125,9 +132,9 @@ class Timeline(Widget, can_focus=True):
         self.cursor = min(max(self.cursor, 0), self.width_cols() - 1)
 
     # -- the selected row ----------------------------------------------------------------
-    def show_selected(self, rows: np.ndarray | None) -> None:
-        """Draw a row of the SAMPLE index ``rows`` (ascending) under the samples (None: no
-        such row).  Counted in a thread; until then the row is not drawn."""
+    def show_selected(self, rows: RowSource | None) -> None:
+        """Draw a row of the samples ``rows`` gives under the samples (None: no such row).
+        Counted in a thread; until then the row is not drawn."""
         if rows is None and self.selected is None:
             return
         self.selected = rows
@@ -158,12 +165,23 @@ class Timeline(Widget, can_focus=True):
             self._count_selected(self.selected, want)
 
     @work(thread=True, exclusive=True, group="timeline-selected")
-    def _count_selected(self, rows: np.ndarray, want: tuple[int, int, int]) -> None:
-        counts = rows_counts(self.model.rec, rows, *want)
-        if not get_current_worker().is_cancelled:
+    def _count_selected(self, rows: RowSource, want: tuple[int, int, int]) -> None:
+        worker = get_current_worker()
+
+        def blocks() -> Iterator[np.ndarray]:
+            for b in rows():
+                if worker.is_cancelled:  # (another selection came: its count goes on)
+                    return
+                yield b
+
+        try:
+            counts = rows_counts(self.model.rec, blocks(), *want)
+        except Exception:  # (a view of what a pane shows, which says its own errors)
+            return
+        if not worker.is_cancelled:
             self.app.call_from_thread(self._selected_counted, rows, want, counts)
 
-    def _selected_counted(self, rows: np.ndarray, want: tuple[int, int, int],
+    def _selected_counted(self, rows: RowSource, want: tuple[int, int, int],
                           counts: np.ndarray) -> None:
         if rows is self.selected and want == self._selected_wanted:
             self._selected_counts = (want, counts)
