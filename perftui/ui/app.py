@@ -735,8 +735,7 @@ class PerftuiApp(CrashReportingApp):
         panes: list[ProfilePane | FlamePane | SectionsPane] = [self.query_one(SectionsPane)]
         if self._view_panes is not None:
             panes += self._view_panes
-        timers = [p._select_timer for p in panes]
-        return any(t is not None for t in timers) or not self.query_one(Timeline).selected_drawn
+        return any(p.selecting for p in panes) or not self.query_one(Timeline).selected_drawn
 
     def on_samples_selected(self, msg: SamplesSelected) -> None:
         """A pane's selected line: its samples drawn as a timeline row of their own."""

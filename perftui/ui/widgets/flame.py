@@ -20,7 +20,6 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.strip import Strip
-from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Label
 from textual.worker import get_current_worker
@@ -33,7 +32,7 @@ from ..profiledata import ProfileData, Scope
 from .frames import KIND_COLOURS, LEGEND, EventChoice, frame_kind, frame_name, where_text
 from .linelist import wrap_note
 from .profile import event_bindings
-from .timeline import SELECT_AFTER, SamplesSelected
+from .timeline import RowSource, SelectsSamples
 
 MAX_LEVELS = 1024  # deepest level laid out
 TEXT = "#f2f2f2"
@@ -436,7 +435,7 @@ class FlameGraph(Widget, can_focus=True):
             annotate_location(self, frame)
 
 
-class FlamePane(EventChoice, Vertical):
+class FlamePane(SelectsSamples, EventChoice, Vertical):
     """The flame graph under a title line, with a status line for the frame under the
     cursor."""
 
@@ -466,7 +465,6 @@ class FlamePane(EventChoice, Vertical):
         self.busy = False
         self.came_from = "records"
         self.samples = 0
-        self._select_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Label("", id="flame-title", classes="flame-line")
@@ -575,21 +573,13 @@ class FlamePane(EventChoice, Vertical):
         msg.stop()
         self._status()
         self._title()
-        # once the cursor rests, the frame's samples go to the timeline (a row of their own)
-        if self._select_timer is not None:
-            self._select_timer.stop()
-        self._select_timer = self.set_timer(SELECT_AFTER, self._select_now)
+        self.select_later()  # once the cursor rests, the frame's samples: to the timeline
 
-    def _select_now(self) -> None:
-        self._select_timer = None
+    def selected_rows(self) -> RowSource | None:
         g = self.graph
-        cur = g.current()
-        if not self.display:
-            return
-        tree = g.gtree
-        rows = None if tree is None or cur is None else partial(
+        cur, tree = g.current(), g.gtree
+        return None if tree is None or cur is None else partial(
             _frame_row_blocks, self.data, self.scope(), tree, cur.node)
-        self.post_message(SamplesSelected(rows))
 
     def on_flame_graph_search_wanted(self, msg: FlameGraph.SearchWanted) -> None:
         msg.stop()

@@ -12,14 +12,13 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
-from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from ...present.records import field_lines, hexdump
 from ...present.sections import sections_json
 from ...textsafe import safe
 from ..model import Model
-from .timeline import SELECT_AFTER, SamplesSelected
+from .timeline import RowSource, SamplesSelected, SelectsSamples
 
 
 def bar(frac: float, width: int = 12) -> str:
@@ -205,7 +204,7 @@ class Detail(ScrollView, can_focus=True):
         self.refresh()
 
 
-class SectionsPane(DataTable):
+class SectionsPane(SelectsSamples, DataTable):
     """Modules and their sections: range, size, samples and share of kernel samples."""
 
     BINDINGS = [
@@ -243,7 +242,6 @@ class SectionsPane(DataTable):
         self.summary = ""
         self.show_all = False  # sections without samples too (a)
         self.hidden = 0  # sections without samples not shown
-        self._select_timer: Timer | None = None
 
     def _columns(self) -> None:
         self.add_column("section", width=17)
@@ -361,11 +359,11 @@ class SectionsPane(DataTable):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.has_focus:
             self._show_range()
-            self._select_later()
+            self.select_later()
 
     def on_focus(self) -> None:
         self._show_range()
-        self._select_later()
+        self.select_later()
 
     # -- the highlighted line's samples, for the timeline -----------------------------------
     def on_blur(self) -> None:
@@ -376,24 +374,19 @@ class SectionsPane(DataTable):
         """Away from the pane (but to the timeline, to look at the row): no row."""
         from .timeline import Timeline
 
-        if self._select_timer is not None:
-            self._select_timer.stop()
-            self._select_timer = None
+        self.select_cancel()
         if not self.has_focus and not isinstance(self.app.focused, Timeline):
             self.post_message(SamplesSelected(None))
 
-    def _select_later(self) -> None:
-        """Once the cursor rests, the samples of its section (of its module, on a module
-        line) go to the timeline, a row of their own."""
-        if self._select_timer is not None:
-            self._select_timer.stop()
-        self._select_timer = self.set_timer(SELECT_AFTER, self._select_now)
+    def selection_live(self) -> bool:
+        return self.has_focus
 
-    def _select_now(self) -> None:
-        self._select_timer = None
+    def selected_rows(self) -> RowSource | None:
+        """The samples of the section under the cursor (of every section of a module, on
+        its line)."""
         rep, r = self.model.report, self.cursor_row
-        if not self.has_focus or rep is None or not 0 <= r < len(self.entry_of_row):
-            return
+        if rep is None or rep.counts.smap is None or not 0 <= r < len(self.entry_of_row):
+            return None
         k = self.entry_of_row[r]
         if k >= 0:
             entries = [k]
@@ -403,10 +396,7 @@ class SectionsPane(DataTable):
                 if e < 0:
                     break
                 entries.append(e)
-        counts = rep.counts
-        self.post_message(SamplesSelected(
-            None if not entries or counts.smap is None
-            else partial(counts.row_blocks_in, entries)))
+        return partial(rep.counts.row_blocks_in, entries) if entries else None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

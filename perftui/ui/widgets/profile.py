@@ -14,7 +14,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.timer import Timer
 from textual.widgets import Label
 from textual.worker import get_current_worker
 
@@ -27,7 +26,7 @@ from .calltrees import CallTreeList, Forest
 from .frames import EventChoice
 from .hotspots import HotspotTable, TableAction, TableView
 from .linelist import LineList
-from .timeline import SELECT_AFTER, RowSource, SamplesSelected
+from .timeline import RowSource, SelectsSamples
 
 #: ``S`` goes round these
 SORT_PRESETS: tuple[tuple[str, ...], ...] = (
@@ -48,7 +47,7 @@ def event_bindings() -> list[Binding]:
     return out
 
 
-class ProfilePane(EventChoice, Vertical):
+class ProfilePane(SelectsSamples, EventChoice, Vertical):
     """The hotspot table, or call trees, under a title line saying what is counted."""
 
     BINDINGS = [
@@ -83,7 +82,6 @@ class ProfilePane(EventChoice, Vertical):
         self.note = ""  # what the indexing worker is doing (names)
         self.busy = False
         self.view: TableView | None = None
-        self._select_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield Label("", id="profile-title")
@@ -373,27 +371,18 @@ class ProfilePane(EventChoice, Vertical):
     def on_line_list_moved(self, msg: LineList.Moved) -> None:
         """The cursor moved in the table or the trees: once it rests, the samples of its
         row go to the timeline (a row of their own)."""
-        if self._select_timer is not None:
-            self._select_timer.stop()
-        self._select_timer = self.set_timer(SELECT_AFTER, self._select_now)
+        self.select_later()
 
-    def _select_now(self) -> None:
-        self._select_timer = None
+    def selected_rows(self) -> RowSource | None:
         v = self.view
-        if not self.display:
-            return
-        rows: RowSource | None = None
-        if v is not None:
-            gp = v.gp
-            if self.level == "trees":
-                groups = self.trees.current_groups()
-                if groups is not None:
-                    rows = partial(gp.selection.row_blocks, groups)
-            else:
-                r = self.table.current_row()
-                if r is not None:  # (its groups too are found in the timeline's thread)
-                    rows = partial(_row_blocks, gp, r)
-        self.post_message(SamplesSelected(rows))
+        if v is None:
+            return None
+        gp = v.gp
+        if self.level == "trees":
+            groups = self.trees.current_groups()
+            return None if groups is None else partial(gp.selection.row_blocks, groups)
+        r = self.table.current_row()  # (its groups too are found in the timeline's thread)
+        return None if r is None else partial(_row_blocks, gp, r)
 
     def on_call_tree_list_samples_wanted(self, msg: CallTreeList.SamplesWanted) -> None:
         msg.stop()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rich.console import RenderableType
@@ -10,6 +11,7 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding
 from textual.message import Message
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
@@ -38,6 +40,49 @@ class SamplesSelected(Message):
     def __init__(self, rows: RowSource | None) -> None:
         super().__init__()
         self.rows = rows
+
+
+if TYPE_CHECKING:
+    _WidgetMixin = Widget
+else:  # a plain mixin: a Widget base before DataTable's hid its component classes
+    _WidgetMixin = object
+
+
+class SelectsSamples(_WidgetMixin):
+    """A pane whose line under the cursor also shows in the timeline: it calls
+    :meth:`select_later` when its cursor moves; once the cursor has rested
+    (:data:`SELECT_AFTER`), and while :meth:`selection_live`, the samples of
+    :meth:`selected_rows` are posted (:class:`SamplesSelected`)."""
+
+    _select_timer: Timer | None = None
+
+    def select_later(self) -> None:
+        if self._select_timer is not None:
+            self._select_timer.stop()
+        self._select_timer = self.set_timer(SELECT_AFTER, self._select_now)
+
+    def select_cancel(self) -> None:
+        if self._select_timer is not None:
+            self._select_timer.stop()
+            self._select_timer = None
+
+    @property
+    def selecting(self) -> bool:
+        """Whether a selection waits for the cursor to rest."""
+        return self._select_timer is not None
+
+    def _select_now(self) -> None:
+        self._select_timer = None
+        if self.selection_live():
+            self.post_message(SamplesSelected(self.selected_rows()))
+
+    def selection_live(self) -> bool:
+        """Whether the pane's line is what the timeline should show now."""
+        return bool(self.display)
+
+    def selected_rows(self) -> RowSource | None:
+        """The samples of the line under the cursor (None: none)."""
+        return None
 
 
 class Timeline(Widget, can_focus=True):
