@@ -756,3 +756,36 @@ async def test_the_selected_row_and_section_show_in_the_timeline(plan: DemoPlan)
         want = by_columns(app, every[thread])
         assert sum(want) == int(m.group(2).replace(",", ""))
         await selected_row(pilot, want)
+
+
+@sync
+async def test_a_new_selection_does_not_bin_the_timeline_again(
+        plan: DemoPlan, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Zoomed in, the timeline's kind rows are a pass over every row (seconds at 50 M
+    records): a cursor moving in the profile changes only the selected row."""
+    import perftui.ui.widgets.timeline as tlmod
+
+    async with browse(plan.path) as (app, pilot):
+        await keys(pilot, "p", "c")
+        await prompt(pilot, "s", "pid")
+        tl = app.query_one(tlmod.Timeline)
+        tl.focus()
+        await keys(pilot, "plus", "plus")  # zoomed in: a window of a quarter
+        assert tl.view is not None
+        calls: list[object] = []
+        real = tlmod.timeline_bins
+
+        def counting(*a: object, **k: object) -> object:
+            calls.append(a)
+            return real(*a, **k)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(tlmod, "timeline_bins", counting)
+        app.query_one(ProfilePane).focus_view()
+        c = app.model.rec.columns
+        samples = c["type"] == RecordType.SAMPLE
+        _heads, rows = table_lines(app)
+        for i in range(2):
+            tid = int(rows[i][-1].split(":")[0])
+            await selected_row(pilot, by_columns(app, np.flatnonzero(samples & (c["tid"] == tid))))
+            await keys(pilot, "down")
+        assert not calls

@@ -130,7 +130,8 @@ class Timeline(Widget, can_focus=True):
         self.selection: tuple[int, int] | None = None
         self._anchor: tuple[int, int] | None = None
         self._cursor_time: int | None = None  # where the user put the cursor, in ns
-        self.bins: Bins | None = None
+        self.bins: Bins | None = None  # what is drawn: the kind bins and the selected row
+        self._kind_bins: Bins | None = None
         self.border_title = "timeline"
         # the samples of what is selected (a profile row, a section): their own row, under
         # the samples (DESIGN §3: when it was hot, not only how much)
@@ -170,8 +171,8 @@ class Timeline(Widget, can_focus=True):
             rows = max(1, self.content_size.height - 1)
             self.bins = timeline_bins(self.model.rec, t0, t1, self.width_cols(), self.by,
                                       max_rows=rows)
-        if self.bins is not None and self.selected is not None:
-            self._add_selected_row(self.bins)
+        self._kind_bins = self.bins
+        self._with_selected()
         if keep_time is not None and self.bins is not None:
             self.cursor = self.col_of(keep_time)
         self.cursor = min(max(self.cursor, 0), self.width_cols() - 1)
@@ -185,7 +186,8 @@ class Timeline(Widget, can_focus=True):
         self.selected = rows
         self._selected_counts = None
         self._selected_wanted = None
-        self.refresh_data()
+        self._with_selected()
+        self.refresh()
 
     @property
     def selected_drawn(self) -> bool:
@@ -196,16 +198,23 @@ class Timeline(Widget, can_focus=True):
         got = self._selected_counts
         return got is not None and got[0] == (b.t0, b.t1, rows_columns(b.t0, b.t1, b.width))
 
-    def _add_selected_row(self, b: Bins) -> None:
-        """The selected row, second, when counted for these bins; else counted now in a
-        thread (the bins are drawn without it meanwhile)."""
+    def _with_selected(self) -> None:
+        """The bins shown: the kind (or CPU) bins, and the selected row second when it is
+        counted for them; else it is counted now in a thread (the bins are drawn without it
+        meanwhile).  The kind bins are not made again for it: zoomed in, they are a pass
+        over every row (seconds at 50 M records), and the row changes with every cursor."""
+        b = self._kind_bins
+        self.bins = b
+        if b is None or self.selected is None:
+            return
         want = (b.t0, b.t1, rows_columns(b.t0, b.t1, b.width))
         got = self._selected_counts
         if got is not None and got[0] == want:
             row = row_of(got[1], b.t0, b.t1, b.width)
-            b.labels.insert(1, SELECTED)
-            b.counts = np.insert(b.counts, 1, row, axis=0)
-        elif self._selected_wanted != want and self.selected is not None:
+            at = min(1, len(b.labels))
+            self.bins = Bins([*b.labels[:at], SELECTED, *b.labels[at:]],
+                             np.insert(b.counts, at, row, axis=0), b.t0, b.t1, b.edges)
+        elif self._selected_wanted != want:
             self._selected_wanted = want
             self._count_selected(self.selected, want)
 
@@ -230,7 +239,8 @@ class Timeline(Widget, can_focus=True):
                           counts: np.ndarray) -> None:
         if rows is self.selected and want == self._selected_wanted:
             self._selected_counts = (want, counts)
-            self.refresh_data()
+            self._with_selected()
+            self.refresh()
 
     def col_of(self, t: int) -> int:
         """The column whose time span holds ``t`` (clamped to the window)."""
@@ -274,7 +284,7 @@ class Timeline(Widget, can_focus=True):
                 level[(counts > 0) & (level == 0)] = 1  # never hide a record
             else:
                 level = np.zeros(w, dtype=int)
-            style = SELECTED_STYLE if r == 1 and label == SELECTED else \
+            style = SELECTED_STYLE if r <= 1 and label == SELECTED else \
                 ROW_STYLES.get(label, "green")
             for col in range(w):
                 ch = BLOCKS[level[col]]
