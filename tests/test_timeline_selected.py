@@ -18,8 +18,6 @@ from conftest import DATA, PERF
 from perftui.analysis.timeline import (
     FINE,
     full_window,
-    row_of,
-    rows_columns,
     rows_counts,
     timeline_bins,
 )
@@ -73,9 +71,7 @@ def test_a_process_samples_fall_in_the_columns_perf_times_give(width: int,
         inside = 0
         for pid, times in by_pid.items():
             rows = np.flatnonzero((c["type"] == RecordType.SAMPLE) & (c["pid"] == pid))
-            got = row_of(rows_counts(rec, [rows[:5], rows[5:]], bins.t0, bins.t1,
-                                     rows_columns(bins.t0, bins.t1, bins.width)),
-                         bins.t0, bins.t1, bins.width)
+            got = rows_counts(rec, [rows[:5], rows[5:]], bins)
             want = expected(times, edges)
             assert got.tolist() == want
             assert zoom or sum(want) == len(times)  # the whole window holds every sample

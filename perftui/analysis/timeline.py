@@ -90,30 +90,25 @@ def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind"
     return _regroup(labels, counts, t0, t1, width)
 
 
-def rows_columns(t0: int, t1: int, width: int) -> int:
-    """How many even columns :func:`rows_counts` counts into for a timeline of ``width``
-    columns over [t0, t1) (what :func:`timeline_bins` itself bins at)."""
-    return max(1, width) if width > FINE else FINE
-
-
-def rows_counts(rec: Recording, blocks: Iterable[np.ndarray], t0: int, t1: int,
-                columns: int) -> np.ndarray:
-    """How many of the timed records of index rows ``blocks`` (arrays of rows, given
-    a block at a time: any number of rows in the memory of one block) fall in each of
-    ``columns`` even columns of [t0, t1)."""
-    out = np.zeros(columns, np.int64)
+def rows_counts(rec: Recording, blocks: Iterable[np.ndarray], bins: Bins) -> np.ndarray:
+    """How many of the timed records of index rows ``blocks`` (arrays of rows, given a
+    block at a time: any number of rows in the memory of one block) fall in each column of
+    ``bins``, by the very times its columns hold (their ``edges``, else the even split):
+    one more row for those bins, column for column."""
+    c = rec.columns
+    w = bins.width
+    out = np.zeros(w, np.int64)
+    edges = np.asarray(bins.edges, dtype=np.uint64) if bins.edges is not None else None
+    span = max(1, bins.t1 - bins.t0)
     for rows in blocks:
-        if len(rows):
-            out += _bin(rec, t0, t1, columns, "kind", len(KINDS), rows)[1].sum(axis=0)
-    return out
-
-
-def row_of(counts: np.ndarray, t0: int, t1: int, width: int) -> np.ndarray:
-    """The counts of :func:`rows_counts` in the columns of :func:`timeline_bins` for the
-    same [t0, t1) and ``width``: one more row for those bins, column for column."""
-    if len(counts) != FINE:  # (counted at the width itself)
-        return counts
-    out: np.ndarray = _regroup(["rows"], counts[None, :], t0, t1, max(1, width)).counts[0]
+        for lo in range(0, len(rows), BLOCK):
+            time = c["time"][rows[lo:lo + BLOCK]]
+            time = time[(time > 0) & (time >= np.uint64(bins.t0)) & (time < np.uint64(bins.t1))]
+            if edges is not None:
+                col = np.searchsorted(edges, time, side="right").astype(np.int64) - 1
+            else:
+                col = columns_of(time, bins.t0, span, w)
+            out += np.bincount(np.clip(col, 0, w - 1), minlength=w)[:w]
     return out
 
 

@@ -15,7 +15,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from ...analysis.timeline import Bins, row_of, rows_columns, rows_counts, timeline_bins
+from ...analysis.timeline import Bins, rows_counts, timeline_bins
 from ..model import Model
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -40,6 +40,15 @@ class SamplesSelected(Message):
     def __init__(self, rows: RowSource | None) -> None:
         super().__init__()
         self.rows = rows
+
+
+#: what says which times a timeline's columns hold: (t0, t1, columns, evenly split)
+ColumnsKey = tuple[int, int, int, bool]
+
+
+def _columns_key(b: Bins) -> ColumnsKey:
+    """Bins with equal keys have the same columns (their edges follow from these)."""
+    return (b.t0, b.t1, b.width, b.edges is None)
 
 
 if TYPE_CHECKING:
@@ -136,9 +145,9 @@ class Timeline(Widget, can_focus=True):
         # the samples of what is selected (a profile row, a section): their own row, under
         # the samples (DESIGN §3: when it was hot, not only how much)
         self.selected: RowSource | None = None
-        # their counts, (t0, t1, columns) they were counted for, then the counts
-        self._selected_counts: tuple[tuple[int, int, int], np.ndarray] | None = None
-        self._selected_wanted: tuple[int, int, int] | None = None
+        # their counts: the columns they were counted for, then the counts per column
+        self._selected_counts: tuple[ColumnsKey, np.ndarray] | None = None
+        self._selected_wanted: ColumnsKey | None = None
 
     # -- data --------------------------------------------------------------------------------
     def width_cols(self) -> int:
@@ -196,7 +205,8 @@ class Timeline(Widget, can_focus=True):
         if self.selected is None or b is None:
             return True
         got = self._selected_counts
-        return got is not None and got[0] == (b.t0, b.t1, rows_columns(b.t0, b.t1, b.width))
+        return got is not None and self._kind_bins is not None and \
+            got[0] == _columns_key(self._kind_bins)
 
     def _with_selected(self) -> None:
         """The bins shown: the kind (or CPU) bins, and the selected row second when it is
@@ -207,19 +217,19 @@ class Timeline(Widget, can_focus=True):
         self.bins = b
         if b is None or self.selected is None:
             return
-        want = (b.t0, b.t1, rows_columns(b.t0, b.t1, b.width))
         got = self._selected_counts
-        if got is not None and got[0] == want:
-            row = row_of(got[1], b.t0, b.t1, b.width)
+        key = _columns_key(b)
+        if got is not None and got[0] == key:
+            row = got[1]
             at = min(1, len(b.labels))
             self.bins = Bins([*b.labels[:at], SELECTED, *b.labels[at:]],
                              np.insert(b.counts, at, row, axis=0), b.t0, b.t1, b.edges)
-        elif self._selected_wanted != want:
-            self._selected_wanted = want
-            self._count_selected(self.selected, want)
+        elif self._selected_wanted != key:
+            self._selected_wanted = key
+            self._count_selected(self.selected, b)
 
     @work(thread=True, exclusive=True, group="timeline-selected")
-    def _count_selected(self, rows: RowSource, want: tuple[int, int, int]) -> None:
+    def _count_selected(self, rows: RowSource, want: Bins) -> None:
         worker = get_current_worker()
 
         def blocks() -> Iterator[np.ndarray]:
@@ -229,14 +239,14 @@ class Timeline(Widget, can_focus=True):
                 yield b
 
         try:
-            counts = rows_counts(self.model.rec, blocks(), *want)
+            counts = rows_counts(self.model.rec, blocks(), want)
         except Exception:  # (a view of what a pane shows, which says its own errors)
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._selected_counted, rows, want, counts)
+            self.app.call_from_thread(self._selected_counted, rows, _columns_key(want), counts)
 
-    def _selected_counted(self, rows: RowSource, want: tuple[int, int, int],
-                          counts: np.ndarray) -> None:
+    def _selected_counted(self, rows: RowSource, want: ColumnsKey, counts: np.ndarray
+                          ) -> None:
         if rows is self.selected and want == self._selected_wanted:
             self._selected_counts = (want, counts)
             self._with_selected()
