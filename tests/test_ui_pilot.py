@@ -361,6 +361,57 @@ async def test_timeline_zoom_reset_and_cpu_rows(demo: Path) -> None:
         assert tl.by == "kind"
 
 
+
+@sync
+async def test_a_big_recording_bins_zoomed_and_cpu_windows_in_a_thread(
+        demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above SYNC_ROWS index rows, a window the kept bins do not cover (zoomed in, or one
+    row per CPU) is a pass over every row (~1 s at 50 M records): it is binned in a
+    thread, not on the UI thread, and the bins drawn then are those of the window."""
+    import perftui.ui.widgets.timeline as tlmod
+
+    monkeypatch.setattr(tlmod, "SYNC_ROWS", 0)  # (the demo as if it were big)
+    real = tlmod.timeline_bins
+    on_ui: list[bool] = []
+
+    def spy(*a: object, **k: object) -> object:
+        on_ui.append(threading.current_thread() is threading.main_thread())
+        return real(*a, **k)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(tlmod, "timeline_bins", spy)
+
+    async def binned() -> None:
+        for _ in range(400):
+            await app.workers.wait_for_complete()
+            await settle(pilot)
+            if not tl.binning:
+                return
+        raise AssertionError("the window was not binned")
+
+    async with browse(demo) as (app, pilot):
+        m = app.model
+        tl = app.query_one(Timeline)
+        await pilot.press("T", "right", "right", "right")
+        on_ui.clear()
+        for key in ("plus", "plus"):
+            await pilot.press(key)
+            await binned()
+            assert tl.view is not None and tl.bins is not None
+            assert tl.bins.t0 == tl.view[0]
+            want = real(m.rec, *tl.view, tl.bins.width, "kind", max_rows=8)
+            assert tl.bins.labels == want.labels[:len(tl.bins.labels)]
+            assert tl.bins.counts.tolist() == want.counts[:len(tl.bins.labels)].tolist()
+        await pilot.press("c")  # one row per CPU, zoomed
+        await binned()
+        cpus = np.unique(m.rec.columns["cpu"][m.rec.columns["time"] > 0])
+        assert tl.bins.labels == [f"cpu {int(x)}" for x in cpus if x >= 0][: len(tl.bins.labels)]
+        assert on_ui and not any(on_ui)  # every pass in a thread
+        await pilot.press("r")  # the whole recording by CPU: not kept either
+        await binned()
+        assert tl.view is None and tl.bins.labels[0] == "cpu 0"
+        assert not any(on_ui)
+
+
 # -- sections and drill-down ---------------------------------------------------------------
 @sync
 async def test_section_drill_down_and_back(demo: Path, plan: DemoPlan) -> None:

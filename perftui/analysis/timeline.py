@@ -90,6 +90,14 @@ def timeline_bins(rec: Recording, t0: int, t1: int, width: int, by: str = "kind"
     return _regroup(labels, counts, t0, t1, width)
 
 
+def bins_are_kept(rec: Recording, t0: int, t1: int, width: int, by: str = "kind") -> bool:
+    """Whether :func:`timeline_bins` of this window reads the kept fine bins (no pass over
+    the rows: immediate at any size)."""
+    t0 = min(max(t0, 0), 2**64 - 1)
+    t1 = min(max(t1, t0 + 1), 2**64 - 1)
+    return by == "kind" and max(1, width) <= FINE and _kept_fine_bins(rec, t0, t1) is not None
+
+
 def rows_counts(rec: Recording, blocks: Iterable[np.ndarray], bins: Bins) -> np.ndarray:
     """How many of the timed records of index rows ``blocks`` (arrays of rows, given a
     block at a time: any number of rows in the memory of one block) fall in each column of

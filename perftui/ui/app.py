@@ -735,7 +735,8 @@ class PerftuiApp(CrashReportingApp):
         panes: list[ProfilePane | FlamePane | SectionsPane] = [self.query_one(SectionsPane)]
         if self._view_panes is not None:
             panes += self._view_panes
-        return any(p.selecting for p in panes) or not self.query_one(Timeline).selected_drawn
+        tl = self.query_one(Timeline)
+        return any(p.selecting for p in panes) or tl.binning or not tl.selected_drawn
 
     def on_samples_selected(self, msg: SamplesSelected) -> None:
         """A pane's selected line: its samples drawn as a timeline row of their own."""

@@ -15,7 +15,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.worker import get_current_worker
 
-from ...analysis.timeline import Bins, rows_counts, timeline_bins
+from ...analysis.timeline import Bins, bins_are_kept, rows_counts, timeline_bins
 from ..model import Model
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -41,6 +41,11 @@ class SamplesSelected(Message):
         super().__init__()
         self.rows = rows
 
+
+#: a window of (t0, t1, columns, by, rows drawn) to bin
+BinsWanted = tuple[int, int, int, str, int]
+#: above this many index rows a window the kept bins do not cover is binned in a thread
+SYNC_ROWS = 1 << 20
 
 #: what says which times a timeline's columns hold: (t0, t1, columns, evenly split)
 ColumnsKey = tuple[int, int, int, bool]
@@ -141,6 +146,8 @@ class Timeline(Widget, can_focus=True):
         self._cursor_time: int | None = None  # where the user put the cursor, in ns
         self.bins: Bins | None = None  # what is drawn: the kind bins and the selected row
         self._kind_bins: Bins | None = None
+        self._binning: BinsWanted | None = None  # the window being binned in a thread
+        self._kind_for: BinsWanted | None = None  # the window the kind bins are of
         self.border_title = "timeline"
         # the samples of what is selected (a profile row, a section): their own row, under
         # the samples (DESIGN §3: when it was hot, not only how much)
@@ -169,22 +176,57 @@ class Timeline(Widget, can_focus=True):
 
     def _bin(self, keep_time: int | None) -> None:
         """Bin the window at the laid-out width (no refresh: ``render`` calls it too);
-        ``keep_time``: the cursor goes to that time's column."""
+        ``keep_time``: the cursor goes to that time's column.  A window of a big indexed
+        recording that the kept bins do not cover (zoomed in, or by CPU) is a pass over
+        every row (~1 s at 50 M records): binned in a thread, the bins drawn staying until
+        the new ones come."""
         if keep_time is None:
             keep_time = self._cursor_time
+        m = self.model
         # a recording reopened from the cache has its totals (and kept bins) before rows
-        if not self.model.n and not self.model.rec.stats.records:
-            self.bins = None
-        else:
-            t0, t1 = self.window()
-            rows = max(1, self.content_size.height - 1)
-            self.bins = timeline_bins(self.model.rec, t0, t1, self.width_cols(), self.by,
-                                      max_rows=rows)
-        self._kind_bins = self.bins
+        if not m.n and not m.rec.stats.records:
+            self._binning = self._kind_for = None
+            self._set_kind_bins(None, keep_time)
+            return
+        t0, t1 = self.window()
+        want = (t0, t1, self.width_cols(), self.by, max(1, self.content_size.height - 1))
+        if m.done and want == self._kind_for and self._kind_bins is not None:
+            self._binning = None  # (made for this very window of the complete index)
+            self._set_kind_bins(self._kind_bins, keep_time)
+            return
+        if m.done and m.n > SYNC_ROWS and not bins_are_kept(m.rec, *want[:4]):
+            if want != self._binning:
+                self._binning = want
+                self._bin_in_thread(want, keep_time)
+            return
+        self._binning = None
+        self._kind_for = want if m.done else None
+        self._set_kind_bins(timeline_bins(m.rec, *want[:4], max_rows=want[4]), keep_time)
+
+    def _set_kind_bins(self, b: Bins | None, keep_time: int | None) -> None:
+        self._kind_bins = b
         self._with_selected()
         if keep_time is not None and self.bins is not None:
             self.cursor = self.col_of(keep_time)
         self.cursor = min(max(self.cursor, 0), self.width_cols() - 1)
+
+    @work(thread=True, exclusive=True, group="timeline-bins")
+    def _bin_in_thread(self, want: BinsWanted, keep_time: int | None) -> None:
+        b = timeline_bins(self.model.rec, *want[:4], max_rows=want[4])
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._binned, want, b, keep_time)
+
+    def _binned(self, want: BinsWanted, b: Bins, keep_time: int | None) -> None:
+        if want == self._binning:
+            self._binning = None
+            self._kind_for = want
+            self._set_kind_bins(b, keep_time)
+            self.refresh()
+
+    @property
+    def binning(self) -> bool:
+        """Whether bins are being made in a thread."""
+        return self._binning is not None
 
     # -- the selected row ----------------------------------------------------------------
     def show_selected(self, rows: RowSource | None) -> None:
@@ -280,7 +322,7 @@ class Timeline(Widget, can_focus=True):
             self._bin(None)
         b = self.bins
         if b is None:
-            return Text("indexing…", style="dim")
+            return Text("binning…" if self._binning else "indexing…", style="dim")
         w = b.width
         cr = self.col_range()
         lines = Text(no_wrap=True, overflow="crop")
