@@ -16,12 +16,14 @@ from textual.widget import Widget
 from textual.worker import get_current_worker
 
 from ...analysis.timeline import Bins, bins_are_kept, rows_counts, timeline_bins
+from ...crash import write_traceback
 from ..model import Model
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 LABEL_W = 9
 ROW_STYLES = {"samples": "green", "maps": "cyan", "tasks": "yellow", "other": "magenta"}
-#: the row of the samples of what is selected in the profile or the section pane
+#: the row of the samples of what is selected in a pane (profile, call trees, flame graph,
+#: section pane)
 SELECTED = "selected"
 SELECTED_STYLE = "bold red"
 SELECT_AFTER = 0.15  # s a pane's cursor rests on a line before its samples are drawn here
@@ -282,7 +284,8 @@ class Timeline(Widget, can_focus=True):
 
         try:
             counts = rows_counts(self.model.rec, blocks(), want)
-        except Exception:  # (a view of what a pane shows, which says its own errors)
+        except Exception as e:  # a bug must not end the browser: the row is not drawn, the
+            write_traceback(e)  # traceback kept (the pane shows its own errors)
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._selected_counted, rows, _columns_key(want), counts)
