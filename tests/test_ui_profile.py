@@ -789,3 +789,32 @@ async def test_a_new_selection_does_not_bin_the_timeline_again(
             await selected_row(pilot, by_columns(app, np.flatnonzero(samples & (c["tid"] == tid))))
             await keys(pilot, "down")
         assert not calls
+
+
+@sync
+async def test_a_call_tree_line_shows_in_the_timeline(plan: DemoPlan) -> None:
+    """The call trees' line under the cursor: its samples (through it) as the selected row,
+    as many as the line says; the heading, every sample of its tree."""
+    async with browse(plan.path) as (app, pilot):
+        await keys(pilot, "p", "t")
+        trees = app.query_one(CallTreeList)
+        lines = tree_lines(app)
+        assert lines[0][1] == -1  # the first tree's heading: every sample
+        every = np.flatnonzero(app.model.rec.columns["type"] == RecordType.SAMPLE)
+        trees.cursor = 0
+        await selected_row(pilot, by_columns(app, every))
+        from perftui.ui.widgets.timeline import SELECTED, Timeline
+
+        tl = app.query_one(Timeline)
+        for i in (1, 2):  # a root (a thread), then its first child
+            trees.cursor = i
+            want = tree_lines(app)[i][1]
+            assert want > 0
+            for _ in range(400):
+                await idle(pilot)
+                b = tl.bins
+                if b is not None and b.labels[1] == SELECTED and int(b.counts[1].sum()) == want:
+                    break
+                await pilot.pause(0.05)
+            else:
+                raise AssertionError(f"line {i}: the selected row never held {want} samples")
