@@ -290,11 +290,8 @@ class Selection:
     def rows_of(self, groups: np.ndarray) -> np.ndarray:
         """The SAMPLE index rows of the selected samples in ``groups`` (bool per group)."""
         st = self.store
-        want = np.asarray(groups, dtype=bool) & (self.count > 0)
-        hit = want[st.group]
-        if self.samples is not None:
-            hit &= self.samples
-        out: np.ndarray = st.rows[hit]
+        blocks = list(self.row_blocks(groups, block=max(1, len(st.group))))  # (one block)
+        out: np.ndarray = blocks[0] if blocks else st.rows[:0]
         return out
 
     def row_blocks(self, groups: np.ndarray, block: int = ROW_BLOCK) -> Iterator[np.ndarray]:

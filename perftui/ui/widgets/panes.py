@@ -18,7 +18,7 @@ from ...present.records import field_lines, hexdump
 from ...present.sections import sections_json
 from ...textsafe import safe
 from ..model import Model
-from .timeline import RowSource, SamplesSelected, SelectsSamples
+from .timeline import RowSource, SamplesSelected, SelectsSamples, Timeline
 
 
 def bar(frac: float, width: int = 12) -> str:
@@ -372,8 +372,6 @@ class SectionsPane(SelectsSamples, DataTable):
 
     def _unselect(self) -> None:
         """Away from the pane (but to the timeline, to look at the row): no row."""
-        from .timeline import Timeline
-
         self.select_cancel()
         if not self.has_focus and not isinstance(self.app.focused, Timeline):
             self.post_message(SamplesSelected(None))

@@ -5,7 +5,7 @@ and tree is made in a thread worker (:class:`~perftui.ui.profiledata.ProfileData
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 
 import numpy as np
@@ -401,25 +401,18 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         self._samples(gp, groups, f"{self._row_text(v, r)} · samples {how}")
 
     def _samples(self, gp: GroupProfile, groups: np.ndarray, title: str) -> None:
-        self._rows_then(gp, groups, "profile-samples",
-                        lambda rows: self.app.show_samples(  # type: ignore[attr-defined]
-                            rows, title, "profile"))
+        self._find_samples(gp, groups, title)
 
-    def _rows_then(self, gp: GroupProfile, groups: np.ndarray, group: str,
-                   then: Callable[[np.ndarray], object]) -> None:
-        """The SAMPLE rows of ``groups`` (bool per group of ``gp``), found in a thread
-        worker (the latest of ``group`` wins); ``then(rows)`` on the UI thread."""
-
-        def find() -> None:
-            try:
-                rows = gp.selection.rows_of(groups)
-            except Exception as e:  # said, the traceback kept; the browser goes on
-                self.app.call_from_thread(self._failed, e)
-                return
-            if not get_current_worker().is_cancelled:
-                self.app.call_from_thread(then, rows)
-
-        self.run_worker(find, thread=True, exclusive=True, group=group)
+    @work(thread=True, exclusive=True, group="profile-samples")
+    def _find_samples(self, gp: GroupProfile, groups: np.ndarray, title: str) -> None:
+        try:
+            rows = gp.selection.rows_of(groups)
+        except Exception as e:  # said, the traceback kept; the browser goes on
+            self.app.call_from_thread(self._failed, e)
+            return
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
+                                      rows, title, "profile")
 
 
 def _row_blocks(gp: GroupProfile, row: int) -> Iterable[np.ndarray]:
