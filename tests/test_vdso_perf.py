@@ -88,3 +88,18 @@ def test_perf_needs_its_cache_perftui_does_not(recording: tuple[Path, Path, Path
                              "--sort", "dso,sym"]) == 0
     ours = {(r["dso"], r["sym"]): r["samples"] for r in json.loads(buf.getvalue())["rows"]}
     assert ours == named
+
+
+def test_vdso_copy_leaves_no_file(tmp_path: Path) -> None:
+    """The running kernel's vDSO copy is readable as an ELF file, and nothing of it stays
+    in the temporary directory (each run used to leave a perftui-vdso-* file there)."""
+    import sys
+
+    code = ("import os; from perftui.symbols.vdso import running_vdso_file as r; p = r(); "
+            "print(p is not None and open(p, 'rb').read(4) == b'\\x7fELF'); "
+            "print(sorted(os.listdir(os.environ['TMPDIR'])))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env={**os.environ, "TMPDIR": str(tmp_path)}, timeout=60)
+    assert p.returncode == 0, p.stderr[-500:]
+    assert p.stdout.split("\n")[:2] == ["True", "[]"]
+    assert list(tmp_path.iterdir()) == []

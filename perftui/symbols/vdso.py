@@ -5,7 +5,11 @@ perf 6.1 reads a recording's vDSO from its build-id cache, where ``perf record``
 vdso.c``) only for a recording without the vDSO's build id.  perftui also falls back to
 this copy when the cache lacks the recorded image, so it names vDSO samples where perf
 leaves their addresses bare.  The image is right for a recording only when it came from
-the same kernel: the caller checks the build id (or, lacking one, the os release)."""
+the same kernel: the caller checks the build id (or, lacking one, the os release).
+
+The copy is an unlinked temporary file held open for the life of the process, named by
+its ``/proc/self/fd`` link: nothing is left in the temporary directory, even when the
+process is killed."""
 
 from __future__ import annotations
 
@@ -36,7 +40,14 @@ def running_vdso_file() -> str | None:
         return None
     if image[:4] != b"\x7fELF":
         return None
-    fd, path = tempfile.mkstemp(prefix="perftui-vdso-")
-    with os.fdopen(fd, "wb") as out:
-        out.write(image)
-    return path
+    try:
+        fd, path = tempfile.mkstemp(prefix="perftui-vdso-")
+    except OSError:
+        return None
+    try:
+        os.unlink(path)
+        os.write(fd, image)
+    except OSError:
+        os.close(fd)
+        return None
+    return f"/proc/self/fd/{fd}"  # the fd stays open: the lru_cache keeps the one name
