@@ -319,3 +319,18 @@ def test_slice_names_behave_as_a_list() -> None:
         names.index("delta")
     assert names.take(np.array([2, 0])) == ["gamma", "alpha"]
     assert names != ["alpha"]
+
+
+@pytest.mark.parametrize("rows", [[0, 1, 2, 3, 4, 5], [3, 0, 4, 5], [], [1] * 40000])
+def test_compacted_slice_names_keep_only_their_bytes(rows: list[int]) -> None:
+    """A compacted copy holds the same names (blocks of 2^14 included) in a buffer of their
+    bytes alone, with int32 offsets; the buffer it came from is not referenced."""
+    data = b"alpha\tbeta\tgamma\tbeta\t\xff\t"
+    names = SliceNames(data, np.array([0, 6, 11, 17, 22, 24]),
+                       np.array([5, 10, 16, 21, 23, 24])).take(np.array(rows, dtype=np.int64))
+    got = names.compacted()
+    assert list(got) == list(names) and got == names
+    assert got._data == b"".join(data[s:e] for s, e in zip(names._starts, names._ends,
+                                                                 strict=True))
+    assert got._starts.dtype == np.int32 and got._ends.dtype == np.int32
+    assert got.equal_to("beta").tolist() == names.equal_to("beta").tolist()

@@ -15,7 +15,13 @@ from perftui.analysis import sampleprofile
 from perftui.analysis.profile import KeyCodes, Profile, ProfileRow, order_rows
 from perftui.analysis.sampleprofile import profile_of
 from perftui.perfdata import grouping
-from perftui.perfdata.grouping import dense_unique, group_ids, stable_order, unique_inverse
+from perftui.perfdata.grouping import (
+    DenseGrouper,
+    dense_unique,
+    group_ids,
+    stable_order,
+    unique_inverse,
+)
 from perftui.symbols import samplelocs
 from perftui.symbols.locations import Locations
 from perftui.symbols.resolved import ResolvedSamples
@@ -135,8 +141,8 @@ def test_children_rows_in_blocks_keep_each_rows_location(
 
 def test_a_big_children_table_trims_the_heap_once_and_counts_alike(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """At TRIM_AT samples the freed temporaries go back (malloc_trim) before the rows are
-    made: once per table, and the table is the same."""
+    """At TRIM_AT samples the freed temporaries go back (malloc_trim): after the grouping
+    and after the children's expansion, twice per table, and the table is the same."""
     rng = random.Random(5)
     locs = make_locs()
     blocks = [random_block(rng, 300, len(locs)) for _ in range(2)]
@@ -152,7 +158,7 @@ def test_a_big_children_table_trims_the_heap_once_and_counts_alike(
     small = table()
     assert trims == []  # 600 samples: under the default TRIM_AT
     monkeypatch.setattr(sampleprofile, "TRIM_AT", len(sl))
-    assert table() == small and trims == [1]
+    assert table() == small and trims == [1, 1]
 
 
 # -- the distinct stacks ---------------------------------------------------------------------
@@ -208,6 +214,21 @@ def test_group_ids_equal_numpy_unique(space: int) -> None:
         u2, inv2, first2 = dense_unique(flat, space)
         assert np.array_equal(u2, want_u) and np.array_equal(inv2, want_inv.reshape(-1))
         assert np.array_equal(first2, want_first)
+
+
+def test_dense_grouper_equals_numpy_unique_call_after_call() -> None:
+    """One grouper over many arrays (its tables cleared between them) gives what
+    np.unique gives each array alone, the inverse as int32."""
+    rng = np.random.default_rng(8)
+    grouper = DenseGrouper(3000, 5000)
+    for n in (5000, 17, 0, 4999, 1):
+        flat = rng.integers(0, 3000 if n != 17 else 4, n)
+        want_u, want_first, want_inv = np.unique(flat, return_index=True,
+                                                 return_inverse=True)
+        u, inv, first = grouper(flat)
+        assert inv.dtype == np.int32
+        assert np.array_equal(u, want_u) and np.array_equal(inv, want_inv.reshape(-1))
+        assert np.array_equal(first, want_first)
 
 
 def test_unique_inverse_and_stable_order() -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import heap
-from ..perfdata.grouping import group_ids
+from ..perfdata.grouping import DenseGrouper, group_ids
 from ..symbols.samplelocs import SampleLocs
 from .profile import KeyCodes, Profile, ProfileRow, _group, order_rows, sum_by
 
@@ -93,6 +93,9 @@ def _grouped(cols: list[np.ndarray], n: int) -> tuple[list[np.ndarray], np.ndarr
 
 #: Samples grouped at a time: bounds the per-sample temporaries (RssAnon) at any size.
 CHUNK = 1 << 18
+#: Key ranges up to which the chunks are grouped by presence and id tables made once
+#: (:class:`~perftui.perfdata.grouping.DenseGrouper`: 5 bytes a value) instead of a sort.
+DENSE_SPACE = 1 << 20
 #: Chunks' groups held before they are merged (at least; else twice the merged ones).  A
 #: merge's temporaries are a few times this: 2^17, not 2^18, took a first ``report
 #: --children``'s peak down by ~3 MB in the same time (more merges, each half the size).
@@ -150,9 +153,12 @@ def group_samples(n: int, columns: Callable[[int, int], list[np.ndarray]],
                       np.bincount(inv, minlength=m).astype(np.int64), first)
     parts: list[tuple[np.ndarray, ...]] = []  # (keys, sums, counts, firsts) not merged yet
     merged = 0  # groups in parts[0] once merged
+    dense = DenseGrouper(pk.space, min(n, CHUNK)) if pk.space <= DENSE_SPACE else None
     for lo in range(0, n, CHUNK):
         hi = min(n, lo + CHUNK)
-        u, inv, first = group_ids(pk.pack(columns(lo, hi), hi - lo), pk.space)
+        flat = pk.pack(columns(lo, hi), hi - lo)
+        u, inv, first = dense(flat) if dense is not None else group_ids(flat, pk.space)
+        del flat
         m = len(u)
         parts.append((u, sum_by(inv, period(lo, hi), m),
                       np.bincount(inv, minlength=m).astype(np.int64), first + lo))
@@ -236,6 +242,8 @@ def profile_of(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
         return cols
 
     g = group_samples(n, columns, lambda lo, hi: sl.period[take(lo, hi)], ranges)
+    if n >= TRIM_AT:  # the chunks' freed temporaries: given back before the next step's
+        heap.trim()
     total_period = int(g.period.astype(np.uint64).sum(dtype=np.uint64))
     rows: list[ProfileRow] = []
     if n:
@@ -296,14 +304,7 @@ def _children_rows(sl: SampleLocs, g: Groups, lk: np.ndarray) -> Parts:
     # the distinct loc-keys of each stack's callchain (after its own location), with the
     # first entry giving each
     used = np.unique(g_stack)
-    lens = starts[used + 1] - starts[used] - 1
-    total = int(lens.sum())
-    c_of = np.repeat(np.arange(len(used), dtype=np.int64), lens)
-    at = np.repeat(starts[used] + 1, lens) + np.arange(total, dtype=np.int64) - np.repeat(
-        np.cumsum(lens) - lens, lens)
-    e_loc = sl.stack_locs[at].astype(np.int64)
-    (d_chain, d_key), _d_inv, d_first = _grouped([c_of, lk[e_loc]], total)
-    d_loc = e_loc[d_first]
+    d_chain, d_key, d_loc = _chain_keys(sl, used, lk)
     d_starts = np.searchsorted(d_chain, np.arange(len(used) + 1))
     # every group adds its period to each distinct row of its callchain once: a block of
     # groups at a time (all at once, the entries of every group's callchain took ~90 MB at
@@ -324,6 +325,34 @@ def _children_rows(sl: SampleLocs, g: Groups, lk: np.ndarray) -> Parts:
         rows = _child_block(np.zeros(0, np.int64), g, g_own, g_leaf, gc, n_d, d_starts,
                             d_key, d_loc)
     return rows.cols, rows.self_p, rows.child_p, rows.count, rows.loc
+
+
+def _chain_keys(sl: SampleLocs, used: np.ndarray, lk: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(chain, loc-key, location) of the distinct loc-keys of each stack ``used[chain]``'s
+    callchain after its own location, with the location of the first entry giving each:
+    by chain, then key.  A block of chains at a time (CHILD_ENTRIES entries): all at once,
+    the entries' int64 temporaries were ~20 MB of a first report's peak at 50 M records."""
+    starts = sl.stack_starts
+    lens = starts[used + 1] - starts[used] - 1
+    ends = np.cumsum(lens)
+    out: list[tuple[np.ndarray, ...]] = []
+    lo = 0
+    while lo < len(used) or not out:
+        hi = max(lo + 1, int(np.searchsorted(ends, (ends[lo - 1] if lo else 0) + CHILD_ENTRIES,
+                                             side="right")))
+        hi = min(hi, len(used))
+        ln = lens[lo:hi]
+        total = int(ln.sum())
+        at = np.arange(total, dtype=np.int64)
+        at += np.repeat(starts[used[lo:hi]] + 1 - (np.cumsum(ln) - ln), ln)
+        e_loc = sl.stack_locs[at]
+        del at
+        c_of = np.repeat(np.arange(lo, hi, dtype=np.int64), ln)
+        (d_chain, d_key), _d_inv, d_first = _grouped([c_of, lk[e_loc]], total)
+        out.append((d_chain, d_key, e_loc[d_first].astype(np.int64)))
+        lo = hi
+    return tuple(np.concatenate(c) for c in zip(*out, strict=True))  # type: ignore[return-value]
 
 
 #: Callchain entries of the groups expanded at a time by :func:`_children_rows`.

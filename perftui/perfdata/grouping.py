@@ -35,6 +35,31 @@ def dense_unique(flat: np.ndarray, space: int, first: bool = True
     return uniq, inv, at
 
 
+class DenseGrouper:
+    """:func:`dense_unique` for many arrays of keys in one ``[0, space)``, each of at most
+    ``n_max`` keys: the presence and id tables are made once and cleared after each use
+    (only where it set them), the inverse is int32.  Made per call, the tables and the
+    int64 inverse were ~12 MB of temporaries per 2^18 keys over a 2^20 range: the peak of
+    a first ``report --children`` at 50 M records."""
+
+    def __init__(self, space: int, n_max: int) -> None:
+        self.present = np.zeros(space, dtype=bool)
+        self.ids = np.zeros(space, dtype=np.int32)
+        self.positions = np.arange(n_max, dtype=np.int64)
+
+    def __call__(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sorted unique values, int32 inverse, first index of each) of ``flat``."""
+        present = self.present
+        present[flat] = True
+        uniq = np.flatnonzero(present)
+        present[uniq] = False
+        self.ids[uniq] = np.arange(len(uniq), dtype=np.int32)
+        inv = self.ids[flat]
+        first = np.full(len(uniq), len(flat), dtype=np.int64)
+        np.minimum.at(first, inv, self.positions[:len(flat)])
+        return uniq, inv, first
+
+
 def group_ids(flat: np.ndarray, space: int | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``np.unique(flat, return_index=True, return_inverse=True)`` for non-negative

@@ -171,8 +171,10 @@ def parse_kallsyms(text: str | bytes, source: str = "kallsyms") -> Kallsyms:
     core = core[~_equal_to(names, _ENTRY_TRAMPOLINE)[order[core]]]
 
     def sub(rows: np.ndarray) -> DsoSymbolTable:
-        return DsoSymbolTable(starts[rows], ends[rows], _pick(names, order[rows]), kinds[rows],
-                           "address")
+        picked = _pick(names, order[rows])
+        if isinstance(picked, SliceNames):  # the text is not kept for them
+            picked = picked.compacted()
+        return DsoSymbolTable(starts[rows], ends[rows], picked, kinds[rows], "address")
 
     per_mod: dict[str, DsoSymbolTable] = {}
     mod_rows = np.flatnonzero(mod_of >= 0)

@@ -84,7 +84,10 @@ _TASK_TYPES = (RecordType.COMM, RecordType.FORK, RecordType.EXIT, RecordType.MMA
                RecordType.HEADER_BUILD_ID)
 _KERNEL_MODES = (Misc.KERNEL, Misc.GUEST_KERNEL)
 _CHUNK = 1 << 22  # callchain entries looked up at a time
-_EVENTS = 1 << 14  # task records decoded at a time during the replay
+# task records decoded at a time during the replay: each block's records and its Python
+# ints are short-lived small objects among the model's long-lived ones; 2^10, not 2^14,
+# left ~3 MB less of a fragmented heap after a 50 M-record replay, in the same time
+_EVENTS = 1 << 10
 _FORK_EXIT = (RecordType.FORK, RecordType.EXIT)
 
 
