@@ -12,10 +12,11 @@ Both files of a pair are read once before they are measured (the page cache hold
 for perf as for perftui); short runs are repeated BENCH_REPEAT times (default 3), in
 turns with perf's, and the median is shown; the ``report`` rows show the minimum of their
 runs (one run each on the large recording; BENCH_REPORT=0 skips them).  The index cache of
-these runs lives in BENCH_DIR/cache (emptied before the runs that must not find an entry).  BENCH_DIR keeps the files between
-runs; BENCH_BYTES sets the smaller size (default 520 MB); BENCH_RECORDS=0 skips the large
-recording.  perftui's modules are byte-compiled first, as an installed package's are (with
-PYTHONDONTWRITEBYTECODE set, every run would compile them again: ~0.25 s).
+these runs lives in BENCH_DIR/cache (emptied before the runs that must not find an entry).
+BENCH_DIR keeps the files between runs; BENCH_BYTES sets the smaller size (default 520 MB);
+BENCH_RECORDS=0 skips the large recording.  perftui's modules are byte-compiled first, as an
+installed package's are (with PYTHONDONTWRITEBYTECODE set, every run would compile them
+again: ~0.25 s).
 """
 
 from __future__ import annotations
