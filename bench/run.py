@@ -158,6 +158,9 @@ def one_pass_rows(t: Table, big: Path, stripped: Path, dso_times: int) -> tuple[
     t.row("sections --json: time", t_sec, t_dso, "<= 0.3x perf --sort dso", "s")
     t.row("sections --json: peak RssAnon", a_sec / 1024, (a_dso or 0) / 1024, "<= 100 MB",
           "MB")
+    _t, a_dump, _rc, _out = measure([*DUMP, str(big)], keep=False)
+    t.row(f"dump --json (first {DUMP_RECORDS:,} records, named): peak RssAnon",
+          a_dump / 1024, None, "constant", "MB")
     return rc1, rc2
 
 
@@ -233,6 +236,10 @@ def cached_rows(t: Table, big: Path) -> None:
 
 
 REPORT_KEYS = "comm,dso,sym"
+#: a dump's first records, every sample named (the whole recording is indexed and its
+#: threads modelled first, whatever the limit: what a dump holds from its start)
+DUMP_RECORDS = 100_000
+DUMP = [*PERFTUI, "dump", "--json", "--limit", str(DUMP_RECORDS)]
 
 
 def best(cmd: list[str], times: int, before: Callable[[], None] | None = None,
@@ -337,6 +344,10 @@ def main() -> int:
     _t1, a_sec1, _, _ = measure([*PERFTUI, "sections", "--json", "--no-cache", str(big)])
     t.row("sections: RssAnon growth per record (2x file)",
           (a_sec2 - a_sec1) * 1024 / max(1, n2 - n), None, "~0", "B")
+    _t2, a_dump2, _, _ = measure([*DUMP, str(double)], keep=False)
+    _t1, a_dump1, _, _ = measure([*DUMP, str(big)], keep=False)
+    t.row("dump: RssAnon growth per record (2x file; the whole file indexed and modelled)",
+          (a_dump2 - a_dump1) * 1024 / max(1, n2 - n), None, "~0", "B")
     browser_rows(t, big)
     cached_rows(t, big)
     profile_rows(t, big, stripped)

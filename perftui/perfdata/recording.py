@@ -335,7 +335,10 @@ class Recording:
         """(index row, record) of an indexed recording, as :meth:`records` gives them (a
         directory's ``data.N`` merged by time), each record read back by its row."""
         directory = self.mode == "directory"
-        for i in self.merged_order():
+        # the file order unless a directory's files are merged: counted, not listed (an
+        # array of every row took 8 bytes a record for as long as a dump ran)
+        merged = directory and len(self.stream_starts) >= 2
+        for i in self.merged_order() if merged else range(len(self.columns)):
             i = int(i)
             head: dict[str, Any] = {"offset": self.outer_offset(i)}
             src = int(self.columns["src"][i])

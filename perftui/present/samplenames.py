@@ -29,12 +29,13 @@ class SampleNamer:
     """Names of SAMPLE index rows, resolved a block at a time in row order."""
 
     def __init__(self, rec: Recording, res: Resolver, rows: np.ndarray | None = None) -> None:
+        """``rows``: the SAMPLE rows to name (default: every one, listed in a mapped scratch
+        array, ascending: listed in memory, with a sorted copy, they took 16 bytes per
+        sample, ~200 MB of a 4.6 M-record dump's RssAnon)."""
         self.rec = rec
         self.res = res
-        if rows is None:
-            rows = np.nonzero(rec.columns["type"] == RecordType.SAMPLE)[0]
-        self.rows = np.asarray(rows, dtype=np.int64)
-        self.sorted = np.sort(self.rows)
+        self.sorted = (rec.rows_of_type(RecordType.SAMPLE) if rows is None
+                       else np.sort(np.asarray(rows, dtype=np.int64)))
         self._block: ResolvedSamples | None = None
         self._pos: dict[int, int] = {}
 
