@@ -257,6 +257,19 @@ async def test_find_by_name_and_escape_clears_it(plan: DemoPlan) -> None:
         assert app.body == "records"
 
 
+@sync
+async def test_a_wider_terminal_keeps_the_cursor_on_the_note(plan: DemoPlan) -> None:
+    """A note wrapped to two lines at 60 columns is one line at 200: the cursor on its
+    second line comes back to the first (it stayed past the end: found by the seeded walk)."""
+    async with browse(plan.path, size=(60, 18)) as (app, pilot):
+        await prompt(pilot, "slash", "type=COMM,MMAP2 comm=qemu comm=iperf3 time=0%-10%,50%-60%")
+        await keys(pilot, "p", "end")
+        assert table(app).line_count() == 2 and table(app).cursor == 1
+        await pilot.resize_terminal(200, 60)
+        await idle(pilot)
+        assert table(app).line_count() == 1 and table(app).cursor == 0
+
+
 # -- callers, callees and call trees ------------------------------------------------------------
 @sync
 async def test_callers_and_callees_follow_the_plan(plan: DemoPlan) -> None:

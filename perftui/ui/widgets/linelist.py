@@ -182,4 +182,7 @@ class LineList(ScrollView, can_focus=True):
 
     def _on_resize(self, event: events.Resize) -> None:
         self._segs.clear()
-        self.virtual_size = Size(self.size.width, self.line_count() + self._head)
+        n = self.line_count()  # a note's lines are wrapped to the width: fewer when wider
+        self.virtual_size = Size(self.size.width, n + self._head)
+        if self.cursor >= n:
+            self.cursor = max(0, n - 1)
