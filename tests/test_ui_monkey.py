@@ -171,7 +171,13 @@ async def walk(path: Path, seed: int, steps: int, wait: bool) -> dict[str, int]:
                                          *rng.choice(PROFILE_TEXTS), "enter")
                     tally["filters"] += 1
                 elif r < 0.25 and len(app.screen_stack) > 1:
-                    n = await press(pilot, rng.choice(["q", "escape"]))
+                    key = rng.choice(["q", "escape"])
+                    if key == "q":
+                        # a key before may still be closing the screens (Enter on a sample
+                        # pops them all): q on the main view would end the walk
+                        await settle(pilot)
+                    if len(app.screen_stack) > 1 or key == "escape":
+                        n = await press(pilot, key)
                 else:
                     n = await press(pilot, rng.choice(KEYS))
                 tally["keys"] += n
