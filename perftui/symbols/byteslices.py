@@ -91,7 +91,7 @@ class SliceNames(Sequence[str]):
         starts = ends - lengths
         src = np.frombuffer(self._data, dtype=np.uint8)
         out = np.empty(int(ends[-1]) if len(ends) else 0, dtype=np.uint8)
-        step = 1 << 14  # names gathered at a time: the byte indexes stay ~1 MB
+        step = 1 << 14  # names gathered at a time: their byte indexes stay a few MB
         for lo in range(0, len(lengths), step):
             ln = lengths[lo:lo + step]
             at, n = int(starts[lo]), int(ln.sum())
