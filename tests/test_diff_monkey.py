@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_ui_monkey import SIZES, press
 from textual.pilot import Pilot
-from uihelpers import settle, sync
+from uihelpers import settle, sync, workers_done
 
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import PATCHED_SEED, generate
@@ -52,7 +52,7 @@ async def ready(pilot: Pilot) -> None:
         if app.model.ready and app.diff is not None:
             break
         await pilot.pause(0.05)
-    await app.workers.wait_for_complete()
+    await workers_done(app)
     await settle(pilot)
 
 
@@ -87,7 +87,7 @@ async def test_diff_monkey(pair: tuple[Path, Path]) -> None:
                 if step % 8 == 0:
                     await pilot.pause()
                 check(app)
-            await app.workers.wait_for_complete()
+            await workers_done(app)
             await settle(pilot)
             check(app)
     finally:

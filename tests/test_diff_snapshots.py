@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from uihelpers import workers_done
 
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import PATCHED_SEED, generate, kallsyms_text
@@ -59,7 +60,7 @@ async def shown(pilot: Pilot) -> None:
     assert isinstance(app, DiffApp)
     end = time.monotonic() + 60
     while True:
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         if app.model.ready and app.diff is not None and app.shown_level == app.model.level \
                 and not app.comparing and all(not p for p in app.progress.values()):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from uihelpers import screen_text, sync
+from uihelpers import screen_text, sync, workers_done
 
 from builders import module_recording
 from perftui.demo import MODULES_DIR
@@ -58,7 +58,7 @@ async def shown(pilot: Pilot, timeout: float = 90.0) -> None:
     assert isinstance(app, DiffApp)
     end = time.monotonic() + timeout
     while True:
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause()
         if app.model.ready and app.diff is not None and app.shown_level == app.model.level \
                 and not app.comparing:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rich.text import Text
-from uihelpers import screen_text, settle, sync, wait_indexed
+from uihelpers import screen_text, settle, sync, wait_indexed, workers_done
 
 from builders import MODULES, Planted, plant_module_samples
 from objdump_oracle import OInsn, parse, run_objdump
@@ -61,14 +61,14 @@ async def press(app: PerftuiApp, pilot, *keys: str) -> None:  # type: ignore[no-
     for k in keys:
         await pilot.press(k)
         await settle(pilot)
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await settle(pilot)
 
 
 async def opened(app: PerftuiApp, pilot, target) -> AnnotateScreen:  # type: ignore[no-untyped-def]
     app.open_annotate(target)
     await settle(pilot)
-    await app.workers.wait_for_complete()
+    await workers_done(app)
     await settle(pilot)
     screen = app.screen
     assert isinstance(screen, AnnotateScreen) and screen.loaded
@@ -220,7 +220,7 @@ async def test_a_before_the_names_then_away_opens_nothing(
         assert not isinstance(main, (SectionScreen, AnnotateScreen))
         gate.set()
         await until(pilot, lambda: app.model.names is not None, "the names")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await settle(pilot)
         assert app.screen is main
 
@@ -471,7 +471,7 @@ async def test_closing_the_screen_while_it_works(
         await settle(pilot)
         assert len(app.screen_stack) == 1
         release.set()
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await pilot.pause(0.2)
         assert app._exception is None and len(app.screen_stack) == 1
         assert not screen.loaded  # the result went nowhere

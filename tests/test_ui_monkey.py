@@ -27,7 +27,7 @@ import pytest
 from textual import events
 from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 from textual.pilot import Pilot
-from uihelpers import settle, sync, wait_indexed, wait_views
+from uihelpers import settle, sync, wait_indexed, wait_views, workers_done
 
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import generate
@@ -191,7 +191,7 @@ async def walk(path: Path, seed: int, steps: int, wait: bool) -> dict[str, int]:
                     kind = ("prompt" if r < 0.08 and len(app.screen_stack) == 1
                             else "resize" if 0.08 <= r < 0.10 else "key")
                     PROFILE.setdefault(kind, []).append(time.monotonic() - t_step)
-            await app.workers.wait_for_complete()
+            await workers_done(app)
             await settle(pilot)
             await wait_views(pilot)
             check(app, final=True)

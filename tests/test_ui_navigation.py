@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from textual.widgets import DataTable, Input
-from uihelpers import screen_text, settle, sync, wait_indexed
+from uihelpers import screen_text, settle, sync, wait_indexed, workers_done
 
 from perftui.analysis import sectionreport
 from perftui.demo import MODULES_DIR
@@ -63,7 +63,7 @@ async def prompt(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
     app.screen.query_one(Input).value = text
     await pilot.press("enter")
     await settle(pilot)
-    await app.workers.wait_for_complete()
+    await workers_done(app)
     await settle(pilot)
 
 
@@ -177,7 +177,7 @@ async def test_active_filter_and_range_are_shown_with_the_count(demo: Path) -> N
         assert "cpu=1" in str(rl.border_title)
         assert f"{n1:,} of {len(c):,}" in str(rl.border_subtitle)
         await pilot.press("T", "shift+right", "shift+right", "shift+right")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await settle(pilot)
         lo, hi = app.model.time_range
         t = c["time"]
@@ -199,7 +199,7 @@ async def test_range_applies_to_the_drill_down(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
         c = app.model.rec.columns
         await pilot.press("T", *["right"] * 10, *["shift+right"] * 20)
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await settle(pilot)
         lo, hi = app.model.time_range
         await pilot.press("m", "down", "enter")
@@ -219,7 +219,7 @@ async def test_zoom_keeps_the_range_and_the_list_position(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
         rl = app.query_one(RecordList)
         await pilot.press("T", *["right"] * 20, *["shift+right"] * 6)
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         rng = app.model.time_range
         await pilot.press("l", "down", "down", "down", "T")
         row, count = rl.current_row(), app.model.count()

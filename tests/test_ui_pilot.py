@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from textual.command import CommandPalette
 from textual.widgets import DataTable, Input
-from uihelpers import screen_text, settle, sync, wait_indexed
+from uihelpers import screen_text, settle, sync, wait_indexed, workers_done
 
 from builders import BAD_COMM, EVIL_COMM, EVIL_KO, EVIL_LIB, EVIL_SECTION, hostile
 from perftui.demo import MODULES_DIR
@@ -382,7 +382,7 @@ async def test_a_big_recording_bins_zoomed_and_cpu_windows_in_a_thread(
 
     async def binned() -> None:
         for _ in range(400):
-            await app.workers.wait_for_complete()
+            await workers_done(app)
             await settle(pilot)
             if not tl.binning:
                 return
@@ -504,7 +504,7 @@ async def test_filter_applies_to_the_drill_down_and_the_jump_keeps_it(demo: Path
         c = m.rec.columns
         await pilot.press("slash")
         await type_prompt(pilot, "cpu=1")
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await settle(pilot)
         kern = np.nonzero((c["type"] == SAMPLE) & (c["cpu"] == 1)
                           & (c["cpumode"] == Misc.KERNEL))[0]

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from test_ui_pilot import browse
 from textual.pilot import Pilot
-from uihelpers import screen_text, settle, sync
+from uihelpers import screen_text, settle, sync, workers_done
 
 from builders import EVIL_COMM, hostile
 from perftui.demo.generate import DemoPlan, place_modules, write_demo
@@ -52,7 +52,7 @@ async def idle(pilot: Pilot) -> None:
     app = pilot.app
     deadline = time.monotonic() + 60
     while True:
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await settle(pilot)
         if not any(w.is_running for w in app.workers):
             return

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from test_ui_profile import idle, table_lines
 from textual.widgets import DataTable
-from uihelpers import wait_indexed
+from uihelpers import wait_indexed, workers_done
 
 from perftui.analysis.samplegroups import GroupsBuilder
 from perftui.cli import main as perftui_main
@@ -89,7 +89,7 @@ async def _annotate(app: PerftuiApp, pilot: Any, sym: str) -> int:
     app.open_annotate((None, sym))
     for _ in range(600):
         await settle(pilot)
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         screen = app.screen
         if isinstance(screen, AnnotateScreen) and screen.loaded:
             return sum(n for _a, n, _t in instructions(screen))

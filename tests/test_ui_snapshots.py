@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from uihelpers import settle, wait_indexed
+from uihelpers import settle, wait_indexed, workers_done
 
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import generate, kallsyms_text
@@ -61,7 +61,7 @@ async def selection_drawn(pilot: Pilot) -> None:
     app = pilot.app
     calm = 0  # (3 times in a row: a message on its way to the timeline is not missed)
     for _ in range(400):
-        await app.workers.wait_for_complete()
+        await workers_done(app)
         await settle(pilot)
         calm = 0 if app.selection_pending() else calm + 1  # type: ignore[attr-defined]
         if calm == 3:
@@ -76,7 +76,7 @@ def after(keys: tuple[str, ...]) -> Callable[[Pilot], object]:
         for key in keys:
             await pilot.press(key)
             await settle(pilot)
-            await pilot.app.workers.wait_for_complete()  # (the annotate screen's worker)
+            await workers_done(pilot.app)  # (the annotate screen's worker)
             await settle(pilot)
         # a screen filled by a worker (annotate) lays its table out, then centres the hottest
         # row after a refresh: on a loaded machine that takes more than one pause
