@@ -32,6 +32,7 @@ from ..profiledata import ProfileData, Scope
 from .frames import KIND_COLOURS, LEGEND, EventChoice, frame_kind, frame_name, where_text
 from .linelist import wrap_note
 from .profile import event_bindings
+from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
 
 MAX_LEVELS = 1024  # deepest level laid out
@@ -603,17 +604,11 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
 
     @work(thread=True, exclusive=True, group="flame-samples")
     def _find_samples(self, tree: GroupTree, node: int, title: str) -> None:
-        try:
+        def find() -> np.ndarray | None:
             sel = self.data.selection(self.scope())
-            if sel is None:
-                return
-            rows = sel.rows_of(tree.groups_through(node))
-        except Exception as e:  # said, the traceback kept; the browser goes on
-            self.app.call_from_thread(self._failed, e)
-            return
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
-                                      rows, title, "flame")
+            return None if sel is None else sel.rows_of(tree.groups_through(node))
+
+        show_rows_found(self, find, title, "flame")
 
     def action_back(self) -> None:
         g = self.graph

@@ -26,6 +26,7 @@ from .calltrees import CallTreeList, Forest
 from .frames import EventChoice
 from .hotspots import HotspotTable, TableAction, TableView
 from .linelist import LineList
+from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
 
 #: ``S`` goes round these
@@ -405,14 +406,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
 
     @work(thread=True, exclusive=True, group="profile-samples")
     def _find_samples(self, gp: GroupProfile, groups: np.ndarray, title: str) -> None:
-        try:
-            rows = gp.selection.rows_of(groups)
-        except Exception as e:  # said, the traceback kept; the browser goes on
-            self.app.call_from_thread(self._failed, e)
-            return
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.app.show_samples,  # type: ignore[attr-defined]
-                                      rows, title, "profile")
+        show_rows_found(self, lambda: gp.selection.rows_of(groups), title, "profile")
 
 
 def _row_blocks(gp: GroupProfile, row: int) -> Iterable[np.ndarray]:
