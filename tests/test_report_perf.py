@@ -26,12 +26,13 @@ pytestmark = pytest.mark.perf
 LEVEL = re.compile(r"^\[[k.]\] ")
 
 
-def perf_rows(data: Path, keys: str, children: bool, event: str | None = None
+def perf_rows(data: Path, keys: str, children: bool, extra: tuple[str, ...] = ()
               ) -> dict[str, list[dict[tuple[str, ...], tuple[float, float, int, int]]]]:
     """perf report's rows per event: keys -> (overhead, children, samples, period)."""
     perf = require("perf")
     cmd = [perf, "report", "-i", str(data), "--stdio", "-g", "none", "--sort", keys, "-t",
-           ";", "-n", "--show-total-period", "--children" if children else "--no-children"]
+           ";", "-n", "--show-total-period", "--children" if children else "--no-children",
+           *extra]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=data.parent)
     assert p.returncode == 0, p.stderr[-500:]
     out: dict[str, list] = {}
@@ -39,7 +40,7 @@ def perf_rows(data: Path, keys: str, children: bool, event: str | None = None
     order: list = []
     name = "?"
     for line in p.stdout.splitlines():
-        m = re.match(r"# Samples: \S+\s+of event '(.*)'$", line)
+        m = re.match(r"# Samples: \S+\s+of events? '(.*)'$", line)
         if m:
             name = m.group(1)
             rows = {}
@@ -65,13 +66,13 @@ def _perf_key(text: str) -> str:
     return LEVEL.sub("", text)
 
 
-def ours(data: Path, keys: str, children: bool) -> dict:
+def ours(data: Path, keys: str, children: bool, extra: tuple[str, ...] = ()) -> dict:
     import contextlib
     import io
 
     buf = io.StringIO()
     args = ["report", str(data), "--json", "--sort", keys,
-            "--children" if children else "--no-children"]
+            "--children" if children else "--no-children", *extra]
     with contextlib.redirect_stdout(buf):
         assert perftui_main(args) == 0
     return json.loads(buf.getvalue())
@@ -83,16 +84,17 @@ def _our_key(row: dict, keys: list[str]) -> tuple[str, ...]:
         v = row[k]
         if k == "pid":
             out.append(str(v))
-        elif k == "cpu":
-            out.append(f"{v:03d}")
+        elif k == "cpu":  # perf's %03d: -1 (no CPU sampled) is "-001"
+            out.append(("-" if v < 0 else "") + f"{abs(v):03d}")
         else:
             out.append(str(v))
     return tuple(out)
 
 
-def compare(data: Path, keys: str, children: bool, tree_broken: bool = False) -> None:
-    theirs = perf_rows(data, keys, children)
-    mine = ours(data, keys, children)
+def compare(data: Path, keys: str, children: bool, tree_broken: bool = False,
+            perf_args: tuple[str, ...] = (), our_args: tuple[str, ...] = ()) -> None:
+    theirs = perf_rows(data, keys, children, perf_args)
+    mine = ours(data, keys, children, our_args)
     docs = mine.get("events") or [mine]
     assert [d["event"] for d in docs] == list(theirs), "events"
     klist = keys.split(",")

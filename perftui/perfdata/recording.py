@@ -528,7 +528,10 @@ class Recording:
     def sample_fields(self, rows: np.ndarray, fields: tuple[str, ...]
                       ) -> list[tuple[np.ndarray, np.ndarray]]:
         """:meth:`sample_values` of several fields, the rows' index columns gathered once:
-        per field (values, whether the row's event samples the field at all)."""
+        per field (values, whether the row's event samples the field at all).  A ``period``
+        the event does not sample is its attr's ``sample_period``, as perf's
+        ``evsel__parse_sample`` sets it before reading the sample (a fixed-period event
+        recorded without PERF_SAMPLE_PERIOD: every sample weighs that period)."""
         c = self.columns
         rows = np.asarray(rows, dtype=np.int64)
         got = [(np.zeros(len(rows), dtype=np.uint64), np.zeros(len(rows), dtype=bool))
@@ -543,11 +546,14 @@ class Recording:
         known = [a for a in distinct(attr) if 0 <= a < len(self.attrs)]
         offsets = {a: self.decoder.sample_layouts[a].offsets for a in known}
         for a in known:  # (whatever the bytes: a row of no source still has its event)
-            if any(f in offsets[a] for f in fields):
+            fixed = self.attrs[a].sample_period if "period" not in offsets[a] else 0
+            if (fixed and "period" in fields) or any(f in offsets[a] for f in fields):
                 of_attr = attr == a
-                for (_out, has), field in zip(got, fields, strict=True):
+                for (out, has), field in zip(got, fields, strict=True):
                     if field in offsets[a]:
                         has |= of_attr
+                    elif field == "period":
+                        out[of_attr] = fixed
         for s in distinct(src):
             if s == NO_SOURCE:
                 continue

@@ -38,10 +38,3 @@ class ResolvedSamples:
     def chain(self, k: int) -> np.ndarray:
         """Location ids of sample ``k``'s callchain, leaf first."""
         return self.chain_locs[self.chain_starts[k]:self.chain_starts[k + 1]]
-
-
-def periods_of(period: np.ndarray, has: np.ndarray) -> np.ndarray:
-    """Periods from :meth:`~perftui.perfdata.recording.Recording.sample_fields`' period
-    values and presence: 1 where the event samples none."""
-    out: np.ndarray = np.where(has, period, np.uint64(1))
-    return out

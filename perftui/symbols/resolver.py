@@ -45,7 +45,7 @@ from .modnames import module_name
 from .options import ASSUMED_TEXT as ASSUMED_TEXT
 from .options import SymbolOptions as SymbolOptions
 from .perfmap import load_perf_map
-from .resolved import ResolvedSamples, periods_of
+from .resolved import ResolvedSamples
 from .safefile import SymbolFileError
 from .sectionmap import SOURCE_KMOD, SectionMap, build_section_map
 from .sources import SourceFinder, file_ident, kernel_build_id, kernel_source
@@ -401,7 +401,7 @@ class Resolver:
         table_of = np.zeros(len(uniq), np.int64)
         shift = np.zeros(len(uniq), dtype=U64)  # subtracted from the ip
         add = np.zeros(len(uniq), dtype=U64)  # then added (pgoff)
-        special: list[int] = []  # maps handled one by one (module .text, KSYMBOL)
+        special: list[int] = []  # maps handled one by one (modules, KSYMBOL)
         tables: list[_DsoTable] = []
         index: dict[int, int] = {}
         for j, m in enumerate(uniq.tolist()):
@@ -410,7 +410,7 @@ class Resolver:
                 continue
             dt = self._dso_table(int(m))
             kind = MapKind(int(maps.kind[m]))
-            if kind == MapKind.KSYMBOL or (kind == MapKind.MODULE and dt.section == ".text"):
+            if kind in (MapKind.KSYMBOL, MapKind.MODULE):
                 special.append(j)
                 table_of[j] = -2
                 continue
@@ -442,11 +442,16 @@ class Resolver:
             m = int(uniq[j])
             sel = rest[inv == j]
             dt = self._dso_table(m)
+            start = int(maps.start[m])
             if MapKind(int(maps.kind[m])) == MapKind.KSYMBOL:
                 locs[sel], offs[sel] = self._ksymbol(dt, m, ips[sel])
-            else:
-                start = int(maps.start[m])
+            elif dt.section == ".text":
                 locs[sel], offs[sel] = self._intern(dt, ips[sel] - U64(start), start)
+            else:  # no .ko: kallsyms' symbols of the module (at their addresses), or none;
+                # an address none covers is shown as perf's module map shows it
+                # (map__map_ip: from the map's start, pgoff 0), a frame's at itself
+                shown = ips[sel] if frames else ips[sel] - U64(start)
+                locs[sel], offs[sel] = self._intern(dt, ips[sel], 0, shown)
         return locs, offs
 
     def _kernel_table(self) -> _DsoTable:
@@ -519,8 +524,9 @@ class Resolver:
             chain_starts=starts, chain_locs=floc, chain_ips=fips, chain_offs=foff)
 
     def periods(self, rows: np.ndarray) -> np.ndarray:
-        """The period of SAMPLE index ``rows`` (u64; 1 where the event samples none)."""
-        return periods_of(*self.rec.sample_fields(rows, ("period",))[0])
+        """The period of SAMPLE index ``rows`` (u64; the event's ``sample_period`` where it
+        samples none, as perf)."""
+        return self.rec.sample_fields(rows, ("period",))[0][0]
 
     def blocks(self, rows: np.ndarray, block: int = 1 << 16, callchains: bool = True
                ) -> Iterator[ResolvedSamples]:

@@ -32,7 +32,6 @@ from ..perfdata.index import NO_SOURCE, distinct
 from .callchain import callchain_spans, source_bytes
 from .dsonames import MapKind
 from .locations import Locations
-from .resolved import periods_of
 
 if TYPE_CHECKING:
     from .rawsamples import NameTables
@@ -56,7 +55,7 @@ class SampleLocs:
     rows: np.ndarray  # int64 index rows
     comm: np.ndarray  # int32 comm id (comm_names)
     leaf: np.ndarray  # int32 location id of the sample's ip
-    period: np.ndarray  # uint64 (1 where the event samples none)
+    period: np.ndarray  # uint64 (the event's sample_period where it samples none)
     stack: np.ndarray | None  # int32 stack id; None: callchains not resolved
     stack_starts: np.ndarray  # int64, one more than there are distinct stacks
     stack_locs: np.ndarray  # int32: each stack's own location, then its callchain's
@@ -296,8 +295,8 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
         hi = lo + len(rs)
         if compiled is not None:  # each block's index columns and thread keys read once
             comm[lo:hi], objects = res.model.sample_state(rs)
-            (ip, _), periods = res.rec.sample_fields(rs, ("ip", "period"))
-            period[lo:hi] = periods_of(*periods)
+            (ip, _), (per, _) = res.rec.sample_fields(rs, ("ip", "period"))
+            period[lo:hi] = per
             got = compiled.names(rs, ip, objects)
         else:
             comm[lo:hi] = res.model.sample_comms(rs)[0]

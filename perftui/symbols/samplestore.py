@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # (the resolver is imported only where one is made)
     from .resolver import Resolver
 
 #: Bump when what the attachment holds changes meaning (the code hash catches the rest).
-NAMES_FORMAT = 2
+NAMES_FORMAT = 3  # 3: a period the event does not sample is its sample_period
 _CODE_DIRS = ("perfdata", "symbols")
 _code_hash: str | None = None
 
