@@ -11,12 +11,17 @@ branches (``--no-branch-stack``: perf's default on a ``-b`` recording is a branc
 
 from __future__ import annotations
 
+import contextlib
+import io
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from test_differential import CALLCHAIN_FILES, PIPE_MODE, README_COUNTS, ids
-from test_report_perf import compare
+from test_report_perf import compare, fold_perf_script
+
+from perftui.cli import main as perftui_main
 
 pytestmark = pytest.mark.perf
 
@@ -55,3 +60,24 @@ def test_report_equals_perf(rel: str, keys: str, children: bool, corpus: Corpus,
     compare(corpus(rel), keys, children,
             perf_args=("--no-group", "--no-branch-stack", "--kallsyms", str(empty_kallsyms)),
             our_args=("--kallsyms", str(empty_kallsyms), "--no-cache"))
+
+
+@pytest.mark.parametrize("rel", [pytest.param(r, id=ids(r)) for r in CALLCHAIN_FILES
+                                 if r in README_COUNTS and r not in DWARF_UNWOUND])
+def test_folded_equals_perf_script_folded(rel: str, corpus: Corpus,
+                                          empty_kallsyms: Path) -> None:
+    """``--folded`` equals a folding of ``perf script``'s frames done here, stack for stack
+    (callgraph-3.8: module frames named by their file, ``[ath9k.ko]``, as stackcollapse-perf
+    names them)."""
+    data = corpus(rel)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        assert perftui_main(["report", str(data), "--folded", "--no-cache",
+                             "--kallsyms", str(empty_kallsyms)]) == 0
+    got: Counter[str] = Counter()
+    for line in buf.getvalue().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        got[stack] += int(n)
+    want = fold_perf_script(data, ("--kallsyms", str(empty_kallsyms)))
+    assert sum(got.values()) == sum(want.values()) == README_COUNTS[rel][1]
+    assert got == want

@@ -315,11 +315,12 @@ def test_two_events(built: Built, recorded) -> None:
     compare(data, "dso,sym", children=True)
 
 
-def fold_perf_script(data: Path) -> Counter[str]:
+def fold_perf_script(data: Path, extra: tuple[str, ...] = ()) -> Counter[str]:
     """Folded stacks from perf script's own frames, folded here: comm, then the frames
-    outermost first; an unknown symbol is named by its dso in brackets."""
+    outermost first; an unknown symbol is named by its dso in brackets (the last part of
+    the path perf script prints)."""
     perf = require("perf")
-    p = subprocess.run([perf, "script", "-i", str(data), "-F", "comm,tid,ip,sym,dso"],
+    p = subprocess.run([perf, "script", "-i", str(data), "-F", "comm,tid,ip,sym,dso", *extra],
                        capture_output=True, text=True, timeout=300, cwd=data.parent)
     assert p.returncode == 0, p.stderr[-400:]
     stacks: Counter[str] = Counter()

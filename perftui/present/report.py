@@ -120,11 +120,14 @@ def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
     w("\n")
 
 
-def frame_name(locs: Locations, loc: int) -> str:
-    """A frame's name in folded stacks and speedscope: the symbol, else ``[dso]`` (as
-    flamegraph's stackcollapse-perf names an unknown symbol), else ``[unknown]``."""
+def frame_name(locs: Locations, loc: int, as_script: bool = False) -> str:
+    """A frame's name: the symbol, else ``[dso]``, else ``[unknown]``.  ``as_script``
+    (folded stacks and speedscope): the dso as flamegraph's stackcollapse-perf names an
+    unknown symbol from ``perf script``, the last part of its path (a module recorded by
+    its file: ``[ath9k.ko]``, where the browser's flame graph says ``[ath9k]``)."""
     n = locs.name[loc]
     if n is not None:
         return n
-    dso = locs.dsos[locs.dso[loc]].short_name
+    d = locs.dsos[locs.dso[loc]]
+    dso = d.name.rsplit("/", 1)[-1] if as_script and "/" in d.name else d.short_name
     return dso if dso.startswith("[") else f"[{dso}]"

@@ -99,7 +99,7 @@ def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO,
     names = names_of(res)
 
     def loc_name(loc: int) -> str:
-        return frame_name(names.locs, loc)
+        return frame_name(names.locs, loc, as_script=True)
 
     def comm_name(c: int) -> str:
         return res.comm_names[c]
