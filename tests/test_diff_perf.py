@@ -31,11 +31,12 @@ LEVEL = re.compile(r"^\[([k.])\] ")
 OLD_MIX, NEW_MIX = "3,1,0,1,1", "1,3,2,1,0"
 
 
-def perf_diff(old: Path, new: Path, keys: str | None, compute: str | None
+def perf_diff(old: Path, new: Path, keys: str | None, compute: str | None,
+              extra: tuple[str, ...] = ()
               ) -> list[tuple[tuple[str, ...], str | None, str, str]]:
     """perf diff's rows in its order: (keys, level, baseline cell, computation cell)."""
     perf = require("perf")
-    cmd = [perf, "diff", "-t", ";", str(old), str(new)]
+    cmd = [perf, "diff", "-t", ";", str(old), str(new), *extra]
     if keys:
         cmd += ["--sort", keys]
     if compute:
@@ -58,8 +59,9 @@ def perf_diff(old: Path, new: Path, keys: str | None, compute: str | None
     return rows
 
 
-def ours(old: Path, new: Path, keys: str | None, compute: str | None) -> dict:
-    args = ["diff", str(old), str(new), "--json"]
+def ours(old: Path, new: Path, keys: str | None, compute: str | None,
+         extra: tuple[str, ...] = ()) -> dict:
+    args = ["diff", str(old), str(new), "--json", *extra]
     if keys:
         args += ["--sort", keys]
     if compute:
@@ -81,11 +83,12 @@ def _key(row: dict, keys: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def compare(old: Path, new: Path, keys: str | None = None, compute: str | None = None
-            ) -> tuple[int, int]:
-    """Assert perftui's rows equal perf's; returns (rows, rows in both recordings)."""
-    theirs = perf_diff(old, new, keys, compute)
-    doc = ours(old, new, keys, compute)
+def compare(old: Path, new: Path, keys: str | None = None, compute: str | None = None,
+            extra: tuple[str, ...] = ()) -> tuple[int, int]:
+    """Assert perftui's rows equal perf's (``extra``: options given to both); returns
+    (rows, rows in both recordings)."""
+    theirs = perf_diff(old, new, keys, compute, extra)
+    doc = ours(old, new, keys, compute, extra)
     klist = doc["sort"]
     assert klist == (keys.split(",") if keys else ["dso", "sym"])
     if "pid" in klist:  # perf prints tid:comm, the comm of the thread's side

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_diff_perf import compare as compare_diff
 from test_differential import CALLCHAIN_FILES, PIPE_MODE, README_COUNTS, ids
 from test_report_perf import compare, fold_perf_script
 
@@ -34,11 +35,12 @@ NOT_COMPARED = {"quipper/perf.data.intel_pt-4.14"}
 DWARF_UNWOUND = {"perfparser/contentsize.data", "perfparser/fork_static_gcc__perf.data.zstd"}
 
 CASES = [(rel, keys, False) for rel in README_COUNTS if rel not in NOT_COMPARED
-         for keys in ("comm,dso,sym", "pid", "cpu", "dso")]
+         for keys in ("comm,dso,sym", "pid", "cpu", "dso", "sym", "dso,sym", "cpu,comm")]
 # with children: perf 6.1 prints no Children column for pipe-mode input (its columns are
 # set up before the stream's attrs say there are callchains)
-CASES += [(rel, "comm,dso,sym", True) for rel in CALLCHAIN_FILES
-          if rel in README_COUNTS and rel not in DWARF_UNWOUND | PIPE_MODE | NOT_COMPARED]
+CASES += [(rel, keys, True) for rel in CALLCHAIN_FILES
+          if rel in README_COUNTS and rel not in DWARF_UNWOUND | PIPE_MODE | NOT_COMPARED
+          for keys in ("comm,dso,sym", "sym", "dso,sym", "comm", "pid")]
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +83,21 @@ def test_folded_equals_perf_script_folded(rel: str, corpus: Corpus,
     want = fold_perf_script(data, ("--kallsyms", str(empty_kallsyms)))
     assert sum(got.values()) == sum(want.values()) == README_COUNTS[rel][1]
     assert got == want
+
+
+#: pairs of one event each (by attr type and config) that perf diff reads: perf 6.1's own
+#: two recordings, and perf 3.8 against perf 3.4 (modules without their .ko on both sides)
+DIFF_PAIRS = [("perf61/perf-normal-g.data", "perf61/perf-zstd.data"),
+              ("quipper/perf.data.callgraph-3.8", "quipper/perf.data.raw-3.4"),
+              ("quipper/perf.data.branch-4.14", "quipper/perf.data.ctx_switch_namespaces-4.14")]
+
+
+@pytest.mark.parametrize("keys", [None, "comm,dso,sym", "pid", "cpu"])
+@pytest.mark.parametrize(("old", "new"), [pytest.param(a, b, id=f"{ids(a)}-{ids(b)}")
+                                          for a, b in DIFF_PAIRS])
+def test_diff_equals_perf(old: str, new: str, keys: str | None, corpus: Corpus,
+                          empty_kallsyms: Path) -> None:
+    """``perftui diff`` equals ``perf diff`` row for row, in perf's order."""
+    extra = ("--kallsyms", str(empty_kallsyms))
+    compare_diff(corpus(old), corpus(new), keys, None, extra)
+    compare_diff(corpus(old), corpus(new), keys, "ratio", extra)
