@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
+import subprocess
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from perfprograms import require
 from test_diff_perf import compare as compare_diff
 from test_differential import CALLCHAIN_FILES, PIPE_MODE, README_COUNTS, ids
-from test_report_perf import compare, fold_perf_script
+from test_report_perf import compare, fold_perf_script, table_lines
 
 from perftui.cli import main as perftui_main
 
@@ -101,3 +104,91 @@ def test_diff_equals_perf(old: str, new: str, keys: str | None, corpus: Corpus,
     extra = ("--kallsyms", str(empty_kallsyms))
     compare_diff(corpus(old), corpus(new), keys, None, extra)
     compare_diff(corpus(old), corpus(new), keys, "ratio", extra)
+
+
+#: recordings of an event group: perf's default is one table with a column per member
+#: (perftui has no group view and prints a table per event)
+GROUPED = {"quipper/perf.data.group_desc-4.14", "quipper/perf.data.lost_samples-4.4",
+           "quipper/perf.data.piped.header_feautres_group_desc-6.8"}
+#: perf cuts a comm to a column width set before the name was seen ("perf-ex" for
+#: "perf-exec"); perftui prints the whole name (the row tests above cut ours to compare)
+COMM_CUT = {"quipper/perf.data.branch_stack_spec", "quipper/perf.data.hybrid_topology"}
+TEXT_CASES = [(rel, keys, ch) for rel in README_COUNTS if rel not in NOT_COMPARED | GROUPED
+              for keys in ("comm,dso,sym", "dso", "pid", "cpu", "sym")
+              for ch in ((False, True) if rel in CALLCHAIN_FILES
+                         and rel not in DWARF_UNWOUND | PIPE_MODE else (False,))
+              if not (rel in COMM_CUT and "comm" in keys)]
+HEADER = re.compile(r"# (Total Lost Samples|Samples|Event count|Overhead|Children|\.)")
+
+
+@pytest.mark.parametrize(("rel", "keys", "children"),
+                         [pytest.param(*c, id=f"{ids(c[0])}-{c[1]}{'-children' if c[2] else ''}")
+                          for c in TEXT_CASES])
+def test_text_equals_perf(rel: str, keys: str, children: bool, corpus: Corpus,
+                          empty_kallsyms: Path) -> None:
+    """The text report as ``perf report --stdio -g none`` prints it: the lost samples line,
+    each table's header (samples as perf's ``convert_unit`` writes them: ``9K``) and its
+    rows byte for byte, padding included (pid:comm padded in the last column; cpu 3 wide,
+    ``-001`` overflowing it; the dso column at least 16 wide when a row has no symbol).
+    Rows of unresolved addresses that perf ranks among equals by its tree's accident are
+    compared as a set (docs/architecture.md)."""
+    data = corpus(rel)
+    mode = "--children" if children else "--no-children"
+    p = subprocess.run([require("perf"), "report", "-i", str(data), "--stdio", "-g", "none",
+                        "--sort", keys, mode, "--no-branch-stack", "--kallsyms",
+                        str(empty_kallsyms)], capture_output=True, text=True, timeout=300,
+                       cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-400:]
+    assert "of events" not in p.stdout  # (a group's table: GROUPED)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        assert perftui_main(["report", str(data), "--sort", keys, mode, "--no-cache",
+                             "--kallsyms", str(empty_kallsyms)]) == 0
+    mine = buf.getvalue()
+
+    def heads(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if HEADER.match(ln)]
+
+    assert heads(mine) == heads(p.stdout)
+    address = re.compile(r"\[[k.]\] ((0x)?[0-9a-f]{16})")
+    theirs, ours_ = table_lines(p.stdout), table_lines(mine)
+    assert sorted(address.sub(r"[?] \1", ln) for ln in ours_) == \
+        sorted(address.sub(r"[?] \1", ln) for ln in theirs)
+    assert [ln for ln in ours_ if not address.search(ln)] == \
+        [ln for ln in theirs if not address.search(ln)]
+
+
+@pytest.mark.parametrize("rel", sorted(GROUPED))
+def test_grouped_recordings_are_perf_groups(rel: str, corpus: Corpus) -> None:
+    """What keeps GROUPED out of the text comparison: perf prints their events as one
+    group table ("of events '... group ...'")."""
+    p = subprocess.run([require("perf"), "report", "-i", str(corpus(rel)), "--stdio",
+                        "--sort", "dso"], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-400:]
+    assert "of events" in p.stdout
+
+
+@pytest.mark.parametrize("compute", [None, "ratio", "delta"])
+@pytest.mark.parametrize("keys", [None, "comm,dso,sym", "pid", "cpu", "dso", "pid,cpu"])
+@pytest.mark.parametrize(("old", "new"), [pytest.param(a, b, id=f"{ids(a)}-{ids(b)}")
+                                          for a, b in DIFF_PAIRS])
+def test_diff_text_equals_perf(old: str, new: str, keys: str | None, compute: str | None,
+                               corpus: Corpus, empty_kallsyms: Path) -> None:
+    """``perftui diff``'s text as ``perf diff`` prints it: each event's heading, the
+    table's header and its rows byte for byte (pid:comm and dso padded in the last column,
+    cpu 3 wide).  perftui's own lines above (which file is which, warnings) are left out."""
+    a, b = corpus(old), corpus(new)
+    opts = [*(["--sort", keys] if keys else []), *(["-c", compute] if compute else []),
+            "--kallsyms", str(empty_kallsyms)]
+    p = subprocess.run([require("perf"), "diff", str(a), str(b), *opts], capture_output=True,
+                       text=True, timeout=300, cwd=a.parent)
+    assert p.returncode == 0, p.stderr[-400:]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        assert perftui_main(["diff", str(a), str(b), "--no-cache", *opts]) == 0
+
+    def table(text: str) -> list[str]:
+        return [ln for ln in text.splitlines()
+                if ln and not re.match(r"# (Data files|Warning)|#  \[|#$", ln)]
+
+    assert table(buf.getvalue()) == table(p.stdout)

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from ..analysis.diff import Diff, DiffRow, EventDiff, Mismatch
 from ..textsafe import safe
-from .report import HEADERS
+from .report import PADDED_LAST, TEXT_HEADERS, text_widths
 
 #: perf diff's column of the computation, and its width (builtin-diff.c ``columns``).
 COMPUTE_COLUMNS = {"delta-abs": ("Delta Abs", 9), "delta": ("Delta", 7),
@@ -130,14 +130,16 @@ def print_diff(ed: EventDiff, out: TextIO, first: bool = True) -> None:
         w(safe(f"# (no event '{ed.event}' in NEW: baseline only)") + "\n#\n")
     cname, cwidth = COMPUTE_COLUMNS[d.compute]
     cwidth = max(cwidth, len(cname))
-    heads = [HEADERS[k] for k in d.keys]
+    heads = [TEXT_HEADERS[k] for k in d.keys]
     cells = [[key_text(d, r, i) for i in range(len(d.keys))] for r in d.rows]
-    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(heads)]
+    widths = text_widths(tuple(d.keys), [[c[i] for c in cells] for i in range(len(heads))],
+                         any(d.locs_of(r).name[r.loc] is None for r in d.rows))
     w("# " + f"{'Baseline':>8}  {cname:>{cwidth}}  "
       + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(heads)) + "\n")
     w("# " + "." * 8 + "  " + "." * cwidth + "  "
       + "  ".join("." * widths[i] for i in range(len(heads))) + "\n#\n")
+    padded = bool(d.keys) and d.keys[-1] in PADDED_LAST  # (as perf report's last column)
     for r, c in zip(d.rows, cells, strict=True):
         line = (f"  {baseline_cell(r):>8}  {compute_cell(d, r):>{cwidth}}  "
                 + "  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(c)))
-        w(safe(line.rstrip()) + "\n")
+        w(safe(line if padded else line.rstrip()) + "\n")

@@ -15,6 +15,11 @@ from ..textsafe import safe
 
 HEADERS = {"comm": "Command", "pid": "Pid:Command", "tid": "Tid", "dso": "Shared Object",
            "sym": "Symbol", "cpu": "CPU", "module": "Module", "section": "Section"}
+#: the text report's headers: perf's own (sort_thread's is "    Pid:Command", 15 wide)
+TEXT_HEADERS = {**HEADERS, "pid": "    Pid:Command"}
+#: columns perf gives a fixed width, whatever their cells (cpu's "%*.*d" in 3: -001 overflows)
+FIXED_WIDTH = {"cpu": 3}
+UNRESOLVED_DSO_WIDTH = 16
 
 
 @dataclass
@@ -39,7 +44,24 @@ def key_value(prof: Profile, names: Names, row: ProfileRow, i: int) -> Any:
 
 
 #: sort keys that perf prints padded to the column's width even in the last column
-PADDED_LAST = frozenset({"comm", "dso"})
+#: (pid's "%7d:%-*.*s": the comm padded to the column's width less 8)
+PADDED_LAST = frozenset({"comm", "dso", "pid"})
+
+
+def sample_count(n: int) -> str:
+    """A sample count as perf's header prints it (``convert_unit``: 9036 -> ``9K``, the
+    unit a space below 1001)."""
+    unit = " "
+    for u in "KMG":
+        if n > 1000:
+            n, unit = n // 1000, u
+    return f"{n}{unit}"
+
+
+def lost_samples_header(lost: int) -> str:
+    """The lines perf report --stdio writes once above its tables (its hint to use
+    --header left out: perftui's is ``perftui info``)."""
+    return f"#\n# Total Lost Samples: {lost}\n#\n"
 
 
 def key_text(prof: Profile, names: Names, row: ProfileRow, i: int) -> str:
@@ -88,15 +110,28 @@ def key_column(prof: Profile, names: Names, i: int) -> list[str]:
     return out
 
 
+def text_widths(keys: tuple[str, ...], cols: list[list[str]], unresolved: bool) -> list[int]:
+    """perf's widths of the key columns of a text table (``cols``: each column's cells):
+    its header's or its widest cell's, fixed for cpu; with ``unresolved`` (a row names no
+    symbol) the dso column at least an address's 16 digits (hists__set_unres_dso_col_len)."""
+    widths = [FIXED_WIDTH.get(k) or max([len(TEXT_HEADERS[k]), *map(len, cols[i])])
+              for i, k in enumerate(keys)]
+    if unresolved and "dso" in keys:
+        at = keys.index("dso")
+        widths[at] = max(widths[at], UNRESOLVED_DSO_WIDTH)
+    return widths
+
+
 def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
     """perf report --stdio's table (``-g none``): header lines, then one line a row."""
     w = out.write
-    w(safe(f"# Samples: {prof.total_samples}  of event '{event}'") + "\n")
+    w(safe(f"# Samples: {sample_count(prof.total_samples)} of event '{event}'") + "\n")
     w(f"# Event count (approx.): {prof.total_period}\n#\n")
     heads = (["Children", "Self"] if prof.children else ["Overhead"])
-    keys = [HEADERS[k] for k in prof.keys]
+    keys = [TEXT_HEADERS[k] for k in prof.keys]
     cols = [key_column(prof, names, i) for i in range(len(prof.keys))]
-    widths = [max([len(h), *map(len, cols[i])]) for i, h in enumerate(keys)]
+    widths = text_widths(prof.keys, cols,
+                         any(names.locs.name[r.loc] is None for r in prof.rows))
     head = "  ".join(f"{h:>8}" for h in heads)
     w("# " + head + "  " + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(keys))
       + "\n")
@@ -108,8 +143,7 @@ def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
     clean = all(safe(t) == t for col in cols for t in set(col))
     ov, ch = prof.overhead, prof.children_overhead
     # perf aligns every column but the last; the last keeps what its own format gives:
-    # comm and dso are "%-*.*s", padded to the column's width; sym and cpu are not (pid:comm
-    # is padded too, but to a width perf derives from the comm column: not copied)
+    # comm, dso and pid:comm are padded to the column's width; sym and cpu are not
     padded = bool(prof.keys) and prof.keys[-1] in PADDED_LAST
     for k, r in enumerate(prof.rows):
         pct = ((f"{ch(r):7.2f}%", f"{ov(r):7.2f}%") if prof.children

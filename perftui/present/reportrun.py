@@ -15,14 +15,14 @@ from ..analysis.filters import Filter, FilterContext
 from ..analysis.report import has_callchains, located_profiles, resolved_blocks, sample_rows
 from ..analysis.sectionreport import keep_first_screen
 from ..heap import trim
-from ..perfdata import Recording
+from ..perfdata import Recording, RecordType
 from ..symbols.modfiles import ModuleFiles
 from ..symbols.resolver import Resolver, SymbolOptions
 from ..symbols.samplestore import sample_locs
 from ..symbols.sectionmap import build_section_map
 from .export import folded_stacks, speedscope
 from .records import jsonable
-from .report import Names, frame_name, print_report, report_json
+from .report import Names, frame_name, lost_samples_header, print_report, report_json
 
 
 @dataclass
@@ -138,9 +138,22 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
             d["events"] = docs
         out.write(json.dumps(jsonable(d)) + "\n")
     else:
+        out.write(lost_samples_header(lost_samples(rec)))
         for ep in eps:
             print_report(ep.profile, names, ep.event, out)
     _write_notes(sl.notes, err)
+
+
+def lost_samples(rec: Recording) -> int:
+    """The samples the kernel says it lost: the sum of the LOST_SAMPLES records' counts
+    (perf's ``total_lost_samples``; a record that does not decode counts none)."""
+    total = 0
+    for i in rec.rows_of_type(RecordType.LOST_SAMPLES).tolist():
+        try:
+            total += int(rec.decode(int(i)).get("lost", 0))
+        except ValueError:
+            continue
+    return total
 
 
 def _notes(res: Resolver, err: TextIO) -> None:
