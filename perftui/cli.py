@@ -363,7 +363,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"report: {e}") from None
     req = ReportRequest(keys=keys, children=args.children, json=args.json,
                         folded=args.folded, speedscope=args.speedscope, flt=flt,
-                        dsos=dsos, comms=comms,
+                        dsos=dsos, comms=comms, percentage=args.percentage, time=args.time,
                         symbols=symbol_options(args))
     try:
         run_report(rec, req, sys.stdout, sys.stderr)
@@ -631,8 +631,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     p.add_argument("--cpu", metavar="LIST", help="CPUs, e.g. 0-3,7")
     p.add_argument("--pid", metavar="LIST", help="process ids")
     p.add_argument("--tid", metavar="LIST", help="thread ids")
-    p.add_argument("--comm", metavar="NAMES", help="only these thread names (comma list)")
-    p.add_argument("--dso", metavar="NAMES", help="only samples in these dsos (comma list)")
+    p.add_argument("--comm", "--comms", metavar="NAMES",
+                   help="only these thread names (comma list)")
+    p.add_argument("--dso", "--dsos", metavar="NAMES",
+                   help="only samples in these dsos (comma list)")
+    p.add_argument("--percentage", choices=("absolute", "relative"), default="absolute",
+                   help="the overhead of what --comm, --dso, --pid and --tid keep: of every "
+                        "sample of the event (absolute, perf's default) or of those kept "
+                        "(relative); --time and --cpu leave other samples out of both")
     p.add_argument("--event", metavar="NAME", help="only this event")
     _symbol_args(p)
     _add_cache_options(p)

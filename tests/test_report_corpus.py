@@ -192,3 +192,59 @@ def test_diff_text_equals_perf(old: str, new: str, keys: str | None, compute: st
                 if ln and not re.match(r"# (Data files|Warning)|#  \[|#$", ln)]
 
     assert table(buf.getvalue()) == table(p.stdout)
+
+
+#: the filters: perf's option and perftui's (same values); --comm, --dso, --pid and --tid
+#: weigh what they keep against every sample (perf's "absolute" percentages), --cpu and
+#: --time leave the other samples out.  Keys that hold comm and dso: perf filters its
+#: table's entries, each marked by the sample that made it (a later sample of another
+#: dso or process adds to an entry the filter keeps, or drops into one it hides); with
+#: those keys an entry is one comm and dso, so perf's rows are each sample's own.
+FILTERS = {
+    "perf61/perf-normal-g.data": [("--comms", "sh,head"), ("--dsos", "libc.so.6,dash"),
+                                  ("--pid", "6921"), ("--time", "10%/2"),
+                                  ("--time", "0%-30%")],
+    "perf61/perf-zstd.data": [("--comms", "head,sh"), ("--dsos", "[kernel.kallsyms],dash"),
+                              ("--pid", "7317")],
+    "quipper/perf.data.callgraph-3.8": [("--dsos", "chrome,libpthread-2.15.so"),
+                                        ("--cpu", "1"), ("--tid", "0")],
+    "quipper/perf.data.throttle-3.8": [("--comms", "shill,swapper"), ("--cpu", "2,3")],
+}
+FILTER_CASES = [(rel, opt, val, pct) for rel, fs in FILTERS.items() for opt, val in fs
+                for pct in ("absolute", "relative")]
+
+
+@pytest.mark.parametrize(("rel", "opt", "value", "percentage"),
+                         [pytest.param(*c, id=f"{ids(c[0])}{c[1]}={c[2]}-{c[3]}")
+                          for c in FILTER_CASES])
+def test_filters_equal_perf(rel: str, opt: str, value: str, percentage: str,
+                            corpus: Corpus, empty_kallsyms: Path) -> None:
+    ours_opt = {"--comms": "--comm", "--dsos": "--dso"}.get(opt, opt)
+    compare(corpus(rel), "comm,dso,sym", False,
+            perf_args=("--kallsyms", str(empty_kallsyms), opt, value, "--percentage",
+                       percentage),
+            our_args=("--kallsyms", str(empty_kallsyms), "--no-cache", ours_opt, value,
+                      "--percentage", percentage))
+
+
+@pytest.mark.parametrize(("opt", "value"), [("--comms", "head"), ("--dsos", "libc.so.6")])
+def test_one_name_filter_elides_its_column(opt: str, value: str, corpus: Corpus,
+                                           empty_kallsyms: Path) -> None:
+    """A --comms or --dsos of one name: perf says it above the tables ("# comm: head")
+    and leaves its column out; the text is perf's, line for line."""
+    data = corpus("perf61/perf-normal-g.data")
+    args = ["--sort", "comm,dso,sym", "--no-children", "--kallsyms", str(empty_kallsyms)]
+    p = subprocess.run([require("perf"), "report", "-i", str(data), "--stdio", "-g", "none",
+                        opt, value, *args], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-400:]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        assert perftui_main(["report", str(data), opt, value, "--no-cache", *args]) == 0
+    def trimmed(lines: list[str]) -> list[str]:  # (perf ends with a "# (Tip: ...)")
+        while lines and (not lines[-1] or lines[-1].startswith("#")):
+            lines = lines[:-1]
+        return lines
+
+    # perf's first line is its hint to use --header (perftui's is `perftui info`)
+    assert trimmed(p.stdout.splitlines()[1:]) == trimmed(buf.getvalue().splitlines())
+    assert "# " + opt[2:-1] + ": " + value in buf.getvalue().splitlines()

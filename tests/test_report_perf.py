@@ -40,7 +40,7 @@ def perf_rows(data: Path, keys: str, children: bool, extra: tuple[str, ...] = ()
     order: list = []
     name = "?"
     for line in p.stdout.splitlines():
-        m = re.match(r"# Samples: \S+\s+of events? '(.*)'$", line)
+        m = re.match(r"# Samples: \S+\s+of events? '(.*)'( \(time slices: .*\))?$", line)
         if m:
             name = m.group(1)
             rows = {}

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..perfdata import Recording, RecordType
 from ..perfdata.colstore import scratch
+from ..symbols.locations import UNKNOWN_DSO, LocationDso
 from ..symbols.resolved import ResolvedSamples
 from ..symbols.samplelocs import SampleLocs
 from .filters import Filter, FilterContext
@@ -46,6 +47,12 @@ def sample_rows(rec: Recording, flt: Filter | None = None,
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
+def wanted_dso(d: LocationDso, dsos: frozenset[str]) -> bool:
+    """Whether perf's ``--dsos`` keeps a sample of dso ``d``: by its short or long name; a
+    sample in no map (``[unknown]``) never (perf's machine__resolve filters it: no dso)."""
+    return d.name != UNKNOWN_DSO and (d.short_name in dsos or d.name in dsos)
+
+
 def keep_only(res: Resolver, s: ResolvedSamples, dsos: frozenset[str] | None = None,
               comms: frozenset[str] | None = None) -> ResolvedSamples:
     """Only the samples whose own location is in one of ``dsos`` (perf's ``--dsos``: by
@@ -53,7 +60,7 @@ def keep_only(res: Resolver, s: ResolvedSamples, dsos: frozenset[str] | None = N
     locs = res.locs
     ok = np.ones(len(s), dtype=bool)
     if dsos is not None and len(s):
-        names = [(d.short_name in dsos or d.name in dsos) for d in locs.dsos]
+        names = [wanted_dso(d, dsos) for d in locs.dsos]
         ok &= np.asarray(names, dtype=bool)[locs.dso_of()[s.leaf]]
     if comms is not None and len(s):
         wanted = np.array([n in comms for n in res.comm_names], dtype=bool)
@@ -109,8 +116,7 @@ def located_keep(sl: SampleLocs, pos: np.ndarray, dsos: frozenset[str] | None,
     ok = np.ones(len(pos), dtype=bool)
     locs = sl.locs
     if dsos is not None and len(pos):
-        names = np.array([(d.short_name in dsos or d.name in dsos) for d in locs.dsos],
-                         dtype=bool)
+        names = np.array([wanted_dso(d, dsos) for d in locs.dsos], dtype=bool)
         ok &= names[locs.dso_of()[sl.leaf[pos]]]
     if comms is not None and len(pos):
         ok &= np.array([n in comms for n in sl.comm_names], dtype=bool)[sl.comm[pos]]
@@ -120,28 +126,44 @@ def located_keep(sl: SampleLocs, pos: np.ndarray, dsos: frozenset[str] | None,
 def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
                      keys: tuple[str, ...], children: bool,
                      dsos: frozenset[str] | None = None,
-                     comms: frozenset[str] | None = None) -> list[EventProfile]:
+                     comms: frozenset[str] | None = None,
+                     total_rows: np.ndarray | None = None) -> list[EventProfile]:
     """:func:`event_profiles` from every sample's resolved locations: one profile per event
-    that has samples among ``rows`` (in attr order)."""
+    that has samples among ``rows`` (in attr order).  ``total_rows`` (a superset of
+    ``rows``): perf's "absolute" percentages of filtered rows, each event's share and
+    totals taken over these (and the events those with samples among them)."""
     c = rec.columns
-    # one event: every row is its, no pass over the rows' events
-    per_attr = _attr_counts(c["attr"], rows, len(rec.attrs)) if len(rec.attrs) > 1 else None
-    events = np.flatnonzero(per_attr) if per_attr is not None else np.zeros(1, np.int64)
+    several = len(rec.attrs) > 1  # (one event: every row is its, no pass over the events)
+    counts = _attr_counts(c["attr"], rows, len(rec.attrs)) if several else None
+    totals = (_attr_counts(c["attr"], total_rows, len(rec.attrs))
+              if several and total_rows is not None else counts)
+    events = np.flatnonzero(totals) if totals is not None else np.zeros(1, np.int64)
     out = []
     codes = None
     for a in events.tolist():
-        # one event has every sample: no copy of the rows
-        mine = (rows if per_attr is None or len(events) == 1
-                else _rows_of_attr(c["attr"], rows, a, int(per_attr[a])))
+        mine = _of_event(c["attr"], rows, a, counts)
         pos = sl.positions(mine)
         if dsos or comms:
             pos = located_keep(sl, np.arange(len(sl))[pos], dsos, comms)
         prof = profile_of(sl, pos, {"tid": c["tid"], "cpu": c["cpu"]}, keys, children,
                           sl.comm_names, codes)
         codes = prof.codes  # one location table: its codes are made once
+        if total_rows is not None:
+            every = _of_event(c["attr"], total_rows, a, totals)
+            prof.total_samples = len(every)
+            prof.total_period = int(sl.period[sl.positions(every)].sum(dtype=np.uint64))
         name = rec.attrs[a].display_name if rec.attrs else "?"
         out.append(EventProfile(name, a, prof))
     return out
+
+
+def _of_event(attr: np.ndarray, rows: np.ndarray, a: int, counts: np.ndarray | None
+              ) -> np.ndarray:
+    """The ``rows`` of event ``a`` (``counts``: each event's count among them; None when
+    there is one event); ``rows`` themselves, not a copy, when they are all its."""
+    if counts is None or int(counts[a]) == len(rows):
+        return rows
+    return _rows_of_attr(attr, rows, a, int(counts[a]))
 
 
 _ROWS_AT_A_TIME = 1 << 18  # the per-row temporaries below: bounded at any size (~4 MB)

@@ -58,10 +58,12 @@ def sample_count(n: int) -> str:
     return f"{n}{unit}"
 
 
-def lost_samples_header(lost: int) -> str:
-    """The lines perf report --stdio writes once above its tables (its hint to use
-    --header left out: perftui's is ``perftui info``)."""
-    return f"#\n# Total Lost Samples: {lost}\n#\n"
+def lost_samples_header(lost: int, elided: dict[str, str] | None = None) -> str:
+    """The lines perf report --stdio writes once above its tables (its first, a hint to
+    use --header, left out: perftui's is ``perftui info``): a column its filter leaves one
+    value in (``--comm X``: ``# comm: X``, the column left out), then the lost samples."""
+    said = "".join(safe(f"# {k}: {v}") + "\n" for k, v in (elided or {}).items())
+    return f"#\n{said}#\n# Total Lost Samples: {lost}\n#\n"
 
 
 def key_text(prof: Profile, names: Names, row: ProfileRow, i: int) -> str:
@@ -122,29 +124,33 @@ def text_widths(keys: tuple[str, ...], cols: list[list[str]], unresolved: bool) 
     return widths
 
 
-def print_report(prof: Profile, names: Names, event: str, out: TextIO) -> None:
-    """perf report --stdio's table (``-g none``): header lines, then one line a row."""
+def print_report(prof: Profile, names: Names, event: str, out: TextIO,
+                 elided: frozenset[str] = frozenset(), time: str | None = None) -> None:
+    """perf report --stdio's table (``-g none``): header lines, then one line a row; the
+    ``elided`` keys' columns left out (perf's for a --comms or --dsos of one name);
+    ``time``: the --time given, said as perf says it."""
     w = out.write
-    w(safe(f"# Samples: {sample_count(prof.total_samples)} of event '{event}'") + "\n")
+    slices = f" (time slices: {time})" if time else ""
+    w(safe(f"# Samples: {sample_count(prof.total_samples)} of event '{event}'{slices}")
+      + "\n")
     w(f"# Event count (approx.): {prof.total_period}\n#\n")
     heads = (["Children", "Self"] if prof.children else ["Overhead"])
-    keys = [TEXT_HEADERS[k] for k in prof.keys]
-    cols = [key_column(prof, names, i) for i in range(len(prof.keys))]
-    widths = text_widths(prof.keys, cols,
+    shown = [i for i, k in enumerate(prof.keys) if k not in elided]
+    shown_keys = tuple(prof.keys[i] for i in shown)
+    keys = [TEXT_HEADERS[k] for k in shown_keys]
+    cols = [key_column(prof, names, i) for i in shown]
+    widths = text_widths(shown_keys, cols,
                          any(names.locs.name[r.loc] is None for r in prof.rows))
-    head = "  ".join(f"{h:>8}" for h in heads)
-    w("# " + head + "  " + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(keys))
-      + "\n")
-    w("# " + "  ".join("." * 8 for _ in heads) + "  "
-      + "  ".join("." * widths[i] for i in range(len(keys))) + "\n#\n")
-    line = ("  " + "  ".join("{:>8}" for _ in heads) + "  "
-            + "  ".join(f"{{:<{widths[i]}}}" for i in range(len(keys))))
+    w("# " + "  ".join([*(f"{h:>8}" for h in heads),
+                        *(f"{h:<{widths[i]}}" for i, h in enumerate(keys))]) + "\n")
+    w("# " + "  ".join([*("." * 8 for _ in heads), *("." * n for n in widths)]) + "\n#\n")
+    line = "  " + "  ".join([*("{:>8}" for _ in heads), *(f"{{:<{n}}}" for n in widths)])
     # safe() per line only when some cell needs it (it changes nothing otherwise)
     clean = all(safe(t) == t for col in cols for t in set(col))
     ov, ch = prof.overhead, prof.children_overhead
     # perf aligns every column but the last; the last keeps what its own format gives:
     # comm, dso and pid:comm are padded to the column's width; sym and cpu are not
-    padded = bool(prof.keys) and prof.keys[-1] in PADDED_LAST
+    padded = bool(shown_keys) and shown_keys[-1] in PADDED_LAST
     for k, r in enumerate(prof.rows):
         pct = ((f"{ch(r):7.2f}%", f"{ov(r):7.2f}%") if prof.children
                else (f"{ov(r):7.2f}%",))

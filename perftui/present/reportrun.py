@@ -7,7 +7,7 @@ import contextlib
 import json
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from ..analysis.calltree import build_tree
@@ -20,6 +20,7 @@ from ..symbols.modfiles import ModuleFiles
 from ..symbols.resolver import Resolver, SymbolOptions
 from ..symbols.samplestore import sample_locs
 from ..symbols.sectionmap import build_section_map
+from ..textsafe import safe
 from .export import folded_stacks, speedscope
 from .records import jsonable
 from .report import Names, frame_name, lost_samples_header, print_report, report_json
@@ -38,6 +39,16 @@ class ReportRequest:
     dsos: frozenset[str] | None = None
     comms: frozenset[str] | None = None
     symbols: SymbolOptions = field(default_factory=SymbolOptions)
+    #: perf's --percentage: "absolute" (its default) weighs the rows that --comm, --dso,
+    #: --pid and --tid keep against every sample of the event (--time and --cpu drop
+    #: samples outright); "relative" against those kept
+    percentage: str = "absolute"
+    time: str | None = None  # --time as given (perf's header repeats it)
+
+    def thread_or_dso_filtered(self) -> bool:
+        """Whether a filter perf applies to its table's entries (not to the samples) is
+        given: the ones its "absolute" percentages see through."""
+        return bool(self.dsos or self.comms or self.flt.pids or self.flt.tids)
 
 
 def names_of(res: Resolver) -> Names:
@@ -121,12 +132,16 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
     # (the resolver is not kept: its symbol tables go before the counting)
     sl = sample_locs(rec, req.symbols, children, lambda: _resolver(rec, req, saver))[0]
     trim()
-    if req.flt.empty:
-        rows = sl.rows
-    else:
-        smap = build_section_map(rec) if req.flt.section else None
-        rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=smap))
-    eps = located_profiles(rec, sl, rows, req.keys, children, req.dsos, req.comms)
+    smap = build_section_map(rec) if req.flt.section else None
+    rows = sl.rows if req.flt.empty else sample_rows(rec, req.flt,
+                                                     FilterContext(comms=None, smap=smap))
+    total_rows = None
+    if req.percentage == "absolute" and req.thread_or_dso_filtered():
+        every = replace(req.flt, pids=None, tids=None)
+        total_rows = sl.rows if every.empty else sample_rows(
+            rec, every, FilterContext(comms=None, smap=smap))
+    eps = located_profiles(rec, sl, rows, req.keys, children, req.dsos, req.comms,
+                           total_rows)
     trim()  # the counting's temporaries: freed, given back before the rows are written
     names = Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
     if req.json:
@@ -138,9 +153,17 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
             d["events"] = docs
         out.write(json.dumps(jsonable(d)) + "\n")
     else:
-        out.write(lost_samples_header(lost_samples(rec)))
+        if not eps:  # (perf: "The FILE data has no samples!", status 0)
+            kept = "" if req.flt.empty and not (req.dsos or req.comms) else \
+                " that the filters keep"
+            err.write(safe(f"perftui report: {rec.path}: no samples{kept}") + "\n")
+            _write_notes(sl.notes, err)
+            return
+        elided = {k: next(iter(v)) for k, v in (("comm", req.comms), ("dso", req.dsos))
+                  if v is not None and len(v) == 1}
+        out.write(lost_samples_header(lost_samples(rec), elided))
         for ep in eps:
-            print_report(ep.profile, names, ep.event, out)
+            print_report(ep.profile, names, ep.event, out, frozenset(elided), req.time)
     _write_notes(sl.notes, err)
 
 
@@ -161,8 +184,6 @@ def _notes(res: Resolver, err: TextIO) -> None:
 
 
 def _write_notes(notes: list[str], err: TextIO) -> None:
-    from ..textsafe import safe
-
     for n in dict.fromkeys(notes):
         err.write(safe(f"perftui report: {n}") + "\n")
 
