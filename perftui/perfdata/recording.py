@@ -571,6 +571,25 @@ class Recording:
                     out[sel] = gather(u8, pos[sel] + off, dt)
         return got
 
+    def record_u64s(self, rows: np.ndarray, offset: int) -> np.ndarray:
+        """The u64 ``offset`` bytes into the record of each of index ``rows`` (of any type;
+        0 where the record is shorter), gathered with numpy."""
+        c = self.columns
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(len(rows), dtype=np.uint64)
+        if not len(rows):
+            return out
+        src, pos = c["src"][rows], c["pos"][rows]
+        size = c["size"][rows].astype(np.int64)
+        dt = np.dtype(self.order + "u8")
+        for s in distinct(src):
+            if s == NO_SOURCE:
+                continue
+            u8 = np.frombuffer(self.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
+            sel = np.nonzero((src == s) & (size >= offset + 8))[0]
+            out[sel] = gather(u8, pos[sel] + offset, dt)
+        return out
+
     def callchains(self, rows: np.ndarray) -> Callchains:
         """The callchains of SAMPLE index rows, gathered with numpy (CSR arrays)."""
         return sample_callchains(self, rows)

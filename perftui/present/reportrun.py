@@ -10,6 +10,8 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
+import numpy as np
+
 from ..analysis.calltree import build_tree
 from ..analysis.filters import Filter, FilterContext
 from ..analysis.report import has_callchains, located_profiles, resolved_blocks, sample_rows
@@ -169,14 +171,9 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
 
 def lost_samples(rec: Recording) -> int:
     """The samples the kernel says it lost: the sum of the LOST_SAMPLES records' counts
-    (perf's ``total_lost_samples``; a record that does not decode counts none)."""
-    total = 0
-    for i in rec.rows_of_type(RecordType.LOST_SAMPLES).tolist():
-        try:
-            total += int(rec.decode(int(i)).get("lost", 0))
-        except ValueError:
-            continue
-    return total
+    (perf's ``total_lost_samples``; the u64 after the record's header)."""
+    lost = rec.record_u64s(rec.rows_of_type(RecordType.LOST_SAMPLES), 8)
+    return int(lost.sum(dtype=np.uint64))
 
 
 def _notes(res: Resolver, err: TextIO) -> None:
