@@ -38,12 +38,12 @@ NOT_COMPARED = {"quipper/perf.data.intel_pt-4.14"}
 DWARF_UNWOUND = {"perfparser/contentsize.data", "perfparser/fork_static_gcc__perf.data.zstd"}
 
 CASES = [(rel, keys, False) for rel in README_COUNTS if rel not in NOT_COMPARED
-         for keys in ("comm,dso,sym", "pid", "cpu", "dso", "sym", "dso,sym", "cpu,comm")]
+         for keys in ("comm,dso,sym", "pid", "cpu", "sym", "dso")]
 # with children: perf 6.1 prints no Children column for pipe-mode input (its columns are
 # set up before the stream's attrs say there are callchains)
 CASES += [(rel, keys, True) for rel in CALLCHAIN_FILES
           if rel in README_COUNTS and rel not in DWARF_UNWOUND | PIPE_MODE | NOT_COMPARED
-          for keys in ("comm,dso,sym", "sym", "dso,sym", "comm", "pid")]
+          for keys in ("comm,dso,sym", "sym", "pid")]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +114,7 @@ GROUPED = {"quipper/perf.data.group_desc-4.14", "quipper/perf.data.lost_samples-
 #: "perf-exec"); perftui prints the whole name (the row tests above cut ours to compare)
 COMM_CUT = {"quipper/perf.data.branch_stack_spec", "quipper/perf.data.hybrid_topology"}
 TEXT_CASES = [(rel, keys, ch) for rel in README_COUNTS if rel not in NOT_COMPARED | GROUPED
-              for keys in ("comm,dso,sym", "dso", "pid", "cpu", "sym")
+              for keys in ("comm,dso,sym", "pid,cpu", "dso")
               for ch in ((False, True) if rel in CALLCHAIN_FILES
                          and rel not in DWARF_UNWOUND | PIPE_MODE else (False,))
               if not (rel in COMM_CUT and "comm" in keys)]
@@ -168,8 +168,8 @@ def test_grouped_recordings_are_perf_groups(rel: str, corpus: Corpus) -> None:
     assert "of events" in p.stdout
 
 
-@pytest.mark.parametrize("compute", [None, "ratio", "delta"])
-@pytest.mark.parametrize("keys", [None, "comm,dso,sym", "pid", "cpu", "dso", "pid,cpu"])
+@pytest.mark.parametrize("compute", [None, "ratio"])
+@pytest.mark.parametrize("keys", [None, "comm,dso,sym", "dso", "pid,cpu"])
 @pytest.mark.parametrize(("old", "new"), [pytest.param(a, b, id=f"{ids(a)}-{ids(b)}")
                                           for a, b in DIFF_PAIRS])
 def test_diff_text_equals_perf(old: str, new: str, keys: str | None, compute: str | None,
