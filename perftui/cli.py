@@ -364,6 +364,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     req = ReportRequest(keys=keys, children=args.children, json=args.json,
                         folded=args.folded, speedscope=args.speedscope, flt=flt,
                         dsos=dsos, comms=comms, percentage=args.percentage, time=args.time,
+                        group=args.group,
                         symbols=symbol_options(args))
     try:
         run_report(rec, req, sys.stdout, sys.stderr)
@@ -639,6 +640,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                    help="the overhead of what --comm, --dso, --pid and --tid keep: of every "
                         "sample of the event (absolute, perf's default) or of those kept "
                         "(relative); --time and --cpu leave other samples out of both")
+    p.add_argument("--group", action="store_true", default=None,
+                   help="the events in one table, a column each (default: the recording's "
+                        "event groups, as perf)")
+    p.add_argument("--no-group", dest="group", action="store_false",
+                   help="a table per event, groups or not")
     p.add_argument("--event", metavar="NAME", help="only this event")
     _symbol_args(p)
     _add_cache_options(p)

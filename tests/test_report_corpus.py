@@ -106,14 +106,14 @@ def test_diff_equals_perf(old: str, new: str, keys: str | None, corpus: Corpus,
     compare_diff(corpus(old), corpus(new), keys, "ratio", extra)
 
 
-#: recordings of an event group: perf's default is one table with a column per member
-#: (perftui has no group view and prints a table per event)
+#: recordings of an event group (their GROUP_DESC): perf's default, and perftui's, is one
+#: table with a column per member
 GROUPED = {"quipper/perf.data.group_desc-4.14", "quipper/perf.data.lost_samples-4.4",
            "quipper/perf.data.piped.header_feautres_group_desc-6.8"}
 #: perf cuts a comm to a column width set before the name was seen ("perf-ex" for
 #: "perf-exec"); perftui prints the whole name (the row tests above cut ours to compare)
 COMM_CUT = {"quipper/perf.data.branch_stack_spec", "quipper/perf.data.hybrid_topology"}
-TEXT_CASES = [(rel, keys, ch) for rel in README_COUNTS if rel not in NOT_COMPARED | GROUPED
+TEXT_CASES = [(rel, keys, ch) for rel in README_COUNTS if rel not in NOT_COMPARED
               for keys in ("comm,dso,sym", "pid,cpu", "dso")
               for ch in ((False, True) if rel in CALLCHAIN_FILES
                          and rel not in DWARF_UNWOUND | PIPE_MODE else (False,))
@@ -126,7 +126,8 @@ HEADER = re.compile(r"# (Total Lost Samples|Samples|Event count|Overhead|Childre
                           for c in TEXT_CASES])
 def test_text_equals_perf(rel: str, keys: str, children: bool, corpus: Corpus,
                           empty_kallsyms: Path) -> None:
-    """The text report as ``perf report --stdio -g none`` prints it: the lost samples line,
+    """The text report as ``perf report --stdio -g none`` prints it (an event group as one
+    table, a cell per member under Overhead): the lost samples line,
     each table's header (samples as perf's ``convert_unit`` writes them: ``9K``) and its
     rows byte for byte, padding included (pid:comm padded in the last column; cpu 3 wide,
     ``-001`` overflowing it; the dso column at least 16 wide when a row has no symbol).
@@ -139,7 +140,7 @@ def test_text_equals_perf(rel: str, keys: str, children: bool, corpus: Corpus,
                         str(empty_kallsyms)], capture_output=True, text=True, timeout=300,
                        cwd=data.parent)
     assert p.returncode == 0, p.stderr[-400:]
-    assert "of events" not in p.stdout  # (a group's table: GROUPED)
+    assert ("of events '" in p.stdout) == (rel in GROUPED)  # a group's table
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
         assert perftui_main(["report", str(data), "--sort", keys, mode, "--no-cache",
@@ -156,42 +157,6 @@ def test_text_equals_perf(rel: str, keys: str, children: bool, corpus: Corpus,
         sorted(address.sub(r"[?] \1", ln) for ln in theirs)
     assert [ln for ln in ours_ if not address.search(ln)] == \
         [ln for ln in theirs if not address.search(ln)]
-
-
-@pytest.mark.parametrize("rel", sorted(GROUPED))
-def test_grouped_recordings_are_perf_groups(rel: str, corpus: Corpus) -> None:
-    """What keeps GROUPED out of the text comparison: perf prints their events as one
-    group table ("of events '... group ...'")."""
-    p = subprocess.run([require("perf"), "report", "-i", str(corpus(rel)), "--stdio",
-                        "--sort", "dso"], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-400:]
-    assert "of events" in p.stdout
-
-
-@pytest.mark.parametrize("compute", [None, "ratio"])
-@pytest.mark.parametrize("keys", [None, "comm,dso,sym", "dso", "pid,cpu"])
-@pytest.mark.parametrize(("old", "new"), [pytest.param(a, b, id=f"{ids(a)}-{ids(b)}")
-                                          for a, b in DIFF_PAIRS])
-def test_diff_text_equals_perf(old: str, new: str, keys: str | None, compute: str | None,
-                               corpus: Corpus, empty_kallsyms: Path) -> None:
-    """``perftui diff``'s text as ``perf diff`` prints it: each event's heading, the
-    table's header and its rows byte for byte (pid:comm and dso padded in the last column,
-    cpu 3 wide).  perftui's own lines above (which file is which, warnings) are left out."""
-    a, b = corpus(old), corpus(new)
-    opts = [*(["--sort", keys] if keys else []), *(["-c", compute] if compute else []),
-            "--kallsyms", str(empty_kallsyms)]
-    p = subprocess.run([require("perf"), "diff", str(a), str(b), *opts], capture_output=True,
-                       text=True, timeout=300, cwd=a.parent)
-    assert p.returncode == 0, p.stderr[-400:]
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
-        assert perftui_main(["diff", str(a), str(b), "--no-cache", *opts]) == 0
-
-    def table(text: str) -> list[str]:
-        return [ln for ln in text.splitlines()
-                if ln and not re.match(r"# (Data files|Warning)|#  \[|#$", ln)]
-
-    assert table(buf.getvalue()) == table(p.stdout)
 
 
 #: the filters: perf's option and perftui's (same values); --comm, --dso, --pid and --tid
@@ -248,3 +213,26 @@ def test_one_name_filter_elides_its_column(opt: str, value: str, corpus: Corpus,
     # perf's first line is its hint to use --header (perftui's is `perftui info`)
     assert trimmed(p.stdout.splitlines()[1:]) == trimmed(buf.getvalue().splitlines())
     assert "# " + opt[2:-1] + ": " + value in buf.getvalue().splitlines()
+
+
+@pytest.mark.parametrize("keys", ["comm,dso", "pid,cpu"])
+@pytest.mark.parametrize("rel", ["quipper/perf.data.throttle-3.8", "quipper/perf.data.i686-3.4"])
+def test_forced_group_equals_perf(rel: str, keys: str, corpus: Corpus,
+                                  empty_kallsyms: Path) -> None:
+    """``--group`` on a recording of several events and no group: one table of them all,
+    named as perf names a forced leader's group ("cycles, instructions", no braces)."""
+    data = corpus(rel)
+    args = ["--group", "--sort", keys, "--kallsyms", str(empty_kallsyms)]
+    p = subprocess.run([require("perf"), "report", "-i", str(data), "--stdio", "-g", "none",
+                        *args], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-400:]
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        assert perftui_main(["report", str(data), "--no-cache", *args]) == 0
+
+    def lines(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if ln and ln != "#" and "(Tip:" not in ln
+                and not ln.startswith("# To display")]
+
+    assert lines(buf.getvalue()) == lines(p.stdout)
+    assert "of events '" in buf.getvalue()

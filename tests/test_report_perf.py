@@ -415,3 +415,33 @@ def test_speedscope_file(built: Built, recorded, tmp_path: Path) -> None:
     assert all(0 <= f < nframes for s in prof["samples"] for f in s)
     assert len(prof["samples"]) == len(prof["weights"])
     assert sum(prof["weights"]) == ours(data, "comm", False)["total_samples"]
+
+
+@pytest.mark.parametrize("keys", ["comm,dso,sym", "dso,sym", "pid,cpu"])
+@pytest.mark.parametrize("children", [False, True])
+def test_event_group_text_equals_perf(built: Built, recorded, keys: str,
+                                      children: bool) -> None:
+    """``-e '{cpu-clock,task-clock}'``: perf's default table of a group, byte for byte:
+    the heading's samples and periods summed over the members ("of events 'anon group {
+    cpu-clock, task-clock }'"), a cell per member under Overhead (Children, Self), rows in
+    the order of the leader's period, then the member's."""
+    import contextlib
+    import io
+
+    data = recorded("group", built.hotprog, "2", events="{cpu-clock,task-clock}")
+    mode = "--children" if children else "--no-children"
+    p = subprocess.run([require("perf"), "report", "-i", str(data), "--stdio", "-g", "none",
+                        "--sort", keys, mode], capture_output=True, text=True, timeout=300,
+                       cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-400:]
+    assert "of events 'anon group { cpu-clock, task-clock }'" in p.stdout
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(["report", str(data), "--sort", keys, mode]) == 0
+
+    def lines(text: str) -> list[str]:  # perf's first line (its hint) and tip left out
+        return [ln for ln in text.splitlines()[1:] if ln and ln != "#" and "(Tip:" not in ln]
+
+    assert lines("\n" + buf.getvalue()) == lines(p.stdout)
+    # --no-group: a table per event, each equal to perf's own --no-group rows
+    compare(data, keys, children, perf_args=("--no-group",), our_args=("--no-group",))

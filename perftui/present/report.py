@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from ..analysis.eventgroup import GroupTable
 from ..analysis.profile import Profile, ProfileRow
 from ..symbols.locations import Locations
 from ..textsafe import safe
@@ -129,32 +130,66 @@ def print_report(prof: Profile, names: Names, event: str, out: TextIO,
     """perf report --stdio's table (``-g none``): header lines, then one line a row; the
     ``elided`` keys' columns left out (perf's for a --comms or --dsos of one name);
     ``time``: the --time given, said as perf says it."""
-    w = out.write
+    _heading(out, prof.total_samples, prof.total_period, f"event '{event}'", time)
+    ov, ch = prof.overhead, prof.children_overhead
+    if prof.children:
+        _table(prof, names, [("Children", 8), ("Self", 8)],
+               lambda k, r: [f"{ch(r):7.2f}%", f"{ov(r):7.2f}%"], out, elided)
+    else:
+        _table(prof, names, [("Overhead", 8)], lambda k, r: [f"{ov(r):7.2f}%"], out, elided)
+
+
+def print_group_report(table: GroupTable, names: Names, out: TextIO,
+                       elided: frozenset[str] = frozenset(), time: str | None = None
+                       ) -> None:
+    """perf report --stdio's table of an event group: its events' samples and periods
+    summed in the heading, and per overhead column one cell per member, 8 wide each."""
+    _heading(out, table.total_samples, table.total_period, f"events '{table.name}'", time)
+    n = len(table.members)
+
+    def cells(shares: list[float]) -> str:
+        return "".join(f"{v:7.2f}%" for v in shares)
+
+    if table.profile.children:
+        _table(table.profile, names, [("Children", 8 * n), ("Self", 8 * n)],
+               lambda k, r: [cells(table.shares(k, True)), cells(table.shares(k, False))],
+               out, elided)
+    else:
+        _table(table.profile, names, [("Overhead", 8 * n)],
+               lambda k, r: [cells(table.shares(k, False))], out, elided)
+
+
+def _heading(out: TextIO, samples: int, period: int, what: str, time: str | None) -> None:
     slices = f" (time slices: {time})" if time else ""
-    w(safe(f"# Samples: {sample_count(prof.total_samples)} of event '{event}'{slices}")
-      + "\n")
-    w(f"# Event count (approx.): {prof.total_period}\n#\n")
-    heads = (["Children", "Self"] if prof.children else ["Overhead"])
+    out.write(safe(f"# Samples: {sample_count(samples)} of {what}{slices}") + "\n")
+    out.write(f"# Event count (approx.): {period}\n#\n")
+
+
+def _table(prof: Profile, names: Names, heads: list[tuple[str, int]],
+           pcts: Callable[[int, ProfileRow], list[str]], out: TextIO,
+           elided: frozenset[str]) -> None:
+    """The column headers and the rows: ``heads`` (name, width) of the overhead columns,
+    ``pcts(k, row)`` their cells for row ``k``, then the sort keys' columns."""
+    w = out.write
     shown = [i for i, k in enumerate(prof.keys) if k not in elided]
     shown_keys = tuple(prof.keys[i] for i in shown)
     keys = [TEXT_HEADERS[k] for k in shown_keys]
     cols = [key_column(prof, names, i) for i in shown]
     widths = text_widths(shown_keys, cols,
                          any(names.locs.name[r.loc] is None for r in prof.rows))
-    w("# " + "  ".join([*(f"{h:>8}" for h in heads),
+    w("# " + "  ".join([*(f"{h:>{hw}}" for h, hw in heads),
                         *(f"{h:<{widths[i]}}" for i, h in enumerate(keys))]) + "\n")
-    w("# " + "  ".join([*("." * 8 for _ in heads), *("." * n for n in widths)]) + "\n#\n")
-    line = "  " + "  ".join([*("{:>8}" for _ in heads), *(f"{{:<{n}}}" for n in widths)])
+    w("# " + "  ".join([*("." * hw for _h, hw in heads), *("." * n for n in widths)])
+      + "\n#\n")
+    line = "  " + "  ".join([*(f"{{:>{hw}}}" for _h, hw in heads),
+                             *(f"{{:<{n}}}" for n in widths)])
     # safe() per line only when some cell needs it (it changes nothing otherwise)
     clean = all(safe(t) == t for col in cols for t in set(col))
-    ov, ch = prof.overhead, prof.children_overhead
     # perf aligns every column but the last; the last keeps what its own format gives:
     # comm, dso and pid:comm are padded to the column's width; sym and cpu are not
     padded = bool(shown_keys) and shown_keys[-1] in PADDED_LAST
     for k, r in enumerate(prof.rows):
-        pct = ((f"{ch(r):7.2f}%", f"{ov(r):7.2f}%") if prof.children
-               else (f"{ov(r):7.2f}%",))
-        text = line.format(*pct, *(c[k] for c in cols))
+        text = line.format(*pcts(k, r), *(c[k] for c in cols))
         text = text if padded else text.rstrip()
         w((text if clean else safe(text)) + "\n")
     w("\n")

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from ..analysis.calltree import build_tree
+from ..analysis.eventgroup import event_groups, group_table
 from ..analysis.filters import Filter, FilterContext
 from ..analysis.report import has_callchains, located_profiles, resolved_blocks, sample_rows
 from ..analysis.sectionreport import keep_first_screen
@@ -25,7 +26,14 @@ from ..symbols.sectionmap import build_section_map
 from ..textsafe import safe
 from .export import folded_stacks, speedscope
 from .records import jsonable
-from .report import Names, frame_name, lost_samples_header, print_report, report_json
+from .report import (
+    Names,
+    frame_name,
+    lost_samples_header,
+    print_group_report,
+    print_report,
+    report_json,
+)
 
 
 @dataclass
@@ -46,6 +54,9 @@ class ReportRequest:
     #: samples outright); "relative" against those kept
     percentage: str = "absolute"
     time: str | None = None  # --time as given (perf's header repeats it)
+    #: event groups in one table each: None, the recording's (perf's default); True, every
+    #: event in one (--group); False, none (--no-group)
+    group: bool | None = None
 
     def thread_or_dso_filtered(self) -> bool:
         """Whether a filter perf applies to its table's entries (not to the samples) is
@@ -164,8 +175,20 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
         elided = {k: next(iter(v)) for k, v in (("comm", req.comms), ("dso", req.dsos))
                   if v is not None and len(v) == 1}
         out.write(lost_samples_header(lost_samples(rec), elided))
-        for ep in eps:
-            print_report(ep.profile, names, ep.event, out, frozenset(elided), req.time)
+        groups = [] if req.group is False else event_groups(rec, force=bool(req.group))
+        by_attr = {ep.attr: ep for ep in eps}
+        leaders = {g.leader: g for g in groups}
+        in_group = {a for g in groups for a in g.members}
+        for a in sorted(by_attr.keys() | leaders.keys()):
+            g = leaders.get(a)
+            if g is not None:  # (perf: the group's table where its leader's would be)
+                members = [by_attr[m].profile if m in by_attr else None for m in g.members]
+                if any(p is not None for p in members):
+                    print_group_report(group_table(g.name, members, sl.comm_names), names,
+                                       out, frozenset(elided), req.time)
+            elif a not in in_group:
+                ep = by_attr[a]
+                print_report(ep.profile, names, ep.event, out, frozenset(elided), req.time)
     _write_notes(sl.notes, err)
 
 
