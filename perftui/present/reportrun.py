@@ -175,7 +175,9 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
         elided = {k: next(iter(v)) for k, v in (("comm", req.comms), ("dso", req.dsos))
                   if v is not None and len(v) == 1}
         out.write(lost_samples_header(lost_samples(rec), elided))
-        groups = [] if req.group is False else event_groups(rec, force=bool(req.group))
+        # (--event picks one event: its own table, whatever group it is in)
+        groups = [] if req.group is False or req.flt.attr is not None else \
+            event_groups(rec, force=bool(req.group))
         by_attr = {ep.attr: ep for ep in eps}
         leaders = {g.leader: g for g in groups}
         in_group = {a for g in groups for a in g.members}
