@@ -15,7 +15,13 @@ import numpy as np
 from ..analysis.calltree import build_tree
 from ..analysis.eventgroup import event_groups, group_table
 from ..analysis.filters import Filter, FilterContext
-from ..analysis.report import has_callchains, located_profiles, resolved_blocks, sample_rows
+from ..analysis.report import (
+    EventProfile,
+    has_callchains,
+    located_profiles,
+    resolved_blocks,
+    sample_rows,
+)
 from ..analysis.sectionreport import keep_first_screen
 from ..heap import trim
 from ..perfdata import Recording, RecordType
@@ -165,33 +171,37 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
         if len(docs) > 1:
             d["events"] = docs
         out.write(json.dumps(jsonable(d)) + "\n")
+    elif not eps:  # (perf: "The FILE data has no samples!", status 0)
+        kept = "" if req.flt.empty and not (req.dsos or req.comms) else \
+            " that the filters keep"
+        err.write(safe(f"perftui report: {rec.path}: no samples{kept}") + "\n")
     else:
-        if not eps:  # (perf: "The FILE data has no samples!", status 0)
-            kept = "" if req.flt.empty and not (req.dsos or req.comms) else \
-                " that the filters keep"
-            err.write(safe(f"perftui report: {rec.path}: no samples{kept}") + "\n")
-            _write_notes(sl.notes, err)
-            return
-        elided = {k: next(iter(v)) for k, v in (("comm", req.comms), ("dso", req.dsos))
-                  if v is not None and len(v) == 1}
-        out.write(lost_samples_header(lost_samples(rec), elided))
-        # (--event picks one event: its own table, whatever group it is in)
-        groups = [] if req.group is False or req.flt.attr is not None else \
-            event_groups(rec, force=bool(req.group))
-        by_attr = {ep.attr: ep for ep in eps}
-        leaders = {g.leader: g for g in groups}
-        in_group = {a for g in groups for a in g.members}
-        for a in sorted(by_attr.keys() | leaders.keys()):
-            g = leaders.get(a)
-            if g is not None:  # (perf: the group's table where its leader's would be)
-                members = [by_attr[m].profile if m in by_attr else None for m in g.members]
-                if any(p is not None for p in members):
-                    print_group_report(group_table(g.name, members, sl.comm_names), names,
-                                       out, frozenset(elided), req.time)
-            elif a not in in_group:
-                ep = by_attr[a]
-                print_report(ep.profile, names, ep.event, out, frozenset(elided), req.time)
+        write_tables(rec, req, eps, names, sl.comm_names, out)
     _write_notes(sl.notes, err)
+
+
+def write_tables(rec: Recording, req: ReportRequest, eps: list[EventProfile], names: Names,
+                 comm_names: list[str], out: TextIO) -> None:
+    """The text: perf's lines above the tables, then each event's table in attr order, an
+    event group's (as perf by default; none with --event) where its leader's would be."""
+    elided = {k: next(iter(v)) for k, v in (("comm", req.comms), ("dso", req.dsos))
+              if v is not None and len(v) == 1}
+    out.write(lost_samples_header(lost_samples(rec), elided))
+    groups = [] if req.group is False or req.flt.attr is not None else \
+        event_groups(rec, force=bool(req.group))
+    by_attr = {ep.attr: ep for ep in eps}
+    leaders = {g.leader: g for g in groups}
+    in_group = {a for g in groups for a in g.members}
+    for a in sorted(by_attr.keys() | leaders.keys()):
+        g = leaders.get(a)
+        if g is not None:
+            members = [by_attr[m].profile if m in by_attr else None for m in g.members]
+            if any(p is not None for p in members):
+                print_group_report(group_table(g.name, members, comm_names), names, out,
+                                   frozenset(elided), req.time)
+        elif a not in in_group:
+            ep = by_attr[a]
+            print_report(ep.profile, names, ep.event, out, frozenset(elided), req.time)
 
 
 def lost_samples(rec: Recording) -> int:
