@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from ..perfdata import Feature, Recording, type_name
+from ..perfdata import Feature, Recording, RecordType, type_name
 from ..perfdata.constants import feature_name, sample_type_names
 
 
@@ -88,3 +88,10 @@ def sample_bounds(rec: Recording) -> tuple[int, int]:
     if isinstance(st, dict) and st.get("first") and st.get("last", 0) >= st["first"]:
         return int(st["first"]), int(st["last"])
     return time_span(rec)
+
+
+def lost_samples(rec: Recording) -> int:
+    """The samples the kernel says it lost: the sum of the LOST_SAMPLES records' counts
+    (perf's ``total_lost_samples``; the u64 after the record's header)."""
+    lost = rec.record_u64s(rec.rows_of_type(RecordType.LOST_SAMPLES), 8)
+    return int(lost.sum(dtype=np.uint64))

@@ -10,8 +10,6 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
-import numpy as np
-
 from ..analysis.calltree import build_tree
 from ..analysis.eventgroup import event_groups, group_table
 from ..analysis.filters import Filter, FilterContext
@@ -23,8 +21,9 @@ from ..analysis.report import (
     sample_rows,
 )
 from ..analysis.sectionreport import keep_first_screen
+from ..analysis.summary import lost_samples
 from ..heap import trim
-from ..perfdata import Recording, RecordType
+from ..perfdata import Recording
 from ..symbols.modfiles import ModuleFiles
 from ..symbols.resolver import Resolver, SymbolOptions
 from ..symbols.samplestore import sample_locs
@@ -202,13 +201,6 @@ def write_tables(rec: Recording, req: ReportRequest, eps: list[EventProfile], na
         elif a not in in_group:
             ep = by_attr[a]
             print_report(ep.profile, names, ep.event, out, frozenset(elided), req.time)
-
-
-def lost_samples(rec: Recording) -> int:
-    """The samples the kernel says it lost: the sum of the LOST_SAMPLES records' counts
-    (perf's ``total_lost_samples``; the u64 after the record's header)."""
-    lost = rec.record_u64s(rec.rows_of_type(RecordType.LOST_SAMPLES), 8)
-    return int(lost.sum(dtype=np.uint64))
 
 
 def _notes(res: Resolver, err: TextIO) -> None:
