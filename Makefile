@@ -4,14 +4,15 @@ VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: setup run demo test lint typecheck bench screenshots clean
+.PHONY: setup run demo check test lint typecheck bench screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
-	@# the names pass's compiled loops, compiled once now (numba keeps them beside the module)
-	$(BIN)/perftui report --demo --children --no-cache >/dev/null 2>&1
+	@# the names pass's compiled loops, compiled once now (numba keeps them beside the module;
+	@# the tests' warm-up finds them current, tests/warmup.py)
+	$(BIN)/python tests/warmup.py
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -22,17 +23,20 @@ run: $(STAMP)
 
 demo: run
 
+## Everyday check (< 3 min on 2 cores): lint, types, and every test not marked slow or perf.
+check: lint typecheck
+	$(BIN)/python -m pytest -q -n 2 -m "not slow and not perf"
+
 ## Run the whole test suite (lint and type checks first, then pytest in two worker
 ## processes: the 2-core machines CI runs on; one test alone: .venv/bin/python -m pytest FILE).
-test: $(STAMP)
-	$(BIN)/ruff check perftui tests scripts bench
-	$(BIN)/lint-imports
-	$(BIN)/mypy perftui
+test: lint typecheck
 	$(BIN)/python -m pytest -q -n 2
 
+## ruff, the layer contracts, and dead code (vulture: [tool.vulture] in pyproject.toml).
 lint: $(STAMP)
 	$(BIN)/ruff check perftui tests scripts bench
 	$(BIN)/lint-imports
+	$(BIN)/vulture
 
 typecheck: $(STAMP)
 	$(BIN)/mypy perftui

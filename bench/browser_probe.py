@@ -23,13 +23,14 @@ async def main(path: str, started: float) -> dict:
 
     startup.hold()  # as the `perftui` command does (perftui.launch)
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from perftui.cli import _tune_malloc
+    from perftui.cli import tune_malloc
 
-    _tune_malloc()  # as `perftui` itself does at start
+    tune_malloc()  # as `perftui` itself does at start
     from perftui.perfdata import open_recording
     from perftui.perfdata.indexcache import IndexCache
     from perftui.ui import app as ui_app
-    from perftui.ui.app import PerftuiApp, Progress
+    from perftui.ui.app import PerftuiApp
+    from perftui.ui.messages import Progress
     from perftui.ui.widgets.panes import SectionsPane
     from perftui.ui.widgets.records import RecordList
     from perftui.ui.widgets.timeline import Timeline

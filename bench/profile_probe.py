@@ -26,9 +26,9 @@ SORTS = ["dso,sym", "sym", "comm", "pid", "dso", "cpu", "module,section,sym", "c
 
 
 async def main(path: str) -> dict:
-    from perftui.cli import _tune_malloc
+    from perftui.cli import tune_malloc
 
-    _tune_malloc()
+    tune_malloc()
     from perftui.perfdata import open_recording
     from perftui.perfdata.indexcache import IndexCache
     from perftui.ui import app as ui_app

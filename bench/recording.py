@@ -18,16 +18,16 @@ from perftui.demo import MODULES_DIR
 from perftui.demo.sysfs import write_sysfs_tree
 from perftui.perfdata import RecordType, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, Misc
-from perftui.symbols.inject import inject, strip
-from perftui.symbols.kofile import load_module
-from perftui.symbols.modnames import module_name
+from perftui.symbols.modules.inject import inject, strip
+from perftui.symbols.modules.kofile import load_module
+from perftui.symbols.modules.modnames import module_name
 
 WORKLOAD = ("i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; "
             "find /usr/lib /usr/share -type f 2>/dev/null | head -4000 | xargs cat 2>/dev/null "
             "| gzip -1 > /dev/null; head -c 40000000 /dev/urandom | md5sum > /dev/null")
 
 
-def record(out: Path, seconds_hint: str = "") -> None:
+def record(out: Path) -> None:
     subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g", "-a",
                     "-o", str(out), "--", "sh", "-c", WORKLOAD], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -12,14 +12,14 @@ import sys
 
 
 def main(path: str) -> dict[str, int]:
-    from perftui.cli import _tune_malloc
+    from perftui.cli import tune_malloc
 
-    _tune_malloc()  # as `perftui` itself does at start
+    tune_malloc()  # as `perftui` itself does at start
     from perftui.perfdata import open_recording
     from perftui.perfdata.indexcache import IndexCache
-    from perftui.symbols.resolver import Resolver
-    from perftui.symbols.samplelocs import resolve_all
-    from perftui.symbols.samplestore import sample_rows_all
+    from perftui.symbols.naming.resolver import Resolver
+    from perftui.symbols.naming.samplelocs import resolve_all
+    from perftui.symbols.naming.samplestore import sample_rows_all
 
     rec = open_recording(path, cache=IndexCache(), mapped=True)
     rec.build_index()

@@ -14,9 +14,10 @@ turns with perf's, and the median is shown; the ``report`` rows show the minimum
 runs (one run each on the large recording; BENCH_REPORT=0 skips them).  The index cache of
 these runs lives in BENCH_DIR/cache (emptied before the runs that must not find an entry).
 BENCH_DIR keeps the files between runs; BENCH_BYTES sets the smaller size (default 520 MB);
-BENCH_RECORDS=0 skips the large recording.  perftui's modules are byte-compiled first, as an
-installed package's are (with PYTHONDONTWRITEBYTECODE set, every run would compile them
-again: ~0.25 s).
+BENCH_RECORDS=0 skips the large recording; BENCH_SMALL=0 the small recordings' table
+(bench/small.py: CPU seconds of three recordings of a few seconds, made first).  perftui's
+modules are byte-compiled first, as an installed package's are (with
+PYTHONDONTWRITEBYTECODE set, every run would compile them again: ~0.25 s).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from bigfile import repeat_data  # noqa: E402
 from recording import make, make_big  # noqa: E402
+from small import rows as small_rows  # noqa: E402
 
 TARGET = int(float(os.environ.get("BENCH_BYTES", 520e6)))
 BIG_RECORDS = int(float(os.environ.get("BENCH_RECORDS", 50e6)))
@@ -302,6 +304,15 @@ def report_rows(t: Table, big: Path, stripped: Path, times: int = REPEAT,
     return codes
 
 
+def small_table(base: Path) -> None:
+    """The small recordings' table (bench/small.py: CPU seconds, not wall time)."""
+    t = Table()
+    for what, ours, theirs, target in small_rows(base):
+        t.row(f"{what} (CPU, median)", ours, theirs, target + " perf report --stdio", "s")
+    print(f"\nsmall recordings (bench/small.py), in {base}\n")
+    t.print()
+
+
 def big_records_that_fit(base: Path) -> int:
     """BIG_RECORDS, or fewer when the disk cannot hold the pair, its cache entry (~40 B a
     record) and 2 GB to spare."""
@@ -323,6 +334,8 @@ def main() -> int:
 
     compileall.compile_dir(str(Path(perftui.__file__).parent), quiet=1)
     base = Path(os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="perftui-bench-"))
+    if os.environ.get("BENCH_SMALL", "1") != "0" and shutil.which("gcc"):
+        small_table(base / "small")
     os.environ["PERFTUI_CACHE_DIR"] = str(base / "cache")
     files = make(base, TARGET)
     big, stripped, pipe = files["big"], files["stripped"], files["pipe"]

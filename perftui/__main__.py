@@ -1,3 +1,5 @@
+"""``python -m perftui``: the ``perftui`` command."""
+
 import sys
 
 from .launch import main

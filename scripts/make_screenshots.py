@@ -27,7 +27,7 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")  # before textual is importe
 from perftui.demo import MODULES_DIR, demo_kallsyms
 from perftui.demo.generate import PATCHED_SEED, generate
 from perftui.perfdata import open_recording
-from perftui.symbols.resolver import SymbolOptions
+from perftui.symbols.naming.resolver import SymbolOptions
 from perftui.ui.app import PerftuiApp
 from perftui.ui.widgets.panes import SectionsPane
 

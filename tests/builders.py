@@ -10,7 +10,7 @@ from typing import Any
 from perftui.perfdata import EventAttr, Feature, Sample
 from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
 from perftui.perfdata.writer import Writer
-from perftui.symbols.elfcode import open_elf
+from perftui.symbols.code.elfcode import open_elf
 
 ALL_SAMPLE = (
     Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.ADDR | Sample.ID

@@ -24,6 +24,7 @@ SEEDS = [
     "data/quipper/perf.data.piped.header_features-4.16",
     "data/quipper/perf.data.group_desc-4.14", "data/quipper/perf.data.lost_samples-4.4",
     "data/quipper/perf.data.singleprocess-3.4",
+    "data/unwind/handmade-dwarf.data",  # DWARF samples (tests/dwarfrecords.py fuzz_seed)
 ]
 
 
@@ -145,9 +146,9 @@ def run_all(path: str) -> None:
     from perftui.analysis.timeline import timeline_bins
     from perftui.perfdata import NotPerfData, PerfDataError, open_recording
     from perftui.present.sections import sections_json
-    from perftui.symbols.resolver import Resolver
-    from perftui.symbols.samplelocs import resolve_all
-    from perftui.symbols.samplestore import sample_rows_all
+    from perftui.symbols.naming.resolver import Resolver
+    from perftui.symbols.naming.samplelocs import resolve_all
+    from perftui.symbols.naming.samplestore import sample_rows_all
 
     try:
         rec = open_recording(path)

@@ -7,16 +7,20 @@ per session); test modules import only the helpers (``perf_script_samples``, ...
   PIE, its ``libhotlib.so``, the same program as ET_EXEC (``hotprog_exec``), with a
   shifted text segment (``hotprog_based``), with IBT PLTs (``hotprog_ibt``), stripped
   (``hotprog_stripped``, ``libhotlib_stripped``); ``hotcxx``; ``hotrust_v0`` and
-  ``hotrust_legacy`` when rustc is there; ``jitprog``).  Missing compilers skip (fail
+  ``hotrust_legacy`` when rustc is there; ``jitprog``; ``fakeframes``, x86-64 only: chains
+  through a frame record planted by hand).  Missing compilers skip (fail
   under ``CI=true``).
-- ``recorded(name, program, *args, callgraph=True, system_wide=False)``: a session-cached
-  ``perf record -e cpu-clock -F 4000 [-g]`` of a program; returns the perf.data path.
+- ``recorded(name, program, *args, callgraph=True, system_wide=False)``: a
+  ``perf record -e cpu-clock -F 4000 [-g]`` of a program made once per run, shared by the
+  xdist workers (:func:`shared`); returns the perf.data path.
+- :func:`shared`: any recording (or other costly file) made once per run.
 - :func:`perf_script_samples` parses ``perf script -F tid,time,ip,sym,symoff,dso``.
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import os
 import pickle
 import re
@@ -61,6 +65,7 @@ class Built:
     libhotlib_stripped: Path
     hotcxx: Path
     jitprog: Path
+    fakeframes: Path
     hotrust_v0: Path | None = None
     hotrust_legacy: Path | None = None
 
@@ -85,9 +90,10 @@ def _build(d: Path) -> Built:
     _run([gxx, *CFLAGS, "-fPIE", "-pie", "-o", str(d / "hotcxx"), str(PROGRAMS / "hotcxx.cpp")])
     _run([gcc, "-O1", "-g", "-fno-omit-frame-pointer", "-o", str(d / "jitprog"),
           str(PROGRAMS / "jitprog.c")])
+    _run([gcc, *CFLAGS, "-o", str(d / "fakeframes"), str(PROGRAMS / "fakeframes.c")])
     b = Built(d, d / "hotprog", lib, d / "hotprog_exec", d / "hotprog_based", d / "hotprog_ibt",
               d / "hotprog_stripped", d / "libhotlib_stripped.so", d / "hotcxx",
-              d / "jitprog")
+              d / "jitprog", d / "fakeframes")
     rustc = shutil.which("rustc")
     if rustc:
         rflags = ["-C", "opt-level=1", "-C", "force-frame-pointers=yes", "-g"]
@@ -125,40 +131,98 @@ def build_programs_once(directory: Path) -> Built:
         return b
 
 
-def recorder(out_dir: Path) -> Callable[..., Path]:
+def shared(base: Path, key: str, make: Callable[[Path, dict[str, str]], Path]) -> Path:
+    """What ``make(directory, env)`` makes (a recording; its path), made once per run
+    under ``base`` (the ``shared_dir`` fixture: one directory for every xdist worker),
+    whichever test process asks first: the others wait on a lock and take it.
+
+    ``env`` is the environment with a ``HOME`` of the recipe's own, so the build-id cache a
+    ``perf record`` fills ($HOME/.debug: perf 6.1 reads no other) holds only what this
+    recording put there.  Every process that takes the recording copies those entries
+    into its own home's cache (tests/conftest.py gives each process one), keeping any it
+    has (perf adds an entry only when its build id is not cached yet): so each process's
+    cache holds what its recordings added, in the order it asked for them, as when each
+    made its own, and a recording made in another worker never changes it meanwhile."""
+    digest = hashlib.sha256(key.encode()).hexdigest()[:20]
+    d = base / digest
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / f"{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = d / "made"
+        if done.is_file():
+            data = d / done.read_text()
+        else:
+            if d.exists():
+                shutil.rmtree(d)  # an attempt that failed
+            home = d / "home"
+            home.mkdir(parents=True)
+            data = make(d, {**os.environ, "HOME": str(home)})
+            done.write_text(str(data.relative_to(d)))
+    merge_buildid_cache(d / "home" / ".debug", Path(os.environ["HOME"]) / ".debug")
+    return data
+
+
+def merge_buildid_cache(src: Path, dst: Path) -> None:
+    """Add the entries of build-id cache ``src`` that ``dst`` lacks (files hard-linked,
+    perf's relative symbolic links as they are)."""
+    if not src.is_dir():
+        return
+    for root, dirs, files in os.walk(src):
+        rel = Path(root).relative_to(src)
+        (dst / rel).mkdir(parents=True, exist_ok=True)
+        for name in [*dirs, *files]:
+            s, t = Path(root) / name, dst / rel / name
+            if s.is_symlink():
+                if not os.path.lexists(t):
+                    os.symlink(os.readlink(s), t)
+            elif name in files and not os.path.lexists(t):
+                try:
+                    os.link(s, t)
+                except OSError:
+                    shutil.copy2(s, t)
+
+
+def recorder(base: Path) -> Callable[..., Path]:
     """``record(name, program, *args, callgraph=True, system_wide=False,
-    events="cpu-clock", buildid_cache=True) -> perf.data``, each asked once (the
-    ``recorded`` fixture); ``buildid_cache=False`` is ``perf record -N``."""
+    events="cpu-clock", buildid_cache=True) -> perf.data``, each recipe recorded once per
+    run (:func:`shared`: the ``recorded`` fixture); ``buildid_cache=False`` is
+    ``perf record -N``."""
     cache: dict[str, Path] = {}
 
-    def record(name: str, program: Path, *args: str, callgraph: bool = True,
+    def record(name: str, program: Path, *args: str, callgraph: bool | str = True,
                system_wide: bool = False, events: str = "cpu-clock",
                buildid_cache: bool = True) -> Path:
         key = "\0".join([name, str(program), *args, str(callgraph), str(system_wide), events,
                          str(buildid_cache)])
-        if key in cache:
-            return cache[key]
-        if any(k.split("\0", 1)[0] == name for k in cache):
-            name = f"{name}-{len(cache)}"  # the same name asked with other arguments
-        perf = require("perf")
-        data = out_dir / f"{name}.data"
-        # without -N, as a user records: perf fills the (per test process) build-id cache,
-        # where perf report finds the vDSO (perftui reads the running kernel's as well)
-        cmd = [perf, "record", "-q", "-e", events, "-F", "4000", "-o", str(data)]
-        if not buildid_cache:
-            cmd.append("-N")
-        if callgraph:
-            cmd.append("-g")
-        if system_wide:
-            cmd.append("-a")
-        cmd += ["--", str(program), *args]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=out_dir)
-        if p.returncode != 0 or not data.exists():
-            pytest.fail(f"perf record {name} failed ({p.returncode}): {p.stderr[-500:]}")
-        cache[key] = data
-        return data
+        if key not in cache:
+            cache[key] = shared(base, "recorded\0" + key, lambda d, env: _record(
+                d, env, name, program, args, callgraph, system_wide, events, buildid_cache))
+        return cache[key]
 
     return record
+
+
+def _record(out_dir: Path, env: dict[str, str], name: str, program: Path, args: tuple[str, ...],
+            callgraph: bool | str, system_wide: bool, events: str, buildid_cache: bool
+            ) -> Path:
+    perf = require("perf")
+    data = out_dir / f"{name}.data"
+    # without -N, as a user records: perf fills the build-id cache, where perf report finds
+    # the vDSO (perftui reads the running kernel's as well)
+    cmd = [perf, "record", "-q", "-e", events, "-F", "4000", "-o", str(data)]
+    if not buildid_cache:
+        cmd.append("-N")
+    if isinstance(callgraph, str):  # "dwarf", "dwarf,16384", "lbr"...
+        cmd += ["--call-graph", callgraph]
+    elif callgraph:
+        cmd.append("-g")
+    if system_wide:
+        cmd.append("-a")
+    cmd += ["--", str(program), *args]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=out_dir, env=env)
+    if p.returncode != 0 or not data.exists():
+        pytest.fail(f"perf record {name} failed ({p.returncode}): {p.stderr[-500:]}")
+    return data
 
 
 _SAMPLE_LINE = re.compile(r"^\s*(-?\d+)\s+(\d+)\.(\d+):\s+([0-9a-f]+)\s+(.*)$")

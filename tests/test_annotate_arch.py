@@ -11,8 +11,8 @@ import pytest
 
 from objdump_oracle import compare_function, nm_values, parse, run_objdump, tool
 from perftui.analysis.annotate import source_lines
-from perftui.symbols.disasm import disassemble_bytes, disassemble_symbol
-from perftui.symbols.elfcode import open_elf
+from perftui.symbols.code.disasm import disassemble_bytes, disassemble_symbol
+from perftui.symbols.code.elfcode import open_elf
 
 AARCH64_S = """
 	.text

@@ -33,7 +33,7 @@ from perftui.cli import main as perftui_main
 from perftui.perfdata import EventAttr, Feature, Sample
 from perftui.perfdata.constants import Misc
 from perftui.perfdata.writer import Writer
-from perftui.symbols.elfcode import open_elf
+from perftui.symbols.code.elfcode import open_elf
 
 MODULES = Path(__file__).parents[1] / "perftui" / "demo" / "modules"
 SECTIONS = (".text", ".text.unlikely", ".noinstr.text")
@@ -237,6 +237,7 @@ def _modules_dir(tmp_path: Path, packed: str) -> Path:
     return d
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text_in_kmod,packed", [(False, ""), (True, ""), (False, ".xz"),
                                                  (False, ".gz"), (False, ".zst")],
                          ids=["text-mmap", "text-kmod", "ko.xz", "ko.gz", "ko.zst"])
@@ -326,6 +327,7 @@ def _nm(ko: Path) -> dict[str, int]:
     return {p[2]: int(p[0], 16) for p in map(str.split, out.splitlines()) if len(p) == 3}
 
 
+@pytest.mark.slow
 def test_a_name_in_several_modules(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """``cleanup_module`` is in every demo module (nm), an alias of each module's exit
     function: without samples the first is annotated and the two others are named; --dso
@@ -382,6 +384,7 @@ def test_the_hottest_of_several_is_annotated(capsys: pytest.CaptureFixture[str],
 
 # ---------------------------------------------------------------------------------- demo, codes
 
+@pytest.mark.slow
 def test_demo_noinstr_function(capsys: pytest.CaptureFixture[str]) -> None:
     """The demo's hottest function, in demo-kvm's .noinstr.text: its instructions at the
     section's load address, the hottest one among them."""

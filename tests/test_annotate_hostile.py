@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from perftui.analysis.annotate import annotate, source_lines
-from perftui.symbols.disasm import disassemble_symbol
-from perftui.symbols.elfcode import ElfFileError, open_elf
-from perftui.symbols.relocs import section_relocations
+from perftui.symbols.code.disasm import disassemble_symbol
+from perftui.symbols.code.elfcode import ElfFileError, open_elf
+from perftui.symbols.code.relocs import section_relocations
 
 KO = Path(__file__).parents[1] / "perftui" / "demo" / "modules" / "demo_nic.ko"
 

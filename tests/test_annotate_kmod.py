@@ -13,9 +13,9 @@ import pytest
 from objdump_oracle import compare_function, nm_values, parse, run_objdump, tool
 from perftui.analysis.annotate import annotate, count_samples, source_lines
 from perftui.present.annotate import annotation_dict
-from perftui.symbols.disasm import disassemble_function, disassemble_symbol
-from perftui.symbols.elfcode import open_elf
-from perftui.symbols.relocs import section_relocations
+from perftui.symbols.code.disasm import disassemble_function, disassemble_symbol
+from perftui.symbols.code.elfcode import open_elf
+from perftui.symbols.code.relocs import section_relocations
 
 MODULES = Path(__file__).parents[1] / "perftui" / "demo" / "modules"
 KOS = sorted(str(p) for p in MODULES.glob("*.ko"))

@@ -16,8 +16,8 @@ from elftools.elf.elffile import ELFFile
 from objdump_oracle import compare_function, nm_sizes, nm_values, parse, run_objdump, tool
 from perftui.analysis.annotate import annotate, source_lines
 from perftui.perfdata import RecordType, open_recording
-from perftui.symbols.disasm import disassemble_symbol
-from perftui.symbols.elfcode import open_elf
+from perftui.symbols.code.disasm import disassemble_symbol
+from perftui.symbols.code.elfcode import open_elf
 
 LIB_C = r"""
 double lib_mix(const double *v, int n) {

@@ -17,7 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import skip_or_fail
+
 ROOT = Path(__file__).parents[1]
+pytestmark = pytest.mark.slow  # a pytest (or .ci/run) in a child process each
 
 
 def run_pytest(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -77,10 +80,11 @@ def test_missing_tmux_fails_under_ci(tmp_path: Path) -> None:
     assert f"{tests} errors" in r.stdout and "CI=true: tmux is not on the PATH" in r.stdout
 
 
-@pytest.mark.skipif(not Path("/bin/bash").exists(), reason="the CI script is a bash script")
 def test_ci_script_stops_when_the_install_fails(tmp_path: Path) -> None:
     """No perf, an apt-get that fails: .ci/run exits 1 naming what it could not install,
     and never reaches `make test` (make is not even on this PATH)."""
+    if not Path("/bin/bash").exists():
+        skip_or_fail("the CI script is a bash script: /bin/bash is needed")
     path = bin_dir(tmp_path, **{"apt-get": "exit 100", "dirname": 'exec /usr/bin/dirname "$@"',
                                 "bash": 'exec /bin/bash "$@"'})
     r = subprocess.run(["/bin/bash", str(ROOT / ".ci" / "run")], capture_output=True,

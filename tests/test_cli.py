@@ -15,13 +15,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from perfprograms import shared
 from subproc import run_perftui
 
+from conftest import skip_or_fail
 from perftui import cli
+from perftui.cli import info as cli_info
 from perftui.demo.generate import DemoPlan, write_demo
 
 PERF = shutil.which("perf")
-CI = os.environ.get("CI") == "true"
 
 
 def run(*args: str, cwd: Path | None = None
@@ -32,24 +34,27 @@ def run(*args: str, cwd: Path | None = None
 
 def need_perf() -> str:
     if PERF is None:
-        if CI:
-            pytest.fail("perf is not installed (CI needs perf 6.1)")
-        pytest.skip("perf is not on the PATH")
+        skip_or_fail("perf is not on the PATH")
     return PERF
 
 
 @pytest.fixture(scope="module")
-def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh system-wide recording with a fork/exec-heavy workload."""
+def fresh(shared_dir: Path) -> Path:
+    """A fresh system-wide recording with a fork/exec-heavy workload (once per run)."""
     perf = need_perf()
-    out = tmp_path_factory.mktemp("fresh") / "perf.data"
     work = ("find /usr/lib/python3* -name '*.py' 2>/dev/null | head -400 | xargs cat "
             "| gzip >/dev/null")
-    r = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-F", "997", "-a", "-o",
-                        str(out), "--", "sh", "-c", work], capture_output=True, timeout=120)
-    if r.returncode != 0 or not out.is_file():
-        pytest.fail(f"perf record failed: {r.stderr[-300:]!r}")
-    return out
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        out = d / "perf.data"
+        r = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-F", "997", "-a", "-o",
+                            str(out), "--", "sh", "-c", work], capture_output=True,
+                           timeout=120, env=env)
+        if r.returncode != 0 or not out.is_file():
+            pytest.fail(f"perf record failed: {r.stderr[-300:]!r}")
+        return out
+
+    return shared(shared_dir, f"test_cli.fresh\0{work}", make)
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +169,7 @@ def test_internal_error_is_one_line_and_a_file(tmp_path: Path, demo: Path,
     def boom(_args: argparse.Namespace) -> int:
         raise IndexError("index 21468 is out of bounds for axis 0 with size 388")
 
-    monkeypatch.setattr(cli, "cmd_info", boom)
+    monkeypatch.setattr(cli_info, "run", boom)  # the parser binds it when main builds it
     assert cli.main(["info", str(demo)]) == 3
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1
@@ -175,6 +180,7 @@ def test_internal_error_is_one_line_and_a_file(tmp_path: Path, demo: Path,
     assert "Traceback (most recent call last)" in text and "in boom" in text
 
 
+@pytest.mark.slow
 def test_dump_type_comma_list(demo: Path, plan: DemoPlan) -> None:
     r = run("dump", str(demo), "--type", "SAMPLE,COMM", "--json")
     assert r.returncode == 0

@@ -62,6 +62,7 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return generate(d / "before.data"), generate(d / "after.data", PATCHED_SEED, patched=True)
 
 
+@pytest.mark.slow
 @sync
 async def test_diff_monkey(pair: tuple[Path, Path]) -> None:
     rng = random.Random(7)

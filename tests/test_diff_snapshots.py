@@ -18,7 +18,7 @@ from uihelpers import workers_done
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import PATCHED_SEED, generate, kallsyms_text
 from perftui.perfdata import open_recording
-from perftui.symbols.resolver import SymbolOptions
+from perftui.symbols.naming.resolver import SymbolOptions
 from perftui.ui.diffapp import DiffApp
 from perftui.ui.diffmodel import DiffModel
 

@@ -10,7 +10,7 @@ from test_ui_tmux import PERFTUI, Term, term  # noqa: F401 - the fixture
 
 from perftui.demo.generate import FREQ, PATCHED_SEED, write_demo
 
-pytestmark = pytest.mark.needs("tmux")
+pytestmark = [pytest.mark.needs("tmux"), pytest.mark.slow]  # a real terminal each
 
 
 def test_diff_demo_end_to_end(term: Callable[[str], Term],  # noqa: F811

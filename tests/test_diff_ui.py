@@ -232,6 +232,7 @@ async def test_module_lines(planted) -> None:
             assert app.query_one(DiffTable).cursor_row == at
 
 
+@pytest.mark.slow
 @sync
 async def test_demo_module_lines(tmp_path: Path) -> None:
     """``perftui diff --demo``'s recordings: every module line's baseline, new and delta
@@ -242,7 +243,7 @@ async def test_demo_module_lines(tmp_path: Path) -> None:
 
     from perftui.cli import main
     from perftui.demo.generate import PATCHED_SEED, kallsyms_text, write_demo
-    from perftui.symbols.resolver import SymbolOptions
+    from perftui.symbols.naming.resolver import SymbolOptions
 
     before = write_demo(tmp_path / "before.data")
     after = write_demo(tmp_path / "after.data", PATCHED_SEED, patched=True)
@@ -477,3 +478,39 @@ async def test_one_sample_is_singular(tmp_path: Path) -> None:
         assert "old.data 1 sample " in text and "1 samples" not in text
         assert "OLD 100.00% (1 sample, period 1,000)" in text  # the module's line
         assert "1 module · 1 section · 1 in both" in text
+
+
+def test_a_side_keeps_its_index_and_names_for_the_next_open(planted, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """The diff browser's sides get their names as ``perftui diff`` does
+    (present/session.named_samples): a first load walks, keeps the index and the names in
+    the cache; a second open of the same file restores both and makes no resolver.  The
+    planted sample counts per module are the oracle for the names of both loads."""
+    from perftui.perfdata.indexcache import IndexCache
+    from perftui.present import session
+
+    made = []
+    real = session.Resolver
+
+    def counting(*a, **k):  # type: ignore[no-untyped-def]
+        made.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(session, "Resolver", counting)
+    old, new, _po, _pn = planted
+    cache = IndexCache(str(tmp_path / "cache"))
+    want: Counter = Counter()
+    for (m, _s, _f), n in OLD.items():  # the planted samples per module
+        want[MODNAME[m]] += n
+    origins = []
+    for _ in range(2):
+        model = DiffModel.of(open_recording(old, cache=cache, mapped=True),
+                             open_recording(new), [str(MODULES_DIR)])
+        model.old.load()
+        origins.append((model.old.rec.index.origin, len(made)))
+        sl = model.old.sl
+        assert sl is not None
+        got = Counter(sl.locs.dsos[sl.locs.dso[int(x)]].module for x in sl.leaf)
+        assert +Counter({m: got[m] for m in want}) == want
+    assert origins == [("walk", 1), ("cache", 1)]

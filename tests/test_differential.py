@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 import zstandard
+from inproc import run_cli
 
 from perftui.analysis.summary import info_dict, record_counts
 from perftui.perfdata import NotPerfData, Recording, open_recording, type_code, type_name
@@ -607,7 +608,9 @@ def test_v1_cli(cmd: str, corpus: Corpus) -> None:
 
 # == the command line ===========================================================================
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*PERFTUI, *args], capture_output=True, text=True, timeout=120)
+    """The command's output and status, in-process (test_v1_cli runs the installed entry
+    point)."""
+    return run_cli(*args)
 
 
 @pytest.mark.parametrize("rel", params(["perf61/perf-normal-g.data", "perf61/perf-zstd.data",

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from conftest import skip_or_fail
-from perftui.symbols.elfheaders import open_elf_headers
+from perftui.symbols.files.elfheaders import open_elf_headers
 
 
 def readelf_sections(path: Path) -> list[tuple[str, int, int]]:

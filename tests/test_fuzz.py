@@ -40,8 +40,9 @@ def bounded_memory() -> Iterator[None]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
+@pytest.mark.usefixtures("bounded_memory")
 @pytest.mark.parametrize("path", REGRESSIONS, ids=lambda p: p.stem)
-def test_fuzz_regressions(path: Path, bounded_memory: None) -> None:
+def test_fuzz_regressions(path: Path) -> None:
     run_all(str(path))
 
 
@@ -59,11 +60,13 @@ def mutations(draw: st.DrawFn) -> Mutation:
                     src=draw(st.integers(0, 1 << 20)))
 
 
+@pytest.mark.slow
+@pytest.mark.usefixtures("bounded_memory")
 @settings(max_examples=1500, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
 @given(seed=st.sampled_from(SEEDS), muts=st.lists(mutations(), min_size=1, max_size=4))
-def test_fuzz_mutated_recordings(tmp_path: Path, bounded_memory: None, seed: str,
+def test_fuzz_mutated_recordings(tmp_path: Path, seed: str,
                                  muts: list[Mutation]) -> None:
     case = tmp_path / "case.data"
     case.write_bytes(apply_all((HERE / seed).read_bytes(), muts))

@@ -16,10 +16,10 @@ from perftui.analysis.samplegroups import GroupsBuilder
 from perftui.analysis.stacktree import Interner
 from perftui.demo.generate import write_demo
 from perftui.perfdata import open_recording
+from perftui.symbols.naming.resolver import Resolver
+from perftui.symbols.naming.samplelocs import resolve_all
+from perftui.symbols.naming.samplestore import sample_rows_all
 from perftui.symbols.options import SymbolOptions
-from perftui.symbols.resolver import Resolver
-from perftui.symbols.samplelocs import resolve_all
-from perftui.symbols.samplestore import sample_rows_all
 
 keys = st.integers(-2**63, 2**63 - 1) | st.integers(-5, 5)
 
@@ -53,8 +53,7 @@ def test_groups_equal_with_either_interner(tmp_path: Path) -> None:
     c = rec.columns
     out = []
     for make in (Interner, HashInterner):
-        g = GroupsBuilder(sl.locs, sl.comm_names, callchains=True, keep_samples=False,
-                          interner=make)
+        g = GroupsBuilder(sl.locs, sl.comm_names, callchains=True, interner=make)
         ids = [g.add_named(sl, lo, min(len(sl), lo + 1000), c["tid"][sl.rows[lo:lo + 1000]],
                            c["cpu"][sl.rows[lo:lo + 1000]], c["attr"][sl.rows[lo:lo + 1000]])
                for lo in range(0, len(sl), 1000)]

@@ -54,8 +54,8 @@ def same_index(a: Recording, b: Recording) -> None:
         assert np.array_equal(a.columns[k], b.columns[k]), k
     assert a.stats.as_json() == b.stats.as_json()
     assert [(e.offset, e.message) for e in a.errors] == [(e.offset, e.message) for e in b.errors]
-    assert a.stream_starts == b.stream_starts
-    assert a.unknown_ids == b.unknown_ids
+    assert a.index.stream_starts == b.index.stream_starts
+    assert a.index.unknown_ids == b.index.unknown_ids
     assert [(x.display_name, x.ids) for x in a.attrs] == [(x.display_name, x.ids) for x in b.attrs]
     rows = np.arange(len(a.columns))
     assert np.array_equal(a.outer_offsets(rows), b.outer_offsets(rows))
@@ -81,14 +81,14 @@ def test_mapped_and_cached_index_equal_the_walk(rel: str, tmp_path: Path) -> Non
     ref = walked(path)
     mapped = open_recording(path, mapped=True)
     mapped.build_index()
-    assert mapped.store is not None and not mapped.store.keep
+    assert mapped.index.store is not None and not mapped.index.store.keep
     same_index(ref, mapped)
     first = cached(path, tmp_path)
-    assert first.index_origin == "walk"
+    assert first.index.origin == "walk"
     same_index(ref, first)
     assert first.save_index()
     again = cached(path, tmp_path)
-    assert again.index_origin == "cache" and again.indexed
+    assert again.index.origin == "cache" and again.indexed
     same_index(ref, again)
     for r in (ref, mapped, first, again):
         r.close()
@@ -153,7 +153,7 @@ def copy_demo(tmp_path: Path, name: str = "perf.data") -> Path:
 
 def saved(path: Path, cache_dir: Path) -> Recording:
     rec = cached(path, cache_dir)
-    assert rec.index_origin == "walk" and rec.save_index()
+    assert rec.index.origin == "walk" and rec.save_index()
     return rec
 
 
@@ -165,13 +165,13 @@ def test_hit_and_miss(tmp_path: Path) -> None:
     f = copy_demo(tmp_path)
     cache = tmp_path / "cache"
     first = cached(f, cache)
-    assert first.index_origin == "walk"
+    assert first.index.origin == "walk"
     first.close()
     assert entries(cache) == []  # nothing is kept until the index is saved
     saved(f, cache)
     assert len(entries(cache)) == 1
     hit = cached(f, cache)
-    assert hit.index_origin == "cache"
+    assert hit.index.origin == "cache"
     assert not [n for n in os.listdir(cache) if n.startswith(".tmp")]
 
 
@@ -181,7 +181,7 @@ def test_link_shares_the_entry(tmp_path: Path) -> None:
     saved(f, cache)
     link = tmp_path / "other-name.data"
     os.link(f, link)
-    assert cached(link, cache).index_origin == "cache"
+    assert cached(link, cache).index.origin == "cache"
 
 
 @pytest.mark.parametrize("change", ["rewritten same size", "mtime", "grown", "replaced"])
@@ -206,7 +206,7 @@ def test_stale_entry_is_not_used(tmp_path: Path, change: str) -> None:
         shutil.copyfile(walked_copy_source(), new)
         os.rename(new, f)
     rec = cached(f, cache)
-    assert rec.index_origin == "walk"
+    assert rec.index.origin == "walk"
     same_index(walked(f), rec)
     assert rec.save_index()
     assert len(entries(cache)) == 1  # the entry of the old file under this name is gone
@@ -226,7 +226,7 @@ def test_same_size_same_mtime_rewrite_in_the_middle_is_not_seen(tmp_path: Path) 
     data[len(data) // 2] ^= 0x01
     f.write_bytes(bytes(data))
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
-    assert cached(f, cache).index_origin == "cache"
+    assert cached(f, cache).index.origin == "cache"
 
 
 # -- corrupt entries -------------------------------------------------------------------------
@@ -291,12 +291,12 @@ def test_corrupt_entry_is_rebuilt(tmp_path: Path, how: str) -> None:
     c = IndexCache(str(cache))
     rec = open_recording(f, cache=c)
     rec.build_index()
-    assert rec.index_origin == "walk"  # not trusted: walked again
+    assert rec.index.origin == "walk"  # not trusted: walked again
     same_index(walked(f), rec)
     assert entries(cache) == []  # the bad entry is gone
     assert len(c.notes) == 1 and "not usable" in c.notes[0]
     assert rec.save_index()
-    assert cached(f, cache).index_origin == "cache"
+    assert cached(f, cache).index.origin == "cache"
 
 
 def test_corrupt_entry_found_while_checking_blocks(tmp_path: Path,
@@ -316,7 +316,7 @@ def test_corrupt_entry_found_while_checking_blocks(tmp_path: Path,
     seen: list[int] = []
     rec = open_recording(f, cache=IndexCache(str(cache)))
     rec.build_index(progress=lambda n, _b: seen.append(n), budget=0.0)
-    assert rec.index_origin == "walk" and seen[0] == 1024
+    assert rec.index.origin == "walk" and seen[0] == 1024
     same_index(walked(f), rec)
 
 
@@ -327,7 +327,7 @@ def _index_and_save(path: str, cache: str, barrier: object, out: object) -> None
     barrier.wait()  # type: ignore[attr-defined]  # both indexed: save at the same time
     kept = rec.save_index()
     digest = {k: hashlib.sha256(rec.columns[k].tobytes()).hexdigest() for k in COLUMNS}
-    out.put((kept, rec.index_origin, digest))  # type: ignore[attr-defined]
+    out.put((kept, rec.index.origin, digest))  # type: ignore[attr-defined]
 
 
 def test_two_writers_at_once(tmp_path: Path) -> None:
@@ -350,7 +350,7 @@ def test_two_writers_at_once(tmp_path: Path) -> None:
     assert len(entries(cache)) == 1
     assert not [n for n in os.listdir(cache) if n.startswith((".tmp", ".trash"))]
     again = cached(f, cache)
-    assert again.index_origin == "cache"
+    assert again.index.origin == "cache"
     same_index(ref, again)
 
 
@@ -379,7 +379,7 @@ def test_read_only_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
     monkeypatch.setattr(os, "mkdir", refuse)
     monkeypatch.setattr(os, "utime", refuse)
-    assert cached(f, cache).index_origin == "cache"
+    assert cached(f, cache).index.origin == "cache"
     g = tmp_path / "other.data"
     shutil.copyfile(walked_copy_source(), g)
     c = IndexCache(str(cache))
@@ -439,7 +439,7 @@ def test_least_recently_used_goes_first(tmp_path: Path) -> None:
     size = IndexCache(str(cache)).entries()[0].nbytes
     saved(b, cache)
     os.utime(entry_of(cache, b) / "manifest", (1, 1))  # b: used long ago
-    assert cached(a, cache).index_origin == "cache"  # a: used just now
+    assert cached(a, cache).index.origin == "cache"  # a: used just now
     rec = open_recording(c, cache=IndexCache(str(cache), limit=2 * size + size // 2))
     rec.build_index()
     assert rec.save_index()
@@ -468,15 +468,15 @@ def test_directory_recording(tmp_path: Path) -> None:
     shutil.copyfile(DATA / "perf61" / "perf-normal-g.data", d / "data")
     cache = tmp_path / "cache"
     saved(d, cache)
-    assert cached(d, cache).index_origin == "cache"
+    assert cached(d, cache).index.origin == "cache"
     shutil.copyfile(DATA / "perf61" / "perf-zstd.data", d / "data.1")
     rec = cached(d, cache)
-    assert rec.index_origin == "walk"
+    assert rec.index.origin == "walk"
     ref = walked(d)
     same_index(ref, rec)
     assert rec.save_index()
     again = cached(d, cache)
-    assert again.index_origin == "cache" and len(again.stream_starts) == 2
+    assert again.index.origin == "cache" and len(again.index.stream_starts) == 2
     same_index(ref, again)
     assert np.array_equal(again.merged_order(), ref.merged_order())
 
@@ -546,7 +546,7 @@ async def _browse_once(path: Path, cache: IndexCache) -> tuple[str, list[str], s
         await pilot.pause(0.1)
         text = screen_text(app)
         notes = [n.message for n in app._notifications]
-        origin = rec.index_origin
+        origin = rec.index.origin
     rec.close()
     return origin, notes, text
 
@@ -586,7 +586,7 @@ def test_another_column_layout_is_another_entry(tmp_path: Path,
     monkeypatch.setattr(index, "COLUMNS", wider)
     monkeypatch.setattr(indexpersist, "COLUMNS", wider)
     rec = cached(f, cache)
-    assert rec.index_origin == "walk" and rec.columns["src"].dtype == np.uint32
+    assert rec.index.origin == "walk" and rec.columns["src"].dtype == np.uint32
 
 
 def test_cli_sections_with_a_corrupt_entry(tmp_path: Path) -> None:

@@ -18,9 +18,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from inproc import run_cli
 from uihelpers import settle, sync
 
 from builders import kitchen_sink
+from conftest import skip_or_fail
 from perftui.analysis.summary import record_counts
 from perftui.perfdata import EventAttr, RecordType, Sample, open_recording
 from perftui.perfdata.constants import Misc
@@ -30,20 +32,16 @@ from perftui.perfdata.writer import Writer
 from perftui.ui.app import PerftuiApp
 
 PERF = shutil.which("perf")
-CI = os.environ.get("CI") == "true"
 ST = int(Sample.IDENTIFIER | Sample.IP | Sample.TID | Sample.TIME | Sample.CPU | Sample.PERIOD)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "perftui", *args], capture_output=True,
-                          text=True, timeout=300)
+    return run_cli(*args)  # in-process: what is printed and returned is what is tested
 
 
 def need_perf() -> str:
     if PERF is None:
-        if CI:
-            pytest.fail("perf is not installed (CI needs perf 6.1)")
-        pytest.skip("perf is not on the PATH")
+        skip_or_fail("perf is not on the PATH")
     return PERF
 
 
@@ -217,6 +215,7 @@ def pipe_recording(n: int) -> bytes:
     return buf.getvalue()
 
 
+@pytest.mark.slow
 @sync
 async def test_stop_indexing_keeps_draining_the_pipe() -> None:
     data = pipe_recording(200_000)  # ~10 MB: far more than a pipe holds

@@ -15,14 +15,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import skip_or_fail
-from perftui.symbols.byteslices import SliceNames
-from perftui.symbols.kallsyms import load_kallsyms, parse_kallsyms
-from perftui.symbols.kallsymscan import (
+from perftui.symbols.files.safefile import SymbolFileError
+from perftui.symbols.tables.byteslices import SliceNames
+from perftui.symbols.tables.kallsyms import load_kallsyms, parse_kallsyms
+from perftui.symbols.tables.kallsymscan import (
     KallsymsLines,
     scan_kallsyms,
     scan_kallsyms_lines,
 )
-from perftui.symbols.safefile import SymbolFileError
 
 PROC = "/proc/kallsyms"
 
@@ -263,7 +263,7 @@ def test_text_scanned_in_small_pieces_follows_the_rule(pieces: list[bytes], piec
     """The numpy reader takes the text in pieces cut at line ends (~1 MB each: a
     /proc/kallsyms of 5 MB is 5 of them); pieces of a few bytes put every kind of line at
     a piece's start and end, and modules met again in a later piece keep one code."""
-    import perftui.symbols.kallsymscan as scan
+    import perftui.symbols.tables.kallsymscan as scan
 
     data = (b"ffffffff81000000 T first\t[mod]\n" + b"".join(pieces)
             + b"\nffffffff81000000 t again\t[mod]\n")

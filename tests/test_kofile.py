@@ -1,4 +1,4 @@
-"""perftui.symbols.kofile on the real kernel-module fixtures and on hostile files."""
+"""perftui.symbols.modules.kofile on the real kernel-module fixtures and on hostile files."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 import zstandard
 
-from perftui.symbols import decompress, kofile
-from perftui.symbols.kofile import ModuleFileError, load_module
-from perftui.symbols.sectiontable import NO_SYMBOL, SectionSymbolTable
+from perftui.symbols.files import decompress
+from perftui.symbols.modules import kofile
+from perftui.symbols.modules.kofile import ModuleFileError, load_module
+from perftui.symbols.modules.sectiontable import NO_SYMBOL, SectionSymbolTable
 
 ROOT = Path(__file__).resolve().parents[1]
 MODDIR = ROOT / "perftui" / "demo" / "modules"

@@ -8,7 +8,7 @@ import random
 
 import numpy as np
 
-from perftui.symbols.locations import Locations
+from perftui.symbols.naming.locations import Locations
 
 
 class OneAtATime:

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from inproc import run_cli
 
 from builders import kitchen_sink
 from perftui.analysis.summary import record_counts
@@ -38,11 +39,6 @@ def simple(path: Path, n: int = 10, mode: str = "file", compress: str | None = N
             w.write(r)
         w.close()
     return offs, end
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "perftui", *args], capture_output=True,
-                          text=True, timeout=60)
 
 
 def index(path: Path):

@@ -1,4 +1,4 @@
-"""perftui.symbols.modnames and .modlocate with the real fixtures in temporary layouts."""
+"""perftui.symbols.modules.modnames and .modlocate with the real fixtures in temporary layouts."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from perftui.symbols import modlocate as klocate
-from perftui.symbols.modlocate import find_module_file, same_build_id
-from perftui.symbols.modnames import is_module_path, module_name
+from perftui.symbols.modules import modlocate as klocate
+from perftui.symbols.modules.modlocate import find_module_file, same_build_id
+from perftui.symbols.modules.modnames import is_module_path, module_name
 
 ROOT = Path(__file__).resolve().parents[1]
 MODDIR = ROOT / "perftui" / "demo" / "modules"

@@ -1,14 +1,15 @@
-"""The compiled names pass (``symbols.rawsamples``) against the plain numpy one it replaces.
+"""The compiled names pass (``symbols.rawsamples``) against the plain numpy one (``plainnames``).
 
 ``resolve_all`` names each distinct address key once and keeps each stack once, in
-hash tables; ``resolve_all(..., fast=False)`` names every address of every sample with the
-resolver, block by block (the path the perf differential tests pinned before).  Both must
+hash tables (the compiled engine); the plain engine names every address of every sample
+with the resolver, block by block (both engines are held to perf too).  Both must
 give every sample the same names: its thread, period, own location, and, frame by frame,
 each callchain location and offset (location ids may be numbered differently: they are
 compared by what they name), and stack ids that group the samples alike.  The corpus covers
 file and pipe mode, compressed data, callchains with every context marker, 32-bit hosts;
 the big-endian golden recording (assembled byte by byte in test_big_endian_golden) adds the
-other byte order.  The distinct-sequence table is checked against a Python dict.
+other byte order.  The distinct-sequence table is checked against a Python dict, and the
+pass's own map walk (written out in ``_probe``) against ``MapTable.lookup`` and a plain loop.
 """
 
 from __future__ import annotations
@@ -24,13 +25,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_big_endian_golden import SAMPLE, golden_file
 
-from conftest import RECORDINGS, corpus_path
+from conftest import RECORDINGS, corpus_path, skip_or_fail
 from perftui.perfdata import open_recording
-from perftui.perfdata.constants import CONTEXT_USER, PERF_CONTEXT_MAX
-from perftui.symbols.rawsamples import SeqTable, _seq_ids
-from perftui.symbols.resolver import Resolver
-from perftui.symbols.samplelocs import SampleLocs, resolve_all
-from perftui.symbols.samplestore import sample_rows_all
+from perftui.perfdata.constants import CONTEXT_USER, PERF_CONTEXT_MAX, Misc
+from perftui.symbols.naming.rawsamples import SeqTable, _seq_ids
+from perftui.symbols.naming.resolver import Resolver, SymbolOptions
+from perftui.symbols.naming.samplelocs import SampleLocs, resolve_all
+from perftui.symbols.naming.samplestore import sample_rows_all
+
+
+def named_by(engine: str, path: Path, callchains: bool, block: int,
+             opts: SymbolOptions | None = None) -> SampleLocs:
+    """``path``'s samples named by ``engine`` (its thread model too)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PERFTUI_ENGINE", engine)
+        rec = open_recording(path)
+        rec.build_index()
+        res = Resolver(rec, opts) if opts is not None else Resolver(rec)
+        return resolve_all(res, sample_rows_all(rec), callchains=callchains, block=block)
+
 
 FUZZ = sorted((Path(__file__).parent / "data" / "fuzz").glob("*.data"))
 Label = tuple[str, bool, str | None, int, int, str | None]
@@ -60,19 +73,16 @@ def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def _both(path: Path, callchains: bool, block: int) -> tuple[SampleLocs, SampleLocs]:
-    out = []
-    for fast in (True, False):
-        rec = open_recording(path)
-        rec.build_index()
-        out.append(resolve_all(Resolver(rec), sample_rows_all(rec), callchains=callchains,
-                               block=block, fast=fast))
-    return out[0], out[1]
+    return (named_by("compiled", path, callchains, block),
+            named_by("plain", path, callchains, block))
 
 
 def _check(fast: SampleLocs, plain: SampleLocs, callchains: bool) -> None:
     assert len(fast) == len(plain)
     assert _named(fast) == _named(plain)
-    assert fast.notes == plain.notes
+    # (the same notes; the two name a block's addresses in other orders, so the notes of
+    # the files they look for can come in another order)
+    assert sorted(fast.notes) == sorted(plain.notes)
     assert len(fast.stack_starts) == len(plain.stack_starts)
     assert len(fast.off_starts) == len(plain.off_starts)
     assert _same_partition(fast.off_stack, plain.off_stack)
@@ -86,7 +96,7 @@ def _check(fast: SampleLocs, plain: SampleLocs, callchains: bool) -> None:
 def test_corpus_named_alike(rel: str, callchains: bool) -> None:
     path = corpus_path(rel)
     if not path.is_file():
-        pytest.skip(f"{rel}: not in the corpus")  # conftest fails this under CI=true
+        skip_or_fail(f"{rel}: not in the corpus")
     fast, plain = _both(path, callchains, block=777)  # blocks: keys met in earlier ones
     _check(fast, plain, callchains)
 
@@ -141,8 +151,6 @@ def test_jit_maps_named_by_their_dso(tmp_path: Path) -> None:
     of the two processes meet in the compiled pass; the plain pass agrees."""
     from threadplan import Plan
 
-    from perftui.symbols.resolver import SymbolOptions
-
     jit, parent, child = 0x7F1000000000, 47301, 47302
     p = Plan(callchain=True)
     p.comm(parent, parent, "vm", 1)
@@ -159,18 +167,13 @@ def test_jit_maps_named_by_their_dso(tmp_path: Path) -> None:
     empty = tmp_path / "empty.kallsyms"
     empty.write_bytes(b"")
     opts = SymbolOptions(kallsyms=str(empty), perfmap_dir=str(tmp_path))
-    got = []
-    for fast in (True, False):
-        rec = open_recording(path)
-        rec.build_index()
-        got.append(resolve_all(Resolver(rec, opts), sample_rows_all(rec), callchains=True,
-                               block=2, fast=fast))
+    got = [named_by(engine, path, True, 2, opts) for engine in ("compiled", "plain")]
     _check(got[0], got[1], callchains=True)
     names = [[got[0].locs.name[x] for x in got[0].frames(k)[0]] for k in range(4)]
     assert names == [["parent_hot", "parent_hot", "parent_caller"]] * 4
     perf = shutil.which("perf")
     if perf is None:
-        return  # conftest's CI check fails a run without perf
+        skip_or_fail("perf is not on the PATH (the names above were checked; perf's were not)")
     for pid, text in maps.items():  # perf reads perf maps from /tmp only
         Path(f"/tmp/perf-{pid}.map").write_text(text)
     try:
@@ -183,16 +186,16 @@ def test_jit_maps_named_by_their_dso(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_cached_map_walk_is_the_plain_loop(seed: int) -> None:
-    """The names pass tries the map found last before walking (when no other map of its
-    object ever overlaps it while both live): on random tables with clones, overlapping
-    inserts, re-maps of the same range and removals, queried in runs of nearby addresses
-    of one object (as a stack's frames come), every answer equals a plain loop over the
-    table (the reference of the map lookup's own test)."""
-    from test_threads_model import brute_lookup
-
-    from perftui.symbols.maps import KERNEL_MAPS, U64_MAX, MapsBuilder
-    from perftui.symbols.rawsamples import alone_maps, map_each
+def test_names_pass_map_walk_is_the_lookup(seed: int) -> None:
+    """The map walk the names pass runs (written out in ``_probe``, trying the map found last
+    first when no other map of its object ever overlaps it while both live), driven through
+    ``NameTables.name``: on random tables with clones, overlapping inserts, re-maps of the
+    same range and removals, each row a run of nearby addresses of one object at one step
+    (its own ip, then its user callchain, as a stack's frames come; half of the runs where
+    the run before looked, at another step, so the map found last may be gone), every
+    address gets the map ``MapTable.lookup`` gives it, and a plain loop over the table."""
+    from perftui.symbols.naming.rawsamples import NameTables, alone_maps
+    from perftui.symbols.tasks.maps import KERNEL_MAPS, U64_MAX, MapsBuilder
 
     rng = np.random.default_rng(seed)
     b = MapsBuilder()
@@ -215,29 +218,70 @@ def test_cached_map_walk_is_the_plain_loop(seed: int) -> None:
         if rng.random() < 0.08 and b.live(o):
             b.remove(o, int(rng.choice(b.live(o))), seq)
     t = b.table()
-    bounds, m_start, m_end, reach, born, died, order = t.lookup_arrays()
+    walk = t.lookup_arrays()
+    bounds, m_start, m_end, _reach, born, died, _order = walk
     alone = alone_maps(bounds, m_start, m_end, born, died, scan=int(rng.choice([2, 64])))
     assert alone.any() and not alone.all()
-    q_obj, q_seq, q_addr = [], [], []
+    n_maps = len(t)
+    # every map names its addresses by a dso of its own, raw (no pgoff): an address key is
+    # then (address, map), and the map each key was named with is the walk's answer
+    maps = (*walk, np.arange(n_maps, dtype=np.int64), np.zeros(n_maps, np.bool_),
+            np.zeros(n_maps, np.uint64), np.zeros(n_maps, np.uint64), alone)
+    runs: list[tuple[int, int, list[int]]] = []  # (object, step, addresses)
     o = base = 0
-    for _ in range(600):  # runs: one object and step, addresses near each other; half of
-        # them where the run before looked, at another step (the map found may be gone)
+    for _ in range(300):
         s = int(rng.integers(0, seq + 2))
         if not o or rng.random() < 0.5:
             o = int(rng.choice([*objs, KERNEL_MAPS, -1]))
             base = int(rng.choice(spots)) + int(rng.integers(0, 400)) * 0x1000
-        for _ in range(int(rng.integers(1, 8))):
+        runs.append((o, s, [base + int(x) for x in rng.integers(0, 0x3000, int(
+            rng.integers(1, 8)))]))
+    buf = bytearray()
+    at, count = [], []
+    for _o, _s, addrs in runs:  # the callchain: the user context, then the run's addresses
+        at.append(len(buf))
+        count.append(len(addrs) + 1)
+        buf += np.array([CONTEXT_USER, *addrs], dtype="<u8").tobytes()
+    u8 = np.frombuffer(bytes(buf), dtype=np.uint8)
+    named: list[int] = []  # location id -> the map the pass named it with
+
+    def namer(m: np.ndarray, *_rest: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        loc = np.arange(len(named), len(named) + len(m), dtype=np.int32)
+        named.extend(int(x) for x in m)
+        return loc, np.zeros(len(m), np.uint64)
+
+    n = len(runs)
+    tables = NameTables(True)
+    leaf, stack, _offs = tables.name(
+        u8, False, np.array(at, np.int64), np.array(count, np.int64),
+        np.full(n, int(Misc.USER), np.uint8), np.array([r[2][0] for r in runs], np.uint64),
+        np.array([r[0] for r in runs], np.int64), np.zeros(n, np.int64),
+        np.array([r[1] for r in runs], np.int64), maps, namer)
+    starts, vals = tables.stacks.csr()
+    got, q_obj, q_seq, q_addr = [], [], [], []
+    for i, (o, s, addrs) in enumerate(runs):
+        frames = vals[starts[stack[i]]:starts[stack[i] + 1]].tolist()
+        assert frames[0] == leaf[i] and len(frames) == len(addrs) + 1
+        for a, loc in zip([addrs[0], *addrs], frames, strict=True):  # own ip, then frames
+            got.append(named[loc])
             q_obj.append(o)
             q_seq.append(s)
-            q_addr.append(base + int(rng.integers(0, 0x3000)))
-    got = map_each(np.array(q_obj, np.int64), np.array(q_seq, np.int64),
-                   np.array(q_addr, np.uint64), bounds, m_start, m_end, reach, born, died,
-                   order, alone)
-    want = [brute_lookup(t, o, s, a) if o > KERNEL_MAPS else (
-        brute_lookup(t, o, s, a) if o == KERNEL_MAPS else -1)
-        for o, s, a in zip(q_obj, q_seq, q_addr, strict=True)]
-    assert got.tolist() == want
-    assert (got >= 0).sum() > 100
+            q_addr.append(a)
+    lookup = t.lookup(np.array(q_obj, np.int64), np.array(q_seq, np.int64),
+                      np.array(q_addr, np.uint64))
+    assert got == lookup.tolist()
+    # the plain loop (test_threads_model.brute_lookup), a query at a time over every map
+    t_obj, t_born, t_died = (t.obj.astype(np.int64), t.born.astype(np.int64),
+                             t.died.astype(np.int64))
+    t_start, t_end = t.start.astype(np.uint64), t.end.astype(np.uint64)
+    plain = []
+    for o, s, a in zip(q_obj, q_seq, q_addr, strict=True):
+        live = np.flatnonzero((t_obj == o) & (t_born <= s) & (s < t_died)
+                              & (t_start <= np.uint64(a)) & (np.uint64(a) < t_end))
+        # the greatest (start, id): ids ascend, so the last of the greatest start
+        plain.append(int(live[t_start[live] == t_start[live].max()][-1]) if len(live) else -1)
+    assert got == plain
+    assert sum(g >= 0 for g in got) > 100 and -1 in got
 
 
 def _chains_named(chains: list[list[int]], shift: int, big: bool
@@ -245,7 +289,7 @@ def _chains_named(chains: list[list[int]], shift: int, big: bool
     """``NameTables.name`` over chains written at byte ``shift`` of a buffer (``big``:
     big-endian words), with no maps (every address named by itself): each row's own
     address and its stack, as the addresses the locations stand for."""
-    from perftui.symbols.rawsamples import NameTables
+    from perftui.symbols.naming.rawsamples import NameTables
 
     order = ">" if big else "<"
     buf = bytearray(shift)

@@ -18,8 +18,8 @@ from threadplan import Expect, Plan, perf_view
 
 from perftui.perfdata import RecordType, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
-from perftui.symbols.resolver import Resolver, SymbolOptions
-from perftui.symbols.samplelocs import SampleLocs, resolve_all
+from perftui.symbols.naming.resolver import Resolver, SymbolOptions
+from perftui.symbols.naming.samplelocs import SampleLocs, resolve_all
 
 KERNEL_TEXT = 0xFFFFFFFF81000000
 BPF = 0xFFFFFFFFC0000000

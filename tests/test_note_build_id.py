@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import struct
 
-from perftui.symbols.elfheaders import note_build_id
+from perftui.symbols.files.elfheaders import note_build_id
 
 NT_GNU_BUILD_ID = 3
 ID = bytes(range(0x10, 0x24))  # 20 bytes, as a SHA-1 build id

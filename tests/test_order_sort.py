@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from perftui.perfdata.colstore import scratch
-from perftui.symbols.order import stable_argsort
+from perftui.symbols.tasks.orderplain import stable_argsort
 
 
 @pytest.mark.parametrize(("n", "high"), [(10, 5), (5000, 3), (300_000, 10**12),

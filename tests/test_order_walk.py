@@ -7,23 +7,31 @@
   ``max_timestamp`` (which the first record queued into an empty queue resets); the end
   delivers everything.  Random inputs: ordered, jittered as per-CPU buffers are, and
   unordered (older than what was delivered).
-* The numpy :func:`~perftui.symbols.order.processing_order` (the reference the perf
-  differential tests pinned) on every corpus recording and fuzz regression.
+* The numpy :func:`~perftui.symbols.tasks.orderplain.processing_order` (the plain engine's,
+  which the perf differential tests pin too) on every corpus recording and fuzz regression.
 
-And the first sample of each (tid, pid) in processing order against a dict walk.
+And the first sample of each (tid, pid) in processing order, both engines', against a dict
+walk.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import RECORDINGS, corpus_path
+from conftest import RECORDINGS, corpus_path, skip_or_fail
 from perftui.perfdata import RecordType, open_recording
-from perftui.symbols.order import processing_order, processing_seq, queue_times
-from perftui.symbols.orderwalk import first_samples, walk_seq
+from perftui.symbols.tasks import orderplain, orderwalk
+from perftui.symbols.tasks.order import processing_seq, queue_times
+from perftui.symbols.tasks.orderplain import processing_order
+from perftui.symbols.tasks.orderwalk import walk_seq
+
+FIRST_SAMPLES = [pytest.param(orderwalk.first_samples, id="compiled"),
+                 pytest.param(orderplain.first_samples, id="plain")]
 
 
 def perf_model(ts: list[int], is_round: list[bool]) -> list[int]:
@@ -83,6 +91,7 @@ def streams(draw: st.DrawFn) -> tuple[list[int], list[bool]]:
     return ts, rnd
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(streams())
 def test_walk_is_perfs_ordered_events(stream: tuple[list[int], list[bool]]) -> None:
@@ -105,10 +114,11 @@ def test_walk_edge_cases() -> None:
 
 
 @pytest.mark.parametrize("rel", [r for r in RECORDINGS if not r.startswith("hotspot/")])
-def test_seq_is_the_numpy_order(rel: str) -> None:
+def test_seq_is_the_numpy_order(rel: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PERFTUI_ENGINE", "compiled")  # (these recordings are small)
     path = corpus_path(rel)
     if not path.is_file():
-        pytest.skip(f"{rel}: not in the corpus")  # conftest fails this under CI=true
+        skip_or_fail(f"{rel}: not in the corpus")
     rec = open_recording(path)
     rec.build_index()
     times = queue_times(rec)
@@ -121,7 +131,9 @@ def test_seq_is_the_numpy_order(rel: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(-1, 3), st.booleans()), max_size=200),
        st.randoms())
-def test_first_samples_is_a_dict_walk(rows: list[tuple[int, int, bool]], rnd: object) -> None:
+@pytest.mark.parametrize("first_samples", FIRST_SAMPLES)
+def test_first_samples_is_a_dict_walk(first_samples: Callable[..., np.ndarray],
+                                      rows: list[tuple[int, int, bool]], rnd: object) -> None:
     typ = np.array([RecordType.SAMPLE if s else RecordType.MMAP for _, _, s in rows], np.uint16)
     tid = np.array([t for t, _, _ in rows], np.int32)
     pid = np.array([p for _, p, _ in rows], np.int32)
@@ -135,7 +147,8 @@ def test_first_samples_is_a_dict_walk(rows: list[tuple[int, int, bool]], rnd: ob
     assert got.tolist() == sorted(first.values())
 
 
-def test_first_samples_many_threads() -> None:
+@pytest.mark.parametrize("first_samples", FIRST_SAMPLES)
+def test_first_samples_many_threads(first_samples: Callable[..., np.ndarray]) -> None:
     """Thousands of (tid, pid) pairs (the table grows), tids and pids up to 2**31 - 1 and -1."""
     rng = np.random.default_rng(3)
     n = 40_000

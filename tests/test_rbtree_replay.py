@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 
-from perftui.symbols.rbtree import _BLACK, _RED, _Tree, replay
+from perftui.symbols.tables.rbtree import _BLACK, _RED, _Tree, replay
 
 
 def one_at_a_time(starts: list[int], ops: list[tuple]

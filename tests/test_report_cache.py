@@ -12,17 +12,18 @@ import json
 import os
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from perfprograms import Built, recorder, require
-from test_report_perf import compare, ours
+from test_report_perf import compare, fold_perf_script, ours
 
 from perftui.cli import main as perftui_main
 from perftui.perfdata.indexcache import IndexCache
-from perftui.present import reportrun
-from perftui.symbols.resolver import SymbolOptions
-from perftui.symbols.samplestore import attachment_name
+from perftui.present import session
+from perftui.symbols.naming.resolver import SymbolOptions
+from perftui.symbols.naming.samplestore import attachment_name
 
 pytestmark = pytest.mark.perf
 
@@ -35,13 +36,13 @@ class Counting:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.made = 0
-        real = reportrun.Resolver
+        real = session.Resolver
 
         def make(*a: object, **k: object) -> object:
             self.made += 1
             return real(*a, **k)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(reportrun, "Resolver", make)
+        monkeypatch.setattr(session, "Resolver", make)
 
 
 @pytest.fixture
@@ -80,10 +81,30 @@ def test_second_report_resolves_nothing(own_program: tuple[Path, Path],
                                         monkeypatch: pytest.MonkeyPatch) -> None:
     data, _prog = own_program
     count = Counting(monkeypatch)
-    both(data)  # --no-children resolves without callchains, --children again with them
-    assert count.made == 2 and len(attachments(data)) == 1
+    both(data)  # --no-children names the stacks too (kept): --children reuses them
+    assert count.made == 1 and len(attachments(data)) == 1
     both(data)
-    assert count.made == 2, "the names were resolved again"
+    assert count.made == 1, "the names were resolved again"
+
+
+def test_folded_after_a_self_report_names_nothing(own_program: tuple[Path, Path],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``report --no-children --json`` (no stacks shown) keeps the names with their
+    stacks, so a later ``--folded`` makes no resolver; its stacks equal perf 6.1 script's,
+    folded."""
+    data, _prog = own_program
+    count = Counting(monkeypatch)
+    compare(data, KEYS, children=False)
+    assert count.made == 1
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(["report", str(data), "--folded"]) == 0
+    assert count.made == 1, "--folded named the samples again"
+    got: Counter[str] = Counter()
+    for line in buf.getvalue().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        got[stack] += int(n)
+    assert got == fold_perf_script(data)
 
 
 def test_changed_symbol_file_is_resolved_again(own_program: tuple[Path, Path],

@@ -12,6 +12,7 @@ branches (``--no-branch-stack``: perf's default on a ``-b`` recording is a branc
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import re
 import subprocess
@@ -23,7 +24,7 @@ import pytest
 from perfprograms import require
 from test_diff_perf import compare as compare_diff
 from test_differential import CALLCHAIN_FILES, PIPE_MODE, README_COUNTS, ids
-from test_report_perf import compare, fold_perf_script, table_lines
+from test_report_perf import compare, fold_perf_script_once, table_lines
 
 from perftui.cli import main as perftui_main
 
@@ -53,6 +54,7 @@ def empty_kallsyms(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return p
 
 
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize(("rel", "keys", "children"),
                          [pytest.param(*c, id=f"{ids(c[0])}-{c[1]}{'-children' if c[2] else ''}")
                           for c in CASES])
@@ -64,9 +66,10 @@ def test_report_equals_perf(rel: str, keys: str, children: bool, corpus: Corpus,
     module map's start (callgraph-3.8's ``[ath9k]``)."""
     compare(corpus(rel), keys, children,
             perf_args=("--no-group", "--no-branch-stack", "--kallsyms", str(empty_kallsyms)),
-            our_args=("--kallsyms", str(empty_kallsyms), "--no-cache"))
+            our_args=("--kallsyms", str(empty_kallsyms), "--no-cache"), once=True)
 
 
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize("rel", [pytest.param(r, id=ids(r)) for r in CALLCHAIN_FILES
                                  if r in README_COUNTS and r not in DWARF_UNWOUND])
 def test_folded_equals_perf_script_folded(rel: str, corpus: Corpus,
@@ -83,7 +86,7 @@ def test_folded_equals_perf_script_folded(rel: str, corpus: Corpus,
     for line in buf.getvalue().splitlines():
         stack, n = line.rsplit(" ", 1)
         got[stack] += int(n)
-    want = fold_perf_script(data, ("--kallsyms", str(empty_kallsyms)))
+    want = fold_perf_script_once(data, ("--kallsyms", str(empty_kallsyms)))
     assert sum(got.values()) == sum(want.values()) == README_COUNTS[rel][1]
     assert got == want
 
@@ -121,6 +124,17 @@ TEXT_CASES = [(rel, keys, ch) for rel in README_COUNTS if rel not in NOT_COMPARE
 HEADER = re.compile(r"# (Total Lost Samples|Samples|Event count|Overhead|Children|\.)")
 
 
+@functools.cache
+def _perf_text(data: Path, keys: str, mode: str, kallsyms: Path) -> str:
+    """perf report --stdio -g none's text (once for both engines)."""
+    p = subprocess.run([require("perf"), "report", "-i", str(data), "--stdio", "-g", "none",
+                        "--sort", keys, mode, "--no-branch-stack", "--kallsyms", str(kallsyms)],
+                       capture_output=True, text=True, timeout=300, cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-400:]
+    return p.stdout
+
+
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize(("rel", "keys", "children"),
                          [pytest.param(*c, id=f"{ids(c[0])}-{c[1]}{'-children' if c[2] else ''}")
                           for c in TEXT_CASES])
@@ -135,24 +149,20 @@ def test_text_equals_perf(rel: str, keys: str, children: bool, corpus: Corpus,
     compared as a set (docs/architecture.md)."""
     data = corpus(rel)
     mode = "--children" if children else "--no-children"
-    p = subprocess.run([require("perf"), "report", "-i", str(data), "--stdio", "-g", "none",
-                        "--sort", keys, mode, "--no-branch-stack", "--kallsyms",
-                        str(empty_kallsyms)], capture_output=True, text=True, timeout=300,
-                       cwd=data.parent)
-    assert p.returncode == 0, p.stderr[-400:]
-    assert ("of events '" in p.stdout) == (rel in GROUPED)  # a group's table
+    perf_text = _perf_text(data, keys, mode, empty_kallsyms)
+    assert ("of events '" in perf_text) == (rel in GROUPED)  # a group's table
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
-        assert perftui_main(["report", str(data), "--sort", keys, mode, "--no-cache",
+        assert perftui_main(["report", str(data), "-g", "none", "--sort", keys, mode, "--no-cache",
                              "--kallsyms", str(empty_kallsyms)]) == 0
     mine = buf.getvalue()
 
     def heads(text: str) -> list[str]:
         return [ln for ln in text.splitlines() if HEADER.match(ln)]
 
-    assert heads(mine) == heads(p.stdout)
+    assert heads(mine) == heads(perf_text)
     address = re.compile(r"\[[k.]\] ((0x)?[0-9a-f]{16})")
-    theirs, ours_ = table_lines(p.stdout), table_lines(mine)
+    theirs, ours_ = table_lines(perf_text), table_lines(mine)
     assert sorted(address.sub(r"[?] \1", ln) for ln in ours_) == \
         sorted(address.sub(r"[?] \1", ln) for ln in theirs)
     assert [ln for ln in ours_ if not address.search(ln)] == \
@@ -204,7 +214,8 @@ def test_one_name_filter_elides_its_column(opt: str, value: str, corpus: Corpus,
     assert p.returncode == 0, p.stderr[-400:]
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
-        assert perftui_main(["report", str(data), opt, value, "--no-cache", *args]) == 0
+        assert perftui_main(["report", str(data), "-g", "none", opt, value, "--no-cache",
+                             *args]) == 0
     def trimmed(lines: list[str]) -> list[str]:  # (perf ends with a "# (Tip: ...)")
         while lines and (not lines[-1] or lines[-1].startswith("#")):
             lines = lines[:-1]
@@ -228,7 +239,7 @@ def test_forced_group_equals_perf(rel: str, keys: str, corpus: Corpus,
     assert p.returncode == 0, p.stderr[-400:]
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
-        assert perftui_main(["report", str(data), "--no-cache", *args]) == 0
+        assert perftui_main(["report", str(data), "-g", "none", "--no-cache", *args]) == 0
 
     def lines(text: str) -> list[str]:
         return [ln for ln in text.splitlines() if ln and ln != "#" and "(Tip:" not in ln

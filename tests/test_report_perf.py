@@ -9,6 +9,7 @@ validates against speedscope's published schema (tests/data/speedscope-schema.js
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -17,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from perfprograms import Built, require
+from perfprograms import Built, require, shared
 
 from perftui.cli import main as perftui_main
 
@@ -91,9 +92,17 @@ def _our_key(row: dict, keys: list[str]) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: perf's rows and folded stacks asked once for both engines (the ``engine`` fixture's
+#: tests: files that no test changes)
+perf_rows_once = functools.cache(lambda *a: perf_rows(*a))
+fold_perf_script_once = functools.cache(lambda *a: fold_perf_script(*a))
+
+
 def compare(data: Path, keys: str, children: bool, tree_broken: bool = False,
-            perf_args: tuple[str, ...] = (), our_args: tuple[str, ...] = ()) -> None:
-    theirs = perf_rows(data, keys, children, perf_args)
+            perf_args: tuple[str, ...] = (), our_args: tuple[str, ...] = (),
+            once: bool = False) -> None:
+    """``once``: perf's rows asked once per run (a file no test changes)."""
+    theirs = (perf_rows_once if once else perf_rows)(data, keys, children, perf_args)
     mine = ours(data, keys, children, our_args)
     docs = mine.get("events") or [mine]
     assert [d["event"] for d in docs] == list(theirs), "events"
@@ -180,30 +189,36 @@ def system_data(built: Built, recorded) -> Path:
     return recorded("sys_report", built.hotprog, "1", system_wide=True)
 
 
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize("keys", ["comm", "dso,sym", "comm,dso,sym", "pid", "cpu"])
 def test_system_wide_self(system_data: Path, keys: str) -> None:
-    compare(system_data, keys, children=False)
+    compare(system_data, keys, children=False, once=True)
 
 
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize("keys", ["comm,dso,sym", "sym"])
 def test_system_wide_children(system_data: Path, keys: str) -> None:
-    compare(system_data, keys, children=True)
+    compare(system_data, keys, children=True, once=True)
 
 
 @pytest.fixture(scope="module")
-def garbage_frames(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def garbage_frames(built: Built, shared_dir: Path) -> Path:
     """A system-wide -a -g run of Debian's find, cat and gzip: built without frame
     pointers, their callchains end in garbage (text read as return addresses, in no map,
     some above 2^63 away from the kernel's addresses).  After ``built``: no compiler runs
     meanwhile (rustc's own BOLTed library would be in the recording)."""
-    out = tmp_path_factory.mktemp("garbage") / "sys.data"
     work = ("find /usr/share/doc -maxdepth 2 2>/dev/null | xargs -n 40 cat 2>/dev/null "
             "| gzip > /dev/null")
-    p = subprocess.run([require("perf"), "record", "-q", "-a", "-g", "-e", "cpu-clock", "-F",
-                        "2000", "-o", str(out), "--", "sh", "-c", work],
-                       capture_output=True, text=True, timeout=180, cwd=out.parent)
-    assert p.returncode == 0 and out.exists(), p.stderr[-400:]
-    return out
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        out = d / "sys.data"
+        p = subprocess.run([require("perf"), "record", "-q", "-a", "-g", "-e", "cpu-clock",
+                            "-F", "2000", "-o", str(out), "--", "sh", "-c", work],
+                           capture_output=True, text=True, timeout=180, cwd=d, env=env)
+        assert p.returncode == 0 and out.exists(), p.stderr[-400:]
+        return out
+
+    return shared(shared_dir, f"test_report_perf.garbage_frames\0{work}", make)
 
 
 @pytest.mark.parametrize("keys", ["dso,sym", "comm,dso,sym", "sym"])
@@ -267,6 +282,7 @@ def table_lines(text: str) -> list[str]:
     return [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
 
 
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize("keys", ["comm,dso,sym", "dso,sym", "sym,dso", "dso,comm", "comm",
                                   "dso", "cpu", "sym"])
 @pytest.mark.parametrize("children", [False, True])
@@ -287,7 +303,7 @@ def test_text_table_equals_perf_byte_for_byte(built: Built, recorded, keys: str,
     assert p.returncode == 0, p.stderr[-400:]
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        assert perftui_main(["report", str(system_data), "--sort", keys, mode]) == 0
+        assert perftui_main(["report", str(system_data), "-g", "none", "--sort", keys, mode]) == 0
     # rows of unresolved addresses: perf ranks those of equal overhead by its rb-tree's
     # accident, and takes their [k]/[.] from the first sample in its processing order
     # (perftui: in file order); docs/architecture.md.  Those compared as a set, unmarked.
@@ -302,11 +318,12 @@ def test_text_table_equals_perf_byte_for_byte(built: Built, recorded, keys: str,
         [ln for ln in theirs if not address.search(ln)]
 
 
+@pytest.mark.usefixtures("engine")
 def test_program(built: Built, recorded) -> None:
     data = recorded("hotprog", built.hotprog, "3")
     for keys in ("comm,dso,sym", "dso,sym"):
-        compare(data, keys, children=False)
-        compare(data, keys, children=True)
+        compare(data, keys, children=False, once=True)
+        compare(data, keys, children=True, once=True)
 
 
 def test_two_events(built: Built, recorded) -> None:
@@ -355,6 +372,7 @@ def fold_perf_script(data: Path, extra: tuple[str, ...] = ()) -> Counter[str]:
     return stacks
 
 
+@pytest.mark.usefixtures("engine")
 def test_folded_equals_perf_script_folded(built: Built, recorded) -> None:
     data = recorded("hotprog", built.hotprog, "3")
     import contextlib
@@ -367,7 +385,7 @@ def test_folded_equals_perf_script_folded(built: Built, recorded) -> None:
     for line in buf.getvalue().splitlines():
         stack, n = line.rsplit(" ", 1)
         got[stack] += int(n)
-    want = fold_perf_script(data)
+    want = fold_perf_script_once(data)
     assert sum(got.values()) == sum(want.values()) == ours(data, "comm", False)[
         "total_samples"]
     assert got == want
@@ -437,7 +455,7 @@ def test_event_group_text_equals_perf(built: Built, recorded, keys: str,
     assert "of events 'anon group { cpu-clock, task-clock }'" in p.stdout
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        assert perftui_main(["report", str(data), "--sort", keys, mode]) == 0
+        assert perftui_main(["report", str(data), "-g", "none", "--sort", keys, mode]) == 0
 
     def lines(text: str) -> list[str]:  # perf's first line (its hint) and tip left out
         return [ln for ln in text.splitlines()[1:] if ln and ln != "#" and "(Tip:" not in ln]

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from perfprograms import Built, perf_script_samples, require
+from perfprograms import Built, perf_script_samples, require, shared
 
 from perftui.perfdata import RecordType, open_recording
-from perftui.symbols.resolved import ResolvedSamples
-from perftui.symbols.resolver import Resolver, SymbolOptions
+from perftui.symbols.naming.resolved import ResolvedSamples
+from perftui.symbols.naming.resolver import Resolver, SymbolOptions
 
 pytestmark = pytest.mark.perf
 
@@ -90,7 +90,7 @@ def compare(data: Path, callchain: bool) -> tuple[int, int, int, int, list[str]]
 @pytest.mark.parametrize("which", ["hotprog", "hotcxx"])
 def test_program_samples_and_frames(built: Built, recorded, which: str) -> None:
     prog = getattr(built, which)
-    data = recorded(which, prog, "3")
+    data = recorded(which, prog, "5")
     lt, ls, _, _, diffs = compare(data, callchain=False)
     print(f"{which}: sample ips {ls}/{lt}")
     assert lt > 300 and ls == lt, diffs[:10]
@@ -112,15 +112,21 @@ WORKLOAD = ("find /usr/share/doc -maxdepth 2 2>/dev/null | xargs -n 40 cat 2>/de
 
 
 @pytest.fixture(scope="module")
-def system_wide(built: Built, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def system_wide(built: Built, shared_dir: Path) -> Path:
+    """A system-wide -a -g recording of WORKLOAD, made once per run."""
     perf = require("perf")
-    out = tmp_path_factory.mktemp("system") / "sys.data"
-    cmd = [perf, "record", "-q", "-a", "-g", "-e", "cpu-clock", "-F", "2000", "-o",
-           str(out), "--", "sh", "-c", WORKLOAD.format(prog=built.hotprog)]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=out.parent)
-    if p.returncode != 0 or not out.exists():
-        pytest.fail(f"perf record -a failed: {p.stderr[-400:]}")
-    return out
+    work = WORKLOAD.format(prog=built.hotprog)
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        out = d / "sys.data"
+        cmd = [perf, "record", "-q", "-a", "-g", "-e", "cpu-clock", "-F", "2000", "-o",
+               str(out), "--", "sh", "-c", work]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=d, env=env)
+        if p.returncode != 0 or not out.exists():
+            pytest.fail(f"perf record -a failed: {p.stderr[-400:]}")
+        return out
+
+    return shared(shared_dir, f"test_resolver_perf.system_wide\0{work}", make)
 
 
 def test_system_wide(system_wide: Path) -> None:

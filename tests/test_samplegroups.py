@@ -13,12 +13,11 @@ import pytest
 from test_profile_engine import key_of_row, make_locs, random_block
 
 from perftui.analysis import stacktree
-from perftui.analysis.calltree import build_tree
-from perftui.analysis.profile import build_profile
 from perftui.analysis.report import sample_rows
 from perftui.analysis.samplegroups import (
     GroupCodes,
     GroupsBuilder,
+    assemble,
     bottom_up,
     focus_trees,
     group_profile,
@@ -29,8 +28,12 @@ from perftui.analysis.stacktree import Interner, PathInterner, TrieBuilder
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import write_demo
 from perftui.perfdata import open_recording
-from perftui.symbols.resolved import ResolvedSamples
-from perftui.symbols.resolver import Resolver, SymbolOptions
+from perftui.symbols.naming.resolved import ResolvedSamples
+from perftui.symbols.naming.resolver import Resolver, SymbolOptions
+from perftui.symbols.naming.samplelocs import resolve_all
+from reference.calltree import build_tree
+from reference.groups import BlockGroupsBuilder
+from reference.profile import build_profile
 
 KEY_SETS = [("comm", "dso", "sym"), ("sym",), ("dso",), ("comm",), ("pid",), ("cpu",),
             ("module", "section", "sym"), ("section",), ("dso", "sym"), ("tid", "sym")]
@@ -63,7 +66,7 @@ def random_blocks(seed: int, n: int = 3, size: int = 300) -> list[ResolvedSample
 
 
 def store_of(blocks, locs, comm_names=("a", "b", "c")):  # type: ignore[no-untyped-def]
-    b = GroupsBuilder(locs, list(comm_names), callchains=True)
+    b = BlockGroupsBuilder(locs, list(comm_names), callchains=True)
     for s in blocks:
         b.add(s)
     return b.finish()
@@ -224,7 +227,7 @@ def test_focus_trees_and_samples_of_a_row(keys: tuple[str, ...]) -> None:
                 elif k in ("pid", "tid"):
                     out.append(tid)
                 else:
-                    out.append(int(getattr(codes, f"{k}_code")[loc]))
+                    out.append(int(codes.of(k)[loc]))
             return tuple(out)
 
         tids = {}
@@ -279,7 +282,7 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-unt
     res = Resolver(rec, SymbolOptions(modules_dirs=[str(MODULES_DIR)]))
     rows = sample_rows(rec)
     blocks = list(res.blocks(rows, 4096, True))
-    b = GroupsBuilder(res.locs, res.comm_names, callchains=True)
+    b = BlockGroupsBuilder(res.locs, res.comm_names, callchains=True)
     for s in blocks:
         b.add(s)
     yield rec, res, blocks, b.finish(), plan
@@ -321,8 +324,48 @@ def test_dso_ranks_put_rows_without_a_dso_last() -> None:
     st = store_of(random_blocks(5), locs)
     gc = GroupCodes(st)
     names = gc.master.names["dso"]
-    rank = gc.name_rank["dso"]
+    rank = gc.ranks("dso", np.arange(len(names)), np.zeros(len(names), np.int64))
     by_rank = [n for _r, n in sorted(zip(rank.tolist(), names, strict=True))]
     assert "[unknown]" in names and by_rank[-1] == "[unknown]"
     named = [n for n in by_rank if n != "[unknown]"]
     assert named == sorted(named, key=lambda n: n.encode())
+
+
+def _described(st) -> list[tuple[object, ...]]:  # type: ignore[no-untyped-def]
+    """Every sample of groups as names: row, period, thread, tid, cpu, event, own location
+    and stack (outermost first), ids left out (two resolvers number locations apart)."""
+    locs = st.locs
+
+    def label(i: int) -> tuple[object, ...]:
+        return (locs.dsos[locs.dso[i]].name, locs.name[i], locs.start[i], locs.end[i],
+                locs.section[i])
+
+    out = []
+    for row, g, period in zip(st.rows.tolist(), st.group.tolist(), st.period.tolist(),
+                              strict=True):
+        path = st.path_loc[st.path_start[g]:st.path_start[g + 1]].tolist()
+        out.append((row, period, st.comm_names[int(st.comm[g])], int(st.tid[g]),
+                    int(st.cpu[g]), int(st.attr[g]), label(int(st.leaf[g])),
+                    tuple(label(x) for x in path)))
+    return out
+
+
+def test_named_samples_group_as_the_resolver_blocks(demo_store) -> None:  # type: ignore[no-untyped-def]
+    """The browser's grouping of named samples (``add_named``: the cached names, no
+    resolver) against the reference grouping of the resolver's blocks: every sample in a
+    group of the same thread, cpu, event, own location and stack, grouped alike."""
+    rec, _res, _blocks, want, _plan = demo_store
+    sl = resolve_all(Resolver(rec, SymbolOptions(modules_dirs=[str(MODULES_DIR)])),
+                     sample_rows(rec), True)
+    c = rec.columns
+    b = GroupsBuilder(sl.locs, sl.comm_names, callchains=True)
+    group = np.concatenate([np.zeros(0, np.int32)] + [
+        b.add_named(sl, lo, min(len(sl), lo + 4096), c["tid"][sl.rows[lo:lo + 4096]],
+                    c["cpu"][sl.rows[lo:lo + 4096]], c["attr"][sl.rows[lo:lo + 4096]])
+        for lo in range(0, len(sl), 4096)])
+    got = assemble(b.tables(), sl.rows, group, sl.period.view(np.int64), sl.locs,
+                   sl.comm_names, True)
+    assert _described(got) == _described(want)
+    pairs = np.unique(got.group.astype(np.int64) << 32 | want.group.astype(np.int64))
+    assert len(pairs) == got.groups == want.groups  # the same partition of the samples
+    assert want.groups > 10

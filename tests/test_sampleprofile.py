@@ -12,7 +12,8 @@ import pytest
 from test_profile_engine import key_of_row, make_locs, random_block, reference
 
 from perftui.analysis import sampleprofile
-from perftui.analysis.profile import KeyCodes, Profile, ProfileRow, order_rows
+from perftui.analysis.keycodes import KeyCodes
+from perftui.analysis.profile import Profile, ProfileRow, order_rows
 from perftui.analysis.sampleprofile import profile_of
 from perftui.perfdata import grouping
 from perftui.perfdata.grouping import (
@@ -22,14 +23,16 @@ from perftui.perfdata.grouping import (
     stable_order,
     unique_inverse,
 )
-from perftui.symbols import samplelocs
-from perftui.symbols.locations import Locations
-from perftui.symbols.resolved import ResolvedSamples
-from perftui.symbols.samplelocs import ChainTable, SampleLocs, with_leaf
+from perftui.symbols.naming import plainnames as reference_names
+from perftui.symbols.naming.locations import Locations
+from perftui.symbols.naming.plainnames import ChainTable, with_leaf
+from perftui.symbols.naming.resolved import ResolvedSamples
+from perftui.symbols.naming.samplelocs import SampleLocs
 
 
 def sample_locs_of(locs: Locations, blocks: list[ResolvedSamples]) -> SampleLocs:
-    """What ``resolve_all`` keeps, made from resolved blocks by the same steps."""
+    """What ``resolve_all`` keeps, made from resolved blocks by the steps of the plain pass
+    (perftui/symbols/naming/plainnames.py)."""
     table = ChainTable()
     stack = [table.ids(*with_leaf(s.chain_starts, s.chain_locs, s.leaf)) for s in blocks]
     n = sum(len(s) for s in blocks)
@@ -175,7 +178,7 @@ def test_chain_ids_equal_iff_chains_equal(collide: bool,
     """Equal ids for equal chains, different ids for different ones, across blocks; with
     every hash made equal (all collide), still never one id for two chains."""
     if collide:
-        monkeypatch.setattr(samplelocs, "chain_hashes",
+        monkeypatch.setattr(reference_names, "chain_hashes",
                             lambda starts, locs: np.zeros(len(starts) - 1, np.uint64))
     rng = random.Random(7)
     pool = [[rng.randrange(6) for _ in range(rng.choice([0, 1, 2, 3]))] for _ in range(25)]
@@ -270,8 +273,8 @@ def test_order_rows_by_numpy_equals_python_sort() -> None:
     rows = []
     for _ in range(3000):
         loc = rng.randrange(len(locs))
-        rows.append(ProfileRow((rng.randrange(4), int(codes.dso_code[loc]),
-                                int(codes.sym_code[loc]), rng.randrange(3)), loc,
+        rows.append(ProfileRow((rng.randrange(4), int(codes.of("dso")[loc]),
+                                int(codes.of("sym")[loc]), rng.randrange(3)), loc,
                                rng.choice([0, 5, 10]), rng.choice([10, 20]), 1))
     for children in (False, True):
         fast = Profile(keys, children, 100, 3000, list(rows), codes)
@@ -320,7 +323,7 @@ def test_rows_without_a_dso_come_after_every_dso_on_a_tie(n_rows: int) -> None:
     for k, d in enumerate(dsos):
         locs.add(d, f"f{k}", 16 * k, 16 * k + 8)
     codes = KeyCodes(locs, ("dso",))
-    rows = [ProfileRow((int(codes.dso_code[k % 4]),), k % 4, 10, 10, 1) for k in range(n_rows)]
+    rows = [ProfileRow((int(codes.of("dso")[k % 4]),), k % 4, 10, 10, 1) for k in range(n_rows)]
     prof = Profile(("dso",), False, 100, n_rows, rows, codes)
     order_rows(prof)
     shown = [codes.names["dso"][r.key[0]] for r in prof.rows]

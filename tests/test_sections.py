@@ -3,23 +3,23 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from inproc import run_cli
 
+from conftest import skip_or_fail
 from perftui.analysis.sectionreport import section_report
 from perftui.perfdata import EventAttr, Feature, Sample, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, Misc
 from perftui.perfdata.writer import Writer
 from perftui.present.sections import sections_json
-from perftui.symbols.kofile import load_module
-from perftui.symbols.sectionmap import build_section_map
-from perftui.symbols.sectiontable import NO_SYMBOL
+from perftui.symbols.modules.kofile import load_module
+from perftui.symbols.modules.sectionmap import build_section_map
+from perftui.symbols.modules.sectiontable import NO_SYMBOL
 
 MODS = Path(__file__).parents[1] / "perftui" / "demo" / "modules"
 NIC = MODS / "demo_nic.ko"
@@ -256,17 +256,15 @@ def test_sections_cli_json_and_filters(tmp_path: Path) -> None:
     at = layout()
     p = tmp_path / "cli.data"
     plant(p, [(at[".text"] + 1, Misc.KERNEL)] * 10)
-    r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--json",
-                        "--symbols", "--modules-dir", str(MODS), "--cpu", "1", "--time",
-                        "0s,0.000000004s"], capture_output=True, text=True, timeout=60)
+    r = run_cli("sections", str(p), "--json", "--symbols", "--modules-dir", str(MODS),
+                "--cpu", "1", "--time", "0s,0.000000004s")
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["source"] == "KMOD_SEC_MAP"
     text = next(s for s in d["modules"][0]["sections"] if s["name"] == ".text")
     assert text["samples"] == 2  # times 1000..1004, odd ones on CPU 1
     assert isinstance(text["start"], int)
-    r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--cpu", "x"],
-                       capture_output=True, text=True, timeout=60)
+    r = run_cli("sections", str(p), "--cpu", "x")
     assert r.returncode == 2
 
 
@@ -293,23 +291,20 @@ def test_per_event_counts_and_event_filter(tmp_path: Path) -> None:
     d = sections_json(report(p))
     sec = next(s for m in d["modules"] for s in m["sections"] if s["name"] == ".noinstr.text")
     assert sec["samples"] == 10 and sec["events"] == {"cpu-clock": 7, "task-clock": 3}
-    r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--json",
-                        "--event", "task-clock", "--modules-dir", str(MODS)],
-                       capture_output=True, text=True, timeout=60)
+    r = run_cli("sections", str(p), "--json", "--event", "task-clock", "--modules-dir",
+                str(MODS))
     assert r.returncode == 0, r.stderr
     sec = next(s for m in json.loads(r.stdout)["modules"] for s in m["sections"]
                if s["name"] == ".noinstr.text")
     assert sec["samples"] == 3
-    r = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--event", "x"],
-                       capture_output=True, text=True, timeout=60)
+    r = run_cli("sections", str(p), "--event", "x")
     assert r.returncode == 2 and "cpu-clock, task-clock" in r.stderr
 
 
 def _section_sizes_by_readelf() -> dict[str, int]:
     """demo_nic's section sizes, as ``readelf -SW`` lists them."""
     if shutil.which("readelf") is None:
-        pytest.fail("readelf (binutils) is needed") if os.environ.get("CI") == "true" \
-            else pytest.skip("no readelf")
+        skip_or_fail("readelf (binutils) is not on the PATH")
     out = {}
     for ln in subprocess.run(["readelf", "-SW", str(NIC)], capture_output=True, text=True,
                              check=True).stdout.splitlines():
@@ -324,8 +319,7 @@ def _section_sizes_by_readelf() -> dict[str, int]:
 def _text_functions_by_readelf() -> list[tuple[str, int, int]]:
     """(name, value, size) of demo_nic's sized FUNC symbols in .text, as readelf lists them."""
     if shutil.which("readelf") is None:
-        pytest.fail("readelf (binutils) is needed") if os.environ.get("CI") == "true" \
-            else pytest.skip("no readelf")
+        skip_or_fail("readelf (binutils) is not on the PATH")
     secs = subprocess.run(["readelf", "-SW", str(NIC)], capture_output=True, text=True,
                           check=True).stdout
     ndx = next(int(ln.split("]")[0].split("[")[1]) for ln in secs.splitlines()
@@ -357,8 +351,7 @@ def test_mmap_fallback_names_symbols_from_assumed_text(tmp_path: Path) -> None:
     assert s["symbols_note"] == "assumed .text: no section map in this recording"
     assert sorted((x["name"], x["samples"]) for x in s["symbols"]) == \
         sorted((n, 2) for n, _v, _s in funcs)
-    out = subprocess.run([sys.executable, "-m", "perftui", "sections", str(p), "--symbols",
-                          "--modules-dir", str(MODS)], capture_output=True, text=True)
+    out = run_cli("sections", str(p), "--symbols", "--modules-dir", str(MODS))
     assert out.returncode == 0, out.stderr
     assert "(assumed .text: no section map in this recording)" in out.stdout
     # without the module file there is nothing to assume: no note, no names

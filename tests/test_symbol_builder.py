@@ -10,10 +10,10 @@ import random
 import numpy as np
 import pytest
 
-from perftui.symbols import dsotable
-from perftui.symbols.byteslices import slices_text
-from perftui.symbols.demangle import demangle
-from perftui.symbols.dsotable import (
+from perftui.symbols.tables import dsotable
+from perftui.symbols.tables.byteslices import slices_text
+from perftui.symbols.tables.demangle import demangle
+from perftui.symbols.tables.dsotable import (
     STB_GLOBAL,
     STB_LOCAL,
     STB_WEAK,

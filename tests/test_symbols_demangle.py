@@ -9,7 +9,7 @@ import subprocess
 
 from perfprograms import Built, require
 
-from perftui.symbols.demangle import demangle, strip_cxx_params
+from perftui.symbols.tables.demangle import demangle, strip_cxx_params
 
 LIBSTDCXX = "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from perfprograms import Built
 
-from perftui.symbols.cache import SymbolCache
-from perftui.symbols.dsofiles import find_dso_files, find_vmlinux, load_dso_symbols
-from perftui.symbols.elfheaders import open_elf_headers
-from perftui.symbols.elfsyms import load_elf_symbols
-from perftui.symbols.safefile import SymbolFileError
+from perftui.symbols.files.dsofiles import find_dso_files, find_vmlinux, load_dso_symbols
+from perftui.symbols.files.elfheaders import open_elf_headers
+from perftui.symbols.files.safefile import SymbolFileError
+from perftui.symbols.tables.cache import SymbolCache
+from perftui.symbols.tables.elfsyms import load_elf_symbols
 
 
 def one_line_error(path: str) -> str:

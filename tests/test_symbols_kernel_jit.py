@@ -12,17 +12,18 @@ import numpy as np
 import pytest
 from perfprograms import Built, perf_script_samples
 
+from conftest import skip_or_fail
 from perftui.perfdata import Feature, RecordType, open_recording
-from perftui.symbols.kallsyms import (
+from perftui.symbols.files.safefile import SymbolFileError
+from perftui.symbols.naming.resolver import Resolver, SymbolOptions
+from perftui.symbols.tables.kallsyms import (
     cached_kallsyms_path,
     load_kallsyms,
     parse_kallsyms,
     running_kernel_build_id,
     running_kernel_matches,
 )
-from perftui.symbols.perfmap import load_perf_map, parse_perf_map, perf_map_path
-from perftui.symbols.resolver import Resolver, SymbolOptions
-from perftui.symbols.safefile import SymbolFileError
+from perftui.symbols.tables.perfmap import load_perf_map, parse_perf_map, perf_map_path
 
 KALLSYMS_TEXT = """\
 ffffffff81000000 T _text
@@ -71,7 +72,7 @@ def test_kallsyms_restricted_is_a_clear_error() -> None:
 def test_running_kernel_build_id_matches_proc() -> None:
     bid = running_kernel_build_id()
     if bid is None:
-        pytest.skip("no /sys/kernel/notes")
+        skip_or_fail("no /sys/kernel/notes: the running kernel's build id is unknown")
     assert running_kernel_matches(bid)
     assert not running_kernel_matches("00" * 20)
     assert running_kernel_matches(None, os.uname().release)
@@ -93,7 +94,7 @@ def test_kernel_samples_match_perf(recorded) -> None:
     rec.build_index()
     bids = {b["filename"]: b["build_id"] for b in rec.feature(Feature.BUILD_ID) or []}
     if not running_kernel_matches(bids.get("[kernel.kallsyms]")):
-        pytest.skip("recorded kernel is not the running one")
+        skip_or_fail("the recorded kernel is not the running one")
     k = load_kallsyms("/proc/kallsyms")
     text = None
     ours: dict[tuple[int, int], tuple[str | None, int | None]] = {}

@@ -9,16 +9,20 @@ through the build-id table, ``.ko.gz``/``.ko.xz``, pipe mode, zstd, no ``sample_
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from test_differential import CALLCHAIN_FILES, README_COUNTS, ids
-from threadplan import model_view, perf_view
+from threadplan import model_view
+from threadplan import perf_view as perf_view_uncached
 
 pytestmark = pytest.mark.perf
 
 Corpus = Callable[[str], Path]
+#: perf's view of a recording, once for both engines (the tests only read it)
+perf_view = functools.cache(perf_view_uncached)
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +32,7 @@ def empty_kallsyms(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return p
 
 
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize("rel", [pytest.param(r, id=ids(r)) for r in README_COUNTS])
 def test_comms_and_dsos_match_perf(rel: str, corpus: Corpus, empty_kallsyms: Path) -> None:
     path = corpus(rel)
@@ -45,6 +50,7 @@ def test_comms_and_dsos_match_perf(rel: str, corpus: Corpus, empty_kallsyms: Pat
 DWARF_UNWOUND = {"perfparser/contentsize.data", "perfparser/fork_static_gcc__perf.data.zstd"}
 
 
+@pytest.mark.usefixtures("engine")
 @pytest.mark.parametrize("rel", [pytest.param(r, id=ids(r)) for r in CALLCHAIN_FILES
                                  if r not in DWARF_UNWOUND])
 def test_callchain_dsos_match_perf(rel: str, corpus: Corpus, empty_kallsyms: Path) -> None:

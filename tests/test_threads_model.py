@@ -19,12 +19,12 @@ from threadplan import Expect, Plan, model_view, perf_view
 
 from perftui.perfdata import Feature, RecordType, open_recording
 from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
-from perftui.symbols import maps
-from perftui.symbols.callchain import MARKER, chain_cpumodes, sample_callchains
-from perftui.symbols.dsonames import MapKind, kmod_name
-from perftui.symbols.maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
-from perftui.symbols.order import _delivery_rounds, _replay_rounds
-from perftui.symbols.threads import ThreadModel
+from perftui.symbols.tasks import maps
+from perftui.symbols.tasks.callchain import MARKER, chain_cpumodes, sample_callchains
+from perftui.symbols.tasks.dsonames import MapKind, kmod_name
+from perftui.symbols.tasks.maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
+from perftui.symbols.tasks.orderplain import _delivery_rounds, _replay_rounds
+from perftui.symbols.tasks.threads import ThreadModel
 
 KERNEL_TEXT = 0xFFFFFFFF81000000
 CONTEXT_HV = 2**64 - 32

@@ -30,9 +30,9 @@ from threadplan import ModelSample, PerfSample, model_view, need_perf, perf_view
 
 from perftui.perfdata import RecordType, open_recording
 from perftui.perfdata.constants import Misc
-from perftui.symbols.dsonames import MapKind
-from perftui.symbols.maps import MapTable
-from perftui.symbols.threads import ThreadModel
+from perftui.symbols.tasks.dsonames import MapKind
+from perftui.symbols.tasks.maps import MapTable
+from perftui.symbols.tasks.threads import ThreadModel
 
 pytestmark = [pytest.mark.perf, pytest.mark.slow]
 

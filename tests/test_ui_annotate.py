@@ -24,7 +24,7 @@ from objdump_oracle import OInsn, parse, run_objdump
 from perftui.analysis.annotator import Annotator
 from perftui.demo.generate import DemoPlan, write_demo
 from perftui.perfdata import RecordType, open_recording
-from perftui.symbols.modnames import module_name
+from perftui.symbols.modules.modnames import module_name
 from perftui.ui.annotate import AnnotateScreen, AnnotateTable, Callee
 from perftui.ui.app import PerftuiApp
 from perftui.ui.screens import HelpScreen, SamplesScreen, SectionScreen
@@ -271,6 +271,7 @@ async def test_a_in_a_symbols_samples(plan: DemoPlan) -> None:
 
 # ---------------------------------------------------------------------------------- keys
 
+@pytest.mark.slow
 @sync
 async def test_n_N_and_h_go_through_the_hot_instructions(
         planted: tuple[Path, list[Planted]]) -> None:
@@ -328,6 +329,7 @@ async def test_enter_on_a_jump_moves_within_the_function(
             assert app.screen is screen and cursor_addr(screen) == target
 
 
+@pytest.mark.slow
 @sync
 async def test_enter_on_a_call_opens_the_callee_and_esc_comes_back(
         planted: tuple[Path, list[Planted]]) -> None:
@@ -395,7 +397,7 @@ async def test_help_lists_the_annotate_keys(planted: tuple[Path, list[Planted]])
 
 @sync
 async def test_a_data_symbol_says_it_is_not_code(planted: tuple[Path, list[Planted]]) -> None:
-    from perftui.symbols.elfcode import open_elf
+    from perftui.symbols.code.elfcode import open_elf
 
     img = open_elf(str(MODULES / "demo_nic.ko"))
     name = img.section_symbols(img.section(".bss").index).names[0]
@@ -477,6 +479,7 @@ async def test_closing_the_screen_while_it_works(
         assert not screen.loaded  # the result went nowhere
 
 
+@pytest.mark.slow
 @sync
 async def test_a_smaller_terminal_keeps_the_cursor_in_view(plan: DemoPlan) -> None:
     """The demo's hottest function opened at 120x40 (the cursor on its hottest instruction,

@@ -97,7 +97,7 @@ async def test_a_screen_opened_while_the_views_mount_wins(demo: Path) -> None:
 async def test_a_note_given_before_the_views_exist_reaches_them(demo: Path) -> None:
     async with browse(demo, index=False) as (app, pilot):
         await settle(pilot)
-        app._set_view_notes("no profile: indexing was cancelled", "no flame", redraw=False)
+        app.views.set_notes("no profile: indexing was cancelled", "no flame", redraw=False)
         await pilot.press("p")
         await settle(pilot)
         assert app.query_one(ProfilePane).note == "no profile: indexing was cancelled"

@@ -210,6 +210,7 @@ def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"demo": demo, "truncated": cut}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, seed", CASES)
 @sync
 async def test_monkey(recordings: dict[str, Path], name: str, seed: int) -> None:

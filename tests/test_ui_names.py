@@ -13,7 +13,7 @@ from uihelpers import sync
 
 from perftui.demo.generate import DemoPlan, write_demo
 from perftui.perfdata import RecordType
-from perftui.symbols.modnames import module_name
+from perftui.symbols.modules.modnames import module_name
 from perftui.ui.widgets.records import RecordList
 
 pytestmark = pytest.mark.slow

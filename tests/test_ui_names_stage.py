@@ -14,7 +14,7 @@ from perftui.demo import MODULES_DIR
 from perftui.demo.generate import write_demo
 from perftui.perfdata import open_recording
 from perftui.perfdata.indexcache import IndexCache
-from perftui.ui.app import NamesProgress
+from perftui.ui.messages import NamesProgress
 from perftui.ui.model import Model
 from perftui.ui.widgets.panes import HeaderLine
 from perftui.ui.widgets.profile import ProfilePane

@@ -571,7 +571,7 @@ async def test_the_thread_model_swaps_in_at_one_place(
     rules) every pane and comm= follow (and keep following once the names pass has put
     its own per-sample names, made by the same rules, in its place)."""
     from perftui.analysis import tasks
-    from perftui.symbols.threads import ThreadModel
+    from perftui.symbols.tasks.threads import ThreadModel
 
     built: list[ThreadModel] = []
 
@@ -584,7 +584,7 @@ async def test_the_thread_model_swaps_in_at_one_place(
         c = app.model.rec.columns
         assert built, "the switch was not used"
         await pilot.press("slash")
-        await prompt(pilot, "comm=CPU type=SAMPLE")
+        await prompt(pilot, "comm~CPU type=SAMPLE")
         want = np.nonzero((c["type"] == SAMPLE) & np.isin(c["tid"], [3161, 3162]))[0]
         assert np.array_equal(view_rows(app), want)
         row = int(np.nonzero((c["type"] == SAMPLE) & (c["tid"] == 0))[0][0])

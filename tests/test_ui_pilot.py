@@ -95,6 +95,7 @@ async def type_prompt(pilot, text: str, keys: bool = False) -> None:  # type: ig
 
 
 # -- indexing, header, record list ------------------------------------------------------------
+@pytest.mark.slow
 @sync
 async def test_indexing_fills_header_and_views(demo: Path, plan: DemoPlan) -> None:
     async with browse(demo) as (app, _pilot):
@@ -251,6 +252,7 @@ async def test_invalid_filter_notifies_and_keeps_view(demo: Path) -> None:
                 assert f"'{bad}': expected key=value" in screen_text(app)
 
 
+@pytest.mark.slow
 @sync
 async def test_goto_offset_and_time(demo: Path) -> None:
     async with browse(demo, notifications=True) as (app, pilot):
@@ -623,11 +625,11 @@ async def test_x_cancels_indexing(demo: Path) -> None:
     """x before the worker walks a record: nothing indexed, the header says cancelled."""
     async with browse(demo, index=False, notifications=True) as (app, pilot):
         await pilot.press("escape")  # Esc is "back": it does not cancel
-        assert not app.cancel_requested and not app.model.rec.cancelled
+        assert not app.indexer.cancel_requested and not app.model.rec.cancelled
         await pilot.press("x")
-        assert app.cancel_requested and app.model.rec.cancelled
+        assert app.indexer.cancel_requested and app.model.rec.cancelled
         assert any("stopping indexing" in n.message for n in app._notifications)
-        app.index()
+        app.indexer.start()
         await wait_indexed(pilot)
         assert "indexing cancelled" in header_text(app)
         assert not app.model.rec.indexed
@@ -663,7 +665,7 @@ async def test_x_during_indexing(demo: Path, plan: DemoPlan,
                 await pilot.pause(0.01)
             assert first_batch.is_set() and not app.model.done
             await pilot.press("x")
-            assert app.cancel_requested and rec.cancelled
+            assert app.indexer.cancel_requested and rec.cancelled
             resume.set()
             await wait_indexed(pilot)
             assert not rec.indexed and 0 < app.model.n < plan.total
@@ -688,7 +690,7 @@ async def test_corpus_recordings_open(corpus: Callable[[str], Path], rel: str,
                                       source: str) -> None:
     async with browse(corpus(rel), size=(100, 30), notifications=True) as (app, pilot):
         m = app.model
-        assert m.rec.indexed and not m.rec.errors and app.index_error is None
+        assert m.rec.indexed and not m.rec.errors and app.indexer.index_error is None
         assert not [n for n in app._notifications if n.severity == "error"]
         n = len(m.rec.columns)
         assert n > 0 and f"{n:,} records" in header_text(app)

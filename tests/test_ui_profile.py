@@ -38,7 +38,6 @@ from perftui.ui.widgets.records import RecordList
 
 pytestmark = pytest.mark.slow
 
-PCT = re.compile(r"^\s*(\d+\.\d\d)%")
 
 
 @pytest.fixture(scope="module")
@@ -599,7 +598,7 @@ async def test_before_the_names_the_views_say_so(plan: DemoPlan) -> None:
         await keys(pilot, "enter", "t", "v")
         await keys(pilot, "escape", "f")
         assert "indexing" in screen_text(app)
-        app.index()
+        app.indexer.start()
         deadline = time.monotonic() + 60
         while app.model.groups is None and time.monotonic() < deadline:
             await pilot.pause(0.05)
@@ -735,7 +734,7 @@ async def test_the_selected_row_and_section_show_in_the_timeline(plan: DemoPlan)
         pane.focus()
         rep = app.model.report
         assert rep is not None
-        from perftui.symbols.modnames import module_name
+        from perftui.symbols.modules.modnames import module_name
 
         placed = {(module_name(f), sec): v for (f, sec), v in plan.placed.items()}
         planned = {(module_name(f), sec): v for (f, sec), v in plan.in_sections.items()}

@@ -56,7 +56,7 @@ def test_quit_stops_the_walk(tmp_path: Path) -> None:
     asyncio.run(run())
     _wait_for(seen, "stopped_at")
     assert "stopped_at" in seen, seen
-    assert not app.cancel_requested  # not Esc's cancel: the exit's
+    assert not app.indexer.cancel_requested  # not Esc's cancel: the exit's
 
 
 def test_quit_stops_the_names_pass(tmp_path: Path) -> None:

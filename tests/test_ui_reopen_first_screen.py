@@ -17,7 +17,7 @@ from perftui.demo import MODULES_DIR
 from perftui.demo.generate import write_demo
 from perftui.perfdata import open_recording
 from perftui.perfdata.indexcache import IndexCache
-from perftui.symbols.modnames import module_name
+from perftui.symbols.modules.modnames import module_name
 from perftui.ui.app import PerftuiApp
 from perftui.ui.widgets.panes import SectionsPane
 from perftui.ui.widgets.timeline import Timeline
@@ -59,7 +59,8 @@ async def _open(path: Path, cache: Path, seen: list[dict[str, Any]], early: bool
     def build_index(*a: Any, **k: Any) -> Any:
         """What the screen had when the worker went on to the rows."""
         pane = app.query_one(SectionsPane)
-        seen.append({"painted": app._cached_shown.is_set(), "rows": len(pane.entry_of_row),
+        seen.append({"painted": app.indexer.first_screen_shown.is_set(),
+                     "rows": len(pane.entry_of_row),
                      "bins": app.query_one(Timeline).bins is not None,
                      "counts": _counts(app)})
         return real(*a, **k)
@@ -73,7 +74,7 @@ async def _open(path: Path, cache: Path, seen: list[dict[str, Any]], early: bool
             seen.append({"gc_after": gc.isenabled(),
                          "final_rows": len(app.query_one(SectionsPane).entry_of_row),
                          "final_width": app.query_one(Timeline).width_cols()})
-        return rec.index_origin
+        return rec.index.origin
     finally:
         SectionsPane.render_line = pane_render  # type: ignore[method-assign]
         Timeline.render = timeline_render  # type: ignore[method-assign]
@@ -158,7 +159,7 @@ def test_entry_opened_early_without_its_report_is_not_opened_twice(tmp_path: Pat
         try:
             async with app.run_test(size=(120, 40)) as pilot:
                 await wait_indexed(pilot)
-            return len(calls) - prepare_calls, rec.index_origin
+            return len(calls) - prepare_calls, rec.index.origin
         finally:
             rec.close()
 
@@ -175,7 +176,7 @@ def test_reopen_reads_no_module_file_on_the_ui_thread(tmp_path: Path) -> None:
     thread; once indexed, every module of the plan has its file."""
     import threading
 
-    from perftui.symbols import modfiles
+    from perftui.symbols.modules import modfiles
 
     plan = write_demo(tmp_path / "demo.data")
     asyncio.run(_open(tmp_path / "demo.data", tmp_path / "cache", []))

@@ -28,8 +28,8 @@ from perftui.demo import MODULES_DIR
 from perftui.demo.generate import DemoPlan, write_demo
 from perftui.perfdata import RecordType, open_recording
 from perftui.perfdata.indexcache import IndexCache
-from perftui.symbols import resolver as resolver_module
-from perftui.symbols.modnames import module_name
+from perftui.symbols.modules.modnames import module_name
+from perftui.symbols.naming import resolver as resolver_module
 from perftui.ui.app import PerftuiApp
 
 pytestmark = pytest.mark.slow
@@ -141,7 +141,7 @@ async def _open(path: Path, cache: Path, modules: Path, annotate: str | None = N
             _h2, by_sym = table_lines(app)
             await pilot.press("/")
             await idle(pilot)
-            return {"origin": rec.index_origin, "resolver": m.resolver is not None,
+            return {"origin": rec.index.origin, "resolver": m.resolver is not None,
                     "lines": lines, "chains": chains, "heads": heads, "rows": rows,
                     "by_sym": by_sym, "procs": procs}
     finally:

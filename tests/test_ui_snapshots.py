@@ -16,7 +16,7 @@ from uihelpers import settle, wait_indexed, workers_done
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import generate, kallsyms_text
 from perftui.perfdata import Recording, open_recording
-from perftui.symbols.resolver import SymbolOptions
+from perftui.symbols.naming.resolver import SymbolOptions
 from perftui.ui.app import PerftuiApp
 
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}

@@ -23,7 +23,7 @@ from perftui.demo import MODULES_DIR as MODULES
 from perftui.demo.generate import DemoPlan, write_demo
 
 TMUX = shutil.which("tmux")
-pytestmark = pytest.mark.needs("tmux")
+pytestmark = [pytest.mark.needs("tmux"), pytest.mark.slow]  # a real terminal each
 PERFTUI = f"{shlex.quote(sys.executable)} -m perftui"
 # The tmux server passes its environment on to the app.  Something in the test process
 # (curses, via putenv) may have set COLUMNS/LINES behind os.environ's back: the app would

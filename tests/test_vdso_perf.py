@@ -95,7 +95,7 @@ def test_vdso_copy_leaves_no_file(tmp_path: Path) -> None:
     in the temporary directory (each run used to leave a perftui-vdso-* file there)."""
     import sys
 
-    code = ("import os; from perftui.symbols.vdso import running_vdso_file as r; p = r(); "
+    code = ("import os; from perftui.symbols.files.vdso import running_vdso_file as r; p = r(); "
             "print(p is not None and open(p, 'rb').read(4) == b'\\x7fELF'); "
             "print(sorted(os.listdir(os.environ['TMPDIR'])))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -234,7 +234,7 @@ class ModelSample:
 def model_view(path: Path, max_stack: int = 127) -> list[ModelSample]:
     """The same view from perftui's :class:`ThreadModel`, samples in perf's order."""
     from perftui.perfdata import RecordType, open_recording
-    from perftui.symbols.threads import ThreadModel
+    from perftui.symbols.tasks.threads import ThreadModel
 
     rec = open_recording(path)
     rec.build_index()

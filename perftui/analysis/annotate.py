@@ -5,7 +5,7 @@ API:
 * :func:`count_samples(starts, end, ips, periods=None) <count_samples>` ->
   :class:`InstructionCounts`: samples and period per instruction (vectorised).
 * :func:`annotate(disasm, ips, periods=None, *, percent_type="local-period", source=None)
-  <annotate>` -> :class:`Annotation`: a :class:`~perftui.symbols.disasm.Disassembly` with
+  <annotate>` -> :class:`Annotation`: a :class:`~perftui.symbols.code.disasm.Disassembly` with
   its counts, percentages, hottest instruction and next/previous hot helpers.
 * :func:`source_lines(image, disasm) <source_lines>`: the source line of every
   instruction (or None when the file has no line table), for ``source=``.
@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from perftui.symbols.disasm import Disassembly
-from perftui.symbols.elfcode import ElfCodeImage
-from perftui.symbols.srclines import SourceLine, line_table
+from perftui.symbols.code.disasm import Disassembly
+from perftui.symbols.code.elfcode import ElfCodeImage
+from perftui.symbols.code.srclines import SourceLine, line_table
 
 __all__ = [
     "PERCENT_TYPES",
@@ -164,7 +164,7 @@ def source_lines(image: ElfCodeImage, disasm: Disassembly) -> list[SourceLine | 
     """The source line of each instruction; None when the file has no line table.
 
     A line table that cannot be read raises
-    :class:`~perftui.symbols.elfcode.ElfFileError` (one line).
+    :class:`~perftui.symbols.code.elfcode.ElfFileError` (one line).
     """
     table = line_table(image)
     if table is None or not disasm.instructions:

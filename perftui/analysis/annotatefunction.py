@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..symbols.codeloc import (
+from ..symbols.code.codeloc import (
     CodeImages,
     FunctionCode,
     FunctionRef,
@@ -30,9 +30,9 @@ from ..symbols.codeloc import (
     find_functions,
     function_code,
 )
-from ..symbols.elfcode import ElfFileError
-from ..symbols.resolver import Resolver
-from ..symbols.srclines import SourceLine
+from ..symbols.code.elfcode import ElfFileError
+from ..symbols.code.srclines import SourceLine
+from ..symbols.naming.resolver import Resolver
 from .annotate import Annotation, annotate, source_lines
 
 __all__ = [
@@ -112,8 +112,8 @@ def choose_function(res: Resolver, leaves: SampleLeaves, name: str,
 def _dsos_named(res: Resolver, dso: str) -> list[int]:
     """Location dsos ``dso`` names, after registering every dso of the recording's maps
     (a dso without samples has no location yet)."""
-    from ..symbols.dsonames import KERNEL_DSO, MapKind
-    from ..symbols.modnames import module_name
+    from ..symbols.modules.modnames import module_name
+    from ..symbols.tasks.dsonames import KERNEL_DSO, MapKind
 
     locs = res.locs
     for d in res.model.maps.dsos:

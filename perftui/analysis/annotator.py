@@ -17,8 +17,8 @@ import threading
 import numpy as np
 
 from ..perfdata import Recording
-from ..symbols.codeloc import CodeImages, FunctionRef
-from ..symbols.resolver import Resolver, SymbolOptions
+from ..symbols.code.codeloc import CodeImages, FunctionRef
+from ..symbols.naming.resolver import Resolver, SymbolOptions
 from .annotatefunction import (
     FunctionAnnotation,
     FunctionChoice,

@@ -24,15 +24,16 @@ from typing import Any
 import numpy as np
 
 from ..perfdata import Feature, Recording
-from ..symbols.locations import Locations
-from ..symbols.resolver import Resolver
+from ..symbols.naming.locations import Locations
+from ..symbols.naming.samplelocs import SampleLocs
 from .filters import Filter, FilterContext
 from .profile import Profile
-from .report import event_profiles, sample_rows
+from .report import located_profiles, sample_rows
+from .sortkeys import SORT_KEYS, Names
 
 COMPUTES = ("delta-abs", "delta", "ratio")
 DEFAULT_COMPUTE = "delta-abs"
-DEFAULT_DIFF_SORT = ("dso", "sym")
+
 
 #: A row's identity across recordings: one value per sort key (str, int, or None for an
 #: unresolved symbol).
@@ -108,25 +109,18 @@ def _merge(out: dict[Ident, SideEntry], ident: Ident, e: SideEntry, locs: Locati
 
 def side_table(prof: Profile, comm_names: Sequence[str],
                thread_comm: Callable[[int], str] | None = None) -> SideTable:
-    """A profile's rows named by what compares across recordings (see the module doc);
-    ``thread_comm`` names the threads of a ``pid`` key (kept as a dict: the table does not
-    hold on to the resolver)."""
+    """A profile's rows named by what compares across recordings (each key's
+    :meth:`~.sortkeys.SortKey.ident`); ``thread_comm`` names the threads of a ``pid`` key
+    (kept as a dict: the table does not hold on to the resolver)."""
     locs = prof.codes.locs
-    names = prof.codes.names
+    names = Names(locs, comm_names.__getitem__, thread_comm or (lambda t: ""))
+    keys = [SORT_KEYS[k] for k in prof.keys]
     sym_at = prof.keys.index("sym") if "sym" in prof.keys else None
     out: dict[Ident, SideEntry] = {}
     for r in prof.rows:
-        ident: list[Any] = []
-        for k, code in zip(prof.keys, r.key, strict=True):
-            if k == "comm":
-                ident.append(comm_names[code])
-            elif k in ("pid", "tid", "cpu"):
-                ident.append(code)
-            elif k == "sym":
-                ident.append(locs.name[r.loc])
-            else:
-                ident.append(names[k][code])
-        _merge(out, tuple(ident), SideEntry(r.self_period, r.samples, r.loc), locs, sym_at)
+        ident = tuple(k.ident(prof.codes, names, code, r.loc)
+                      for k, code in zip(keys, r.key, strict=True))
+        _merge(out, ident, SideEntry(r.self_period, r.samples, r.loc), locs, sym_at)
     threads: dict[int, str] = {}
     if "pid" in prof.keys and thread_comm is not None:
         at = prof.keys.index("pid")
@@ -211,6 +205,8 @@ def diff_tables(old: SideTable, new: SideTable, compute: str = DEFAULT_COMPUTE) 
 def order_diff(d: Diff) -> None:
     """perf diff's output order (hist_entry__cmp_*_idx, then the baseline, then the keys)."""
 
+    keys = [SORT_KEYS[k] for k in d.keys]
+
     def sort_key(r: DiffRow) -> tuple[Any, ...]:
         out: list[Any] = [0 if r.new is not None else 1]
         if r.new is not None:
@@ -227,20 +223,10 @@ def order_diff(d: Diff) -> None:
             out += [0, 0.0] if d.compute == "ratio" else [0.0]
         out.append(-(r.old.period if r.old is not None else 0))
         locs = d.locs_of(r)
-        for k, v in zip(d.keys, r.key, strict=True):
-            if k == "sym":
-                out.append((0, _bytes(v), 0) if v is not None else (1, b"", locs.start[r.loc]))
-            elif isinstance(v, str):
-                out.append(_bytes(v))
-            else:
-                out.append(v)
+        out += [k.order(v, locs, r.loc) for k, v in zip(keys, r.key, strict=True)]
         return tuple(out)
 
     d.rows.sort(key=sort_key)
-
-
-def _bytes(s: str) -> bytes:
-    return s.encode("utf-8", "surrogateescape")
 
 
 # -- recordings and events ------------------------------------------------------------------
@@ -263,16 +249,16 @@ class Mismatch:
     new: str
 
 
-def side_tables(res: Resolver, rows: np.ndarray, keys: tuple[str, ...]
+def side_tables(rec: Recording, sl: SampleLocs, rows: np.ndarray, keys: tuple[str, ...]
                 ) -> dict[tuple[int, int], tuple[str, SideTable]]:
-    """One self table per event among ``rows``, by (attr type, config)."""
-    rec = res.rec
+    """One self table per event among ``rows`` (SAMPLE rows of ``sl``, the recording's
+    named samples), by (attr type, config)."""
     out: dict[tuple[int, int], tuple[str, SideTable]] = {}
-    for ep in event_profiles(res, rows, keys, children=False):
+    for ep in located_profiles(rec, sl, rows, keys, children=False):
         a = rec.attrs[ep.attr] if rec.attrs else None
         ident = (a.type, a.config) if a is not None else (-1, -1)
-        out.setdefault(ident, (ep.event, side_table(ep.profile, res.comm_names,
-                                                    res.thread_comm)))
+        out.setdefault(ident, (ep.event, side_table(ep.profile, sl.comm_names,
+                                                    sl.thread_comm)))
     return out
 
 
@@ -351,10 +337,9 @@ def mismatches(old: Setup, new: Setup) -> list[Mismatch]:
     return out
 
 
-def recording_tables(res: Resolver, keys: tuple[str, ...], flt: Filter | None = None
+def recording_tables(rec: Recording, sl: SampleLocs, keys: tuple[str, ...],
+                     flt: Filter | None = None
                      ) -> dict[tuple[int, int], tuple[str, SideTable]]:
-    """:func:`side_tables` of one recording's samples that pass ``flt``."""
-    rows = sample_rows(res.rec, flt, FilterContext(smap=res.smap))
-    return side_tables(res, rows, keys)
-
-
+    """:func:`side_tables` of one recording's named samples that pass ``flt``."""
+    rows = sl.rows if flt is None or flt.empty else sample_rows(rec, flt, FilterContext())
+    return side_tables(rec, sl, rows, keys)

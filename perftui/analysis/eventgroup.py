@@ -55,6 +55,7 @@ class GroupTable:
     members: list[Profile | None]  # per member, None: no samples
     self_period: list[list[int]]  # [row][member]
     children_period: list[list[int]]
+    samples: list[list[int]]  # [row][member]: the row's own samples
 
     @property
     def total_samples(self) -> int:
@@ -83,6 +84,7 @@ def group_table(name: str, members: list[Profile | None],
     rows: list[ProfileRow] = []
     selfs: list[list[int]] = []
     childs: list[list[int]] = []
+    counts: list[list[int]] = []
     for m, p in enumerate(members):
         for r in p.rows if p is not None else ():
             j = at.get(r.key)
@@ -91,8 +93,10 @@ def group_table(name: str, members: list[Profile | None],
                 rows.append(replace(r, self_period=0, children_period=0, samples=0))
                 selfs.append([0] * len(members))
                 childs.append([0] * len(members))
+                counts.append([0] * len(members))
             selfs[j][m] += r.self_period
             childs[j][m] += r.children_period
+            counts[j][m] += r.samples
     index = {id(r): j for j, r in enumerate(rows)}  # (before the sorts: rows' own order)
     merged = Profile(first.keys, first.children, 0, 0, list(rows), first.codes)
     order_rows(merged, comm_names)  # the periods are all 0 here: by the keys alone
@@ -109,4 +113,4 @@ def group_table(name: str, members: list[Profile | None],
     for r, j in zip(merged.rows, order, strict=True):
         r.self_period, r.children_period = selfs[j][0], childs[j][0]
     return GroupTable(name, merged, members, [selfs[j] for j in order],
-                      [childs[j] for j in order])
+                      [childs[j] for j in order], [counts[j] for j in order])

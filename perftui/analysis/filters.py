@@ -15,8 +15,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..perfdata import Recording, RecordType, type_code
-from ..symbols.locations import Locations
-from ..symbols.sectionmap import SectionMap
+from ..symbols.code.codeloc import dso_matches
+from ..symbols.modules.sectionmap import SectionMap
+from ..symbols.naming.locations import LocationDso, Locations
 from .tasks import CommModel, comm_mask
 from .timespec import Ranges, TimeSpecError, parse_time_spec
 
@@ -25,19 +26,35 @@ class FilterError(ValueError):
     """A filter that cannot be parsed or applied."""
 
 
-FILTER_HELP = ('type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash comm="CPU 0/KVM" '
-               "time=1.5s,2s section=.noinstr.text sym=schedule dso=libc")
+FILTER_HELP = ('type=SAMPLE,MMAP2 cpu=0-3 pid=123 tid=456 comm=bash comm="CPU 0/KVM" comm~py '
+               "time=1.5s,2s section=.noinstr.text sym=schedule dso=libc.so.6 dso~libc")
 FILTER_RULES = ("words are ANDed; a key given twice matches either value; quote values with "
-                "spaces; time= takes perf's --time syntax (757.81,758.2 10%/2) or seconds "
-                "from the first sample with an s suffix")
+                "spaces; comm= and dso= match a whole name (perf's --comms, --dsos), key~part "
+                "any name containing part (any case); sym= and section= match parts; time= "
+                "takes perf's --time syntax (757.81,758.2 10%/2) or seconds from the first "
+                "sample with an s suffix")
 
 _LIST_KEYS = {"type": "types", "cpu": "cpus", "pid": "pids", "tid": "tids"}
+_NAME_KEYS = ("comm", "section", "sym", "dso")
+PART = "~"  # the substring operator: comm~py
+
+
+@dataclass(frozen=True)
+class NameMatch:
+    """One name a filter wants: ``whole`` (``comm=bash``: the name itself, case-sensitive,
+    as perf's --comms and --dsos compare) or a part of it (``comm~bash``, any case)."""
+
+    value: str
+    whole: bool = True
+
+    def matches(self, name: str) -> bool:
+        return name == self.value if self.whole else self.value.lower() in name.lower()
 
 
 @dataclass(frozen=True)
 class SampleNames:
     """Every sample's own location: SAMPLE index ``rows`` (ascending) and the location id
-    of each (``leaf``) in ``locs`` (the resolver's :class:`~perftui.symbols.locations.
+    of each (``leaf``) in ``locs`` (the resolver's :class:`~perftui.symbols.naming.locations.
     Locations`)."""
 
     rows: np.ndarray
@@ -60,21 +77,23 @@ class Filter:
     """Which records (or samples) to keep; every part optional, parts combined with AND.
 
     ``time`` is a tuple of absolute [start, end] ns ranges, inclusive (a record passes if it
-    is in any); a single ``(start, end)`` pair is taken as one range.  ``comm`` and
-    ``section`` are alternatives, each a case-insensitive substring (of the thread's name
-    at the record's time; of ``[module]section`` labels).  ``attr`` is an event (attr
-    index).  ``text`` is what the user typed, if anything.
+    is in any); a single ``(start, end)`` pair is taken as one range.  ``comm``, ``dso``,
+    ``sym`` and ``section`` are alternatives, each a :class:`NameMatch` (a plain string is
+    a whole name for ``comm`` and ``dso``, a part for ``sym`` and ``section``): of the
+    thread's name at the record's time, of the sample's dso, of its symbol, of
+    ``[module]section`` labels.  ``attr`` is an event (attr index).  ``text`` is what the
+    user typed, if anything.
     """
 
     types: frozenset[int] | None = None
     cpus: frozenset[int] | None = None
     pids: frozenset[int] | None = None
     tids: frozenset[int] | None = None
-    comm: tuple[str, ...] | None = None
+    comm: tuple[NameMatch, ...] | None = None
     time: Ranges | None = None
-    section: tuple[str, ...] | None = None
-    sym: tuple[str, ...] | None = None
-    dso: tuple[str, ...] | None = None
+    section: tuple[NameMatch, ...] | None = None
+    sym: tuple[NameMatch, ...] | None = None
+    dso: tuple[NameMatch, ...] | None = None
     attr: int | None = None
     text: str = ""
 
@@ -82,10 +101,14 @@ class Filter:
         t = self.time
         if t is not None and len(t) == 2 and all(isinstance(x, int) for x in t):
             object.__setattr__(self, "time", (t,))
-        for name in ("comm", "section", "sym", "dso"):
+        for name in _NAME_KEYS:
             v = getattr(self, name)
-            if isinstance(v, str):
-                object.__setattr__(self, name, (v,))
+            if isinstance(v, str | NameMatch):
+                v = (v,)
+            if v is not None:
+                whole = name in ("comm", "dso")
+                object.__setattr__(self, name, tuple(
+                    w if isinstance(w, NameMatch) else NameMatch(w, whole) for w in v))
 
     @property
     def empty(self) -> bool:
@@ -138,7 +161,7 @@ class Filter:
         return m
 
     def _symbol_mask(self, rows: np.ndarray, ctx: FilterContext | None) -> np.ndarray:
-        """Samples whose own symbol (``sym=``) and dso (``dso=``) contain the words."""
+        """Samples whose own symbol (``sym=``) and dso (``dso=``) the words match."""
         names = ctx.names if ctx is not None else None
         if names is None:  # symbols not known yet: nothing matches
             return np.zeros(len(rows), dtype=bool)
@@ -146,13 +169,13 @@ class Filter:
         n = len(locs)
         ok = np.ones(n, dtype=bool)
         if self.sym is not None:
-            wants = [w.lower() for w in self.sym]
-            ok &= np.array([any(w in locs.label(i).lower() for w in wants)
+            syms = self.sym
+            ok &= np.array([any(w.matches(locs.label(i)) for w in syms)
                             for i in range(n)], dtype=bool)
         if self.dso is not None:
-            wants = [w.lower() for w in self.dso]
-            by_dso = np.array([any(w in d.name.lower() or w in d.short_name.lower()
-                                   for w in wants) for d in locs.dsos], dtype=bool)
+            wants = self.dso
+            by_dso = np.array([any(_dso_matches(d, w) for w in wants) for d in locs.dsos],
+                              dtype=bool)
             ok &= by_dso[locs.dso_of()] if n else ok
         k = np.searchsorted(names.rows, rows)
         k_in = np.minimum(k, max(len(names.rows) - 1, 0))
@@ -167,11 +190,10 @@ class Filter:
                    ctx: FilterContext | None) -> np.ndarray:
         if ctx is None or ctx.comms is None:  # names not known yet: nothing matches
             return np.zeros(len(rows), dtype=bool)
-        wants = [w.lower() for w in self.comm or ()]
+        wants = self.comm or ()
 
         def match(name: str) -> bool:
-            low = name.lower()
-            return any(w in low for w in wants)
+            return any(w.matches(name) for w in wants)
 
         out: np.ndarray = comm_mask(ctx.comms, rows, match)
         return out
@@ -181,14 +203,22 @@ class Filter:
         if ctx is None or ctx.smap is None:  # map not built yet: nothing matches
             return np.zeros(len(rows), dtype=bool)
         smap = ctx.smap
-        wants = [w.lower() for w in self.section or ()]
+        wants = self.section or ()
         ents = [k for k, e in enumerate(smap.entries)
-                if any(w in f"{e.label} {e.module}".lower() for w in wants)]
+                if any(w.matches(e.label) or w.matches(e.module) if w.whole
+                       else w.matches(f"{e.label} {e.module}") for w in wants)]
         sel = np.nonzero(m & (rec.columns["type"][rows] == RecordType.SAMPLE))[0]
         owner = smap.lookup(rec.sample_values(rows[sel], "ip"))
         keep = np.zeros(len(rows), dtype=bool)
         keep[sel[np.isin(owner, ents)]] = True
         return keep
+
+
+def _dso_matches(dso: LocationDso, want: NameMatch) -> bool:
+    """perf's --dsos: the short or the long name; a module also by its bare name."""
+    if want.whole:
+        return dso_matches(dso, want.value)
+    return want.matches(dso.name) or want.matches(dso.short_name)
 
 
 def split_words(text: str) -> list[str]:
@@ -209,10 +239,20 @@ def parse_filter(text: str, first_time: int, last_time: int | None = None) -> Fi
     count from the first; perf's percentages are of the span).
     """
     sets: dict[str, set[int]] = {}
-    strings: dict[str, list[str]] = {}
+    strings: dict[str, list[NameMatch]] = {}
     times: list[str] = []
     for word in split_words(text):
-        if "=" not in word:
+        eq, part = word.find("="), word.find(PART)
+        if part > 0 and (eq < 0 or part < eq):
+            key, val = word.split(PART, 1)
+            if key.lower() not in _NAME_KEYS:
+                raise FilterError(f"{word!r}: {PART} is for names ({', '.join(_NAME_KEYS)}); "
+                                  f"use {key}=")
+            if not val:
+                raise FilterError(f"{key}{PART} needs a value")
+            strings.setdefault(key.lower(), []).append(NameMatch(val, whole=False))
+            continue
+        if eq < 0:
             raise FilterError(f"{word!r}: expected key=value ({FILTER_HELP})")
         key, val = word.split("=", 1)
         key = key.lower()
@@ -226,10 +266,10 @@ def parse_filter(text: str, first_time: int, last_time: int | None = None) -> Fi
             sets.setdefault("types", set()).update(codes)
         elif key in ("cpu", "pid", "tid"):
             sets.setdefault(_LIST_KEYS[key], set()).update(parse_int_list(val, f"{key} list"))
-        elif key in ("comm", "section", "sym", "dso"):
+        elif key in _NAME_KEYS:
             if not val:
                 raise FilterError(f"{key}= needs a value")
-            strings.setdefault(key, []).append(val)
+            strings.setdefault(key, []).append(NameMatch(val, whole=key in ("comm", "dso")))
         elif key == "time":
             times.append(val)
         else:

@@ -1,5 +1,5 @@
 """Every sample's profile group (:mod:`.samplegroups`) kept in the index cache next to the
-names it was made from (:mod:`~perftui.symbols.samplestore`), so a reopened browser
+names it was made from (:mod:`~perftui.symbols.naming.samplestore`), so a reopened browser
 neither resolves nor groups.
 
 The groups are an attachment of the recording's cache entry, like the names: per sample
@@ -21,11 +21,13 @@ from typing import Any
 import numpy as np
 import xxhash
 
+from ..engine import compiled
 from ..perfdata import Recording
 from ..perfdata.colstore import ColumnStore
 from ..perfdata.indexcache import ATTACHMENT_PREFIX, CacheError, IndexCache
-from ..symbols.samplelocs import SampleLocs
-from .samplegroups import GroupsBuilder, SampleGroups, assemble
+from ..symbols.naming.samplelocs import SampleLocs
+from .samplegroups import GroupsBuilder, KeyIds, SampleGroups, assemble
+from .stacktree import Interner
 
 #: Bump when what the attachment holds changes meaning (the code hash catches the rest).
 GROUPS_FORMAT = 1
@@ -67,10 +69,13 @@ def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callcha
     n = len(sl)
     try:
         group = store.array("group", "i4", n) if store is not None else alloc("group", "i4", n)
-        from .hashids import HashInterner  # numba: loaded by the names pass before this
+        interner: Callable[[], KeyIds] = Interner
+        if compiled(len(rec.columns)):
+            from .hashids import HashInterner  # numba: loaded by the names pass before this
 
+            interner = HashInterner
         builder = GroupsBuilder(sl.locs, sl.comm_names, callchains=callchains,
-                                keep_samples=False, interner=HashInterner)
+                                interner=interner)
         for lo in range(0, n, block):
             hi = min(n, lo + block)
             group[lo:hi] = builder.add_named(sl, lo, hi, *columns(sl.rows[lo:hi]))

@@ -1,27 +1,20 @@
-"""``perftui report``: which samples, resolved by the one resolver, into one profile per
+"""``perftui report``: which samples, from every sample's names, into one profile per
 event (perf report shows each event apart, with its own total period)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..perfdata import Recording, RecordType
 from ..perfdata.colstore import scratch
-from ..symbols.locations import UNKNOWN_DSO, LocationDso
-from ..symbols.resolved import ResolvedSamples
-from ..symbols.samplelocs import SampleLocs
+from ..symbols.naming.locations import UNKNOWN_DSO, LocationDso
+from ..symbols.naming.samplelocs import SampleLocs
 from .filters import Filter, FilterContext
-from .profile import Profile, build_profile
+from .profile import Profile
 from .sampleprofile import profile_of
-
-if TYPE_CHECKING:
-    from ..symbols.resolver import Resolver
-
-BLOCK = 1 << 16  # samples resolved at a time: bounds the temporaries
 
 
 @dataclass
@@ -31,6 +24,8 @@ class EventProfile:
     event: str
     attr: int
     profile: Profile
+    #: the positions (in the names) of the samples counted (the call graphs' samples)
+    positions: np.ndarray | slice = field(default_factory=lambda: slice(0, 0))
 
 
 def sample_rows(rec: Recording, flt: Filter | None = None,
@@ -53,66 +48,11 @@ def wanted_dso(d: LocationDso, dsos: frozenset[str]) -> bool:
     return d.name != UNKNOWN_DSO and (d.short_name in dsos or d.name in dsos)
 
 
-def keep_only(res: Resolver, s: ResolvedSamples, dsos: frozenset[str] | None = None,
-              comms: frozenset[str] | None = None) -> ResolvedSamples:
-    """Only the samples whose own location is in one of ``dsos`` (perf's ``--dsos``: by
-    short or long name) and whose thread name is one of ``comms`` (perf's ``--comms``)."""
-    locs = res.locs
-    ok = np.ones(len(s), dtype=bool)
-    if dsos is not None and len(s):
-        names = [wanted_dso(d, dsos) for d in locs.dsos]
-        ok &= np.asarray(names, dtype=bool)[locs.dso_of()[s.leaf]]
-    if comms is not None and len(s):
-        wanted = np.array([n in comms for n in res.comm_names], dtype=bool)
-        ok &= wanted[s.comm]
-    if ok.all():
-        return s
-    k = np.nonzero(ok)[0]
-    starts = s.chain_starts
-    lens = (starts[1:] - starts[:-1])[k]
-    new_starts = np.zeros(len(k) + 1, np.int64)
-    np.cumsum(lens, out=new_starts[1:])
-    take = (np.repeat(starts[k], lens) + np.arange(int(lens.sum()))
-            - np.repeat(new_starts[:-1], lens)) if len(k) else np.zeros(0, np.int64)
-    return ResolvedSamples(
-        rows=s.rows[k], period=s.period[k], comm=s.comm[k], pid=s.pid[k], tid=s.tid[k],
-        cpu=s.cpu[k], attr=s.attr[k], time=s.time[k], leaf=s.leaf[k], leaf_off=s.leaf_off[k],
-        chain_starts=new_starts, chain_locs=s.chain_locs[take], chain_ips=s.chain_ips[take],
-        chain_offs=s.chain_offs[take])
-
-
-def resolved_blocks(res: Resolver, rows: np.ndarray, callchains: bool,
-                    dsos: frozenset[str] | None = None, comms: frozenset[str] | None = None
-                    ) -> Iterator[ResolvedSamples]:
-    """The samples of ``rows`` resolved block by block (``dsos``/``comms``: only those)."""
-    for s in res.blocks(rows, BLOCK, callchains):
-        yield keep_only(res, s, dsos, comms) if dsos or comms else s
-
-
-def event_profiles(res: Resolver, rows: np.ndarray, keys: tuple[str, ...], children: bool,
-                   dsos: frozenset[str] | None = None, comms: frozenset[str] | None = None
-                   ) -> list[EventProfile]:
-    """One profile per event that has samples among ``rows`` (in attr order)."""
-    rec = res.rec
-    attrs = rec.columns["attr"][rows]
-    out = []
-    for a in range(max(len(rec.attrs), 1)):
-        mine = rows[attrs == a] if len(rec.attrs) > 1 else rows
-        if len(rec.attrs) > 1 and not len(mine):
-            continue
-        prof = build_profile(resolved_blocks(res, mine, children, dsos, comms), res.locs, keys,
-                             children, res.comm_names)
-        name = rec.attrs[a].display_name if rec.attrs else "?"
-        out.append(EventProfile(name, a, prof))
-        if attrs is None:
-            break
-    return out
-
-
 def located_keep(sl: SampleLocs, pos: np.ndarray, dsos: frozenset[str] | None,
                  comms: frozenset[str] | None) -> np.ndarray:
-    """:func:`keep_only` on positions of ``sl``: those whose own location is in one of
-    ``dsos`` (short or long name) and whose thread name is one of ``comms``."""
+    """The positions ``pos`` of ``sl`` whose own location is in one of ``dsos`` (perf's
+    ``--dsos``: by short or long name) and whose thread name is one of ``comms`` (perf's
+    ``--comms``)."""
     ok = np.ones(len(pos), dtype=bool)
     locs = sl.locs
     if dsos is not None and len(pos):
@@ -127,11 +67,13 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
                      keys: tuple[str, ...], children: bool,
                      dsos: frozenset[str] | None = None,
                      comms: frozenset[str] | None = None,
-                     total_rows: np.ndarray | None = None) -> list[EventProfile]:
-    """:func:`event_profiles` from every sample's resolved locations: one profile per event
-    that has samples among ``rows`` (in attr order).  ``total_rows`` (a superset of
+                     total_rows: np.ndarray | None = None,
+                     columns: dict[str, Any] | None = None) -> list[EventProfile]:
+    """One profile per event that has samples among ``rows`` (in attr order), from every
+    sample's resolved locations.  ``total_rows`` (a superset of
     ``rows``): perf's "absolute" percentages of filtered rows, each event's share and
-    totals taken over these (and the events those with samples among them)."""
+    totals taken over these (and the events those with samples among them).
+    ``columns``: per-sample key columns besides the index's (off-CPU's ``state``)."""
     c = rec.columns
     several = len(rec.attrs) > 1  # (one event: every row is its, no pass over the events)
     counts = _attr_counts(c["attr"], rows, len(rec.attrs)) if several else None
@@ -145,7 +87,8 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
         pos = sl.positions(mine)
         if dsos or comms:
             pos = located_keep(sl, np.arange(len(sl))[pos], dsos, comms)
-        prof = profile_of(sl, pos, {"tid": c["tid"], "cpu": c["cpu"]}, keys, children,
+        prof = profile_of(sl, pos, {"tid": c["tid"], "cpu": c["cpu"], **(columns or {})},
+                          keys, children,
                           sl.comm_names, codes)
         codes = prof.codes  # one location table: its codes are made once
         if total_rows is not None:
@@ -153,7 +96,7 @@ def located_profiles(rec: Recording, sl: SampleLocs, rows: np.ndarray,
             prof.total_samples = len(every)
             prof.total_period = int(sl.period[sl.positions(every)].sum(dtype=np.uint64))
         name = rec.attrs[a].display_name if rec.attrs else "?"
-        out.append(EventProfile(name, a, prof))
+        out.append(EventProfile(name, a, prof, pos))
     return out
 
 

@@ -16,26 +16,17 @@ self from the sample's own location, children once per distinct row along the st
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from ..symbols.locations import Locations
-from ..symbols.resolved import ResolvedSamples
-from ..symbols.samplelocs import SampleLocs
-from .profile import (
-    SORT_KEYS,
-    KeyCodes,
-    Profile,
-    ProfileRow,
-    _group,
-    name_order,
-    stacks,
-    sum_by,
-)
+from ..symbols.naming.locations import Locations
+from ..symbols.naming.samplelocs import SampleLocs
+from .keycodes import KeyCodes
+from .profile import Profile, ProfileRow, _group, sum_by
+from .sortkeys import SORT_KEYS
 from .stacktree import Interner, PathInterner, StackTree, Trie, TrieBuilder, spans
 
 SELECT_BLOCK = 1 << 20  # samples weighed at a time
@@ -110,65 +101,33 @@ class KeyIds(Protocol):
 
 
 class GroupsBuilder:
-    """Turns blocks of resolved samples into :class:`SampleGroups`.
-
-    ``keep_samples`` False: the builder keeps only the groups; the caller stores what
-    :meth:`add` returns (each sample's group id) and hands the per-sample arrays to
-    :meth:`finish` (the browser keeps them in mapped files)."""
+    """Turns blocks of named samples into the groups of :class:`SampleGroups`: the caller
+    stores what :meth:`add_named` returns (each sample's group id) and hands it with the
+    per-sample arrays and :meth:`tables` to :func:`assemble` (the browser keeps them in
+    mapped files)."""
 
     def __init__(self, locs: Locations, comm_names: Sequence[str], callchains: bool,
-                 keep_samples: bool = True,
                  interner: Callable[[], KeyIds] = Interner) -> None:
         """``interner``: makes the per-key id tables (numpy's :class:`~.stacktree.Interner`,
         or :class:`~.hashids.HashInterner` where numba is loaded: the same ids)."""
         self.locs = locs
         self.comm_names = comm_names
         self.callchains = callchains
-        self.keep_samples = keep_samples
         self._paths = PathInterner()
         self._slots = interner()  # (tid, cpu, attr)
         self._pairs = interner()  # (slot, leaf)
         self._groups = interner()  # (path, pair)
         self._named = interner()  # (thread name, stack) of named samples (add_named)
         self._named_path = np.zeros(0, np.int64)  # the path id of each
-        self._rows: list[np.ndarray] = []
-        self._group: list[np.ndarray] = []
-        self._period: list[np.ndarray] = []
         self.samples = 0
-
-    def add(self, s: ResolvedSamples) -> np.ndarray:
-        """Add one block of samples; the group id of each (int32)."""
-        n = len(s)
-        if not n:
-            return np.zeros(0, np.int32)
-        sample, loc = stacks(s)  # leaf first
-        lengths = np.bincount(sample, minlength=n).astype(np.int64)
-        cstart = np.zeros(n + 1, np.int64)
-        np.cumsum(lengths, out=cstart[1:])
-        pstart = cstart + np.arange(n + 1, dtype=np.int64)  # one more frame: the thread
-        frames = np.empty(int(pstart[-1]), np.int64)
-        frames[pstart[:-1]] = -1 - s.comm.astype(np.int64)
-        j = np.arange(len(sample), dtype=np.int64) - cstart[sample]
-        frames[pstart[sample] + lengths[sample] - j] = loc  # outermost first
-        path = self._paths.ids(pstart, frames)
-        slot = self._slots.ids(((s.tid.astype(np.int64) + 1) << 32)
-                               | (((s.cpu.astype(np.int64) + 1) & 0xFFFF) << 16)
-                               | ((s.attr.astype(np.int64) + 1) & 0xFFFF))
-        pair = self._pairs.ids((slot << 32) | s.leaf.astype(np.int64))
-        g = self._groups.ids((path << 32) | pair).astype(np.int32)
-        if self.keep_samples:
-            self._rows.append(np.asarray(s.rows, dtype=np.int64))
-            self._group.append(g)
-            self._period.append(s.period.astype(np.int64))
-        self.samples += n
-        return g
 
     def add_named(self, sl: SampleLocs, lo: int, hi: int, tid: np.ndarray, cpu: np.ndarray,
                   attr: np.ndarray) -> np.ndarray:
         """Add samples ``lo:hi`` of named samples (cached or just resolved: no resolver)
         with their index ``tid``, ``cpu`` and ``attr``; the group id of each (int32).
-        The same groups, with the same ids, as :meth:`add` on the resolver's blocks of the
-        same samples: the interners see the same keys block by block."""
+        The same groups, with the same ids, as grouping the resolver's blocks of the same
+        samples (tests/reference/groups.py): the interners see the same keys block by
+        block."""
         n = hi - lo
         if n <= 0:
             return np.zeros(0, np.int32)
@@ -226,20 +185,6 @@ class GroupsBuilder:
         return {"path_starts": starts, "path_frames": frames,
                 "group_keys": self._groups.keys(), "pair_keys": self._pairs.keys(),
                 "slot_keys": self._slots.keys()}
-
-    def finish(self, rows: np.ndarray | None = None, group: np.ndarray | None = None,
-               period: np.ndarray | None = None) -> SampleGroups:
-        """The groups; ``rows``, ``group`` and ``period``: the per-sample arrays, when the
-        builder did not keep them (``keep_samples`` False)."""
-
-        def cat(parts: list[np.ndarray], dtype: type) -> np.ndarray:
-            return np.concatenate(parts) if parts else np.zeros(0, dtype)
-
-        if rows is None or group is None or period is None:
-            rows, group = cat(self._rows, np.int64), cat(self._group, np.int32)
-            period = cat(self._period, np.int64)
-        return assemble(self.tables(), rows, group, period, self.locs, self.comm_names,
-                        self.callchains)
 
 
 def assemble(tables: dict[str, np.ndarray], rows: np.ndarray, group: np.ndarray,
@@ -330,33 +275,24 @@ def select(store: SampleGroups, samples: np.ndarray | None = None,
 
 class GroupCodes:
     """Key codes and sort ranks of a store's locations, threads and names, made once:
-    every hotspot table of the store reads them.  A rank orders codes as perf prints
-    them (names by strcmp; resolved symbols before addresses; numbers by value), equal
-    printed values having equal ranks."""
+    every hotspot table of the store reads them (:class:`~.keycodes.KeyCodes`)."""
 
     def __init__(self, st: SampleGroups) -> None:
-        self.master = KeyCodes(st.locs, SORT_KEYS)
+        self.master = KeyCodes(st.locs, (), st.comm_names)
         self.master.freeze()  # the store's locations are all there
-        n = len(self.master.sym_code)
-        locs = st.locs
-
-        def sym_key(i: int) -> tuple[int, bytes, int]:
-            name = locs.name[i]
-            return (0, _bytes(name), 0) if name is not None else (1, b"", locs.start[i])
-
-        self.loc_rank = _dense_rank([sym_key(i) for i in range(n)])
-        self.comm_rank = _dense_rank([_bytes(c) for c in list(st.comm_names)])
-        self.name_rank = {k: _dense_rank([name_order(k, x) for x in v])
-                          for k, v in self.master.names.items()}
-        # how many values each key's code (plus one) takes: codes fold into one int64
-        m = self.master
-        self.card = {
-            "comm": len(st.comm_names) + 1,
-            "pid": int(st.tid.max(initial=-1)) + 2, "tid": int(st.tid.max(initial=-1)) + 2,
-            "cpu": int(st.cpu.max(initial=-1)) + 2,
-            "dso": len(m.names["dso"]) + 1, "module": len(m.names["module"]) + 1,
-            "section": len(m.names["section"]) + 1,
-            "sym": int(m.sym_code.max(initial=-1)) + 2}
+        # each key's codes as [low, low + card): codes fold into one int64
+        self.low: dict[str, int] = {}
+        self.card: dict[str, int] = {}
+        for k in SORT_KEYS.values():
+            if k.offcpu_only:  # (the groups have no state: the browser has no such key)
+                continue
+            if k.column is not None:
+                col = getattr(st, k.column)
+                lo = int(col.min()) if len(col) else 0
+                hi = int(col.max()) if len(col) else 0
+            else:
+                lo, hi = 0, int(self.master.of(k.name).max(initial=0))
+            self.low[k.name], self.card[k.name] = lo, hi - lo + 1
 
     def flat(self, keys: tuple[str, ...], st: SampleGroups, groups: np.ndarray,
              loc: np.ndarray) -> np.ndarray | None:
@@ -364,18 +300,12 @@ class GroupCodes:
         radix, in key order), or None when they do not fit."""
         if float(np.prod([float(self.card[k]) for k in keys])) * (st.groups + 1) >= 2.0**62:
             return None
-        m = self.master
         out = np.zeros(len(groups), np.int64)
-        for k in keys:
-            if k == "comm":
-                col = st.comm[groups]
-            elif k in ("pid", "tid"):
-                col = st.tid[groups] + 1
-            elif k == "cpu":
-                col = st.cpu[groups] + 1
-            else:
-                col = getattr(m, f"{k}_code")[loc]
-            out = out * self.card[k] + col
+        for name in keys:
+            k = SORT_KEYS[name]
+            col = (getattr(st, k.column)[groups] if k.column is not None
+                   else self.master.of(name)[loc])
+            out = out * self.card[name] + (col - self.low[name])
         return out
 
     def unfold(self, keys: tuple[str, ...], flat: np.ndarray) -> np.ndarray:
@@ -384,45 +314,17 @@ class GroupCodes:
         rest = flat.copy()
         for k in reversed(keys):
             rest, col = np.divmod(rest, self.card[k])
-            cols.append(col - 1 if k in ("pid", "tid", "cpu") else col)
+            cols.append(col + self.low[k])
         return np.stack(cols[::-1], axis=1) if cols else np.zeros((len(flat), 0), np.int64)
 
     def codes(self, keys: tuple[str, ...]) -> KeyCodes:
         """A :class:`KeyCodes` for ``keys`` sharing the master's arrays."""
-        c = copy.copy(self.master)
-        c.keys = keys
-        return c
+        return self.master.with_keys(keys)
 
     def ranks(self, key: str, code: np.ndarray, loc: np.ndarray) -> np.ndarray:
         """Sort ranks of rows by ``key`` (``code``: the key's codes, ``loc``: each row's
         location)."""
-        table = {"comm": self.comm_rank, "sym": self.loc_rank}.get(key)
-        if key in ("pid", "tid", "cpu"):
-            return np.asarray(code, dtype=np.int64)
-        if key == "sym":
-            return np.asarray(self.loc_rank[loc], dtype=np.int64)
-        if table is None:
-            table = self.name_rank[key]
-        return np.asarray(table[code], dtype=np.int64)
-
-
-def _bytes(s: str) -> bytes:
-    """strcmp order: the UTF-8 bytes."""
-    return s.encode("utf-8", "surrogateescape")
-
-
-def _dense_rank(values: Sequence[Any]) -> np.ndarray:
-    """Dense rank of each value (equal values, equal ranks)."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    rank = np.zeros(len(values), np.int64)
-    r = -1
-    prev: Any = object()
-    for i in order:
-        if values[i] != prev:
-            r += 1
-            prev = values[i]
-        rank[i] = r
-    return rank
+        return self.master.ranks(key, code, loc)
 
 
 @dataclass
@@ -485,13 +387,6 @@ class GroupProfile:
         return out
 
 
-class _Groups:
-    """The group arrays in the shape :meth:`KeyCodes.codes` reads samples in."""
-
-    def __init__(self, st: SampleGroups) -> None:
-        self.comm, self.tid, self.cpu = st.comm, st.tid, st.cpu
-
-
 def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
                   gc: GroupCodes | None = None) -> GroupProfile:
     """The hotspot table of ``sel`` by ``keys`` (``children``: with the cumulative
@@ -510,9 +405,8 @@ def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
     f_ent = gc.flat(keys, st, eg, eloc)
     table: np.ndarray | None = None
     if f_self is None or f_ent is None:
-        view: ResolvedSamples = _Groups(st)  # type: ignore[assignment]
-        both = np.concatenate([codes.codes(view, live, st.leaf[live]),
-                               codes.codes(view, eg, eloc)]).reshape(-1, len(keys))
+        both = np.concatenate([codes.entry_codes(st, live, st.leaf[live]),
+                               codes.entry_codes(st, eg, eloc)]).reshape(-1, len(keys))
         table, dense, _f = _group(both)
         f_self, f_ent = dense[:len(live)], dense[len(live):]
     # each distinct row once per group (a recursive stack counts once)

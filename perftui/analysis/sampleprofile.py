@@ -1,5 +1,5 @@
 """The hotspot table (:class:`~.profile.Profile`) from every sample's resolved locations
-(:class:`~perftui.symbols.samplelocs.SampleLocs`), with the rules of :mod:`.profile`.
+(:class:`~perftui.symbols.naming.samplelocs.SampleLocs`), with the rules of :mod:`.profile`.
 
 The work is per *group* of samples that share their per-sample keys (comm, pid/tid, cpu)
 and their stack (own location and callchain), not per sample: self is one grouped sum;
@@ -18,10 +18,29 @@ import numpy as np
 
 from .. import heap
 from ..perfdata.grouping import DenseGrouper, group_ids
-from ..symbols.samplelocs import SampleLocs
-from .profile import KeyCodes, Profile, ProfileRow, _group, order_rows, sum_by
+from ..symbols.naming.samplelocs import SampleLocs
+from .keycodes import KeyCodes
+from .profile import Profile, ProfileRow, _group, order_rows, sum_by
+from .sortkeys import SORT_KEYS
 
-_PER_SAMPLE = ("comm", "pid", "tid", "cpu")
+Taker = Callable[[int, int], np.ndarray | slice]
+
+
+def taker(pos: np.ndarray | slice, size: int) -> tuple[int, Taker]:
+    """(how many, positions ``[lo, hi)`` of them) of the positions ``pos`` of ``size``
+    samples (a slice stays a slice: no array as long as the samples)."""
+    if isinstance(pos, slice):
+        r = range(*pos.indices(size))
+        base = r.start if len(r) else 0
+
+        def sliced(lo: int, hi: int) -> np.ndarray | slice:
+            return slice(base + lo, base + hi)
+        return len(r), sliced
+
+    def part(lo: int, hi: int) -> np.ndarray | slice:
+        return pos[lo:hi]
+    return len(pos), part
+
 Parts = tuple[list[np.ndarray], np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
@@ -187,8 +206,7 @@ def _merge_groups(parts: list[tuple[np.ndarray, ...]], n: int) -> tuple[np.ndarr
 
 def _loc_keys(codes: KeyCodes, keys: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(dense id of each location's loc-key codes, the first location of each id)."""
-    cols = [{"dso": codes.dso_code, "sym": codes.sym_code, "module": codes.module_code,
-             "section": codes.section_code}[k] for k in keys if k not in _PER_SAMPLE]
+    cols = [codes.of(k) for k in keys if SORT_KEYS[k].per_location]
     n = len(codes.locs)
     if not cols or not n:
         return np.zeros(n, np.int64), np.zeros(1 if n else 0, np.int64)
@@ -204,39 +222,26 @@ def profile_of(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
     (``index``: the index columns, for the tid and cpu keys)."""
     if children and sl.stack is None:
         raise ValueError("the callchains were not resolved")
-    codes = codes if codes is not None else KeyCodes(sl.locs, keys)
+    codes = codes.with_keys(keys) if codes is not None else KeyCodes(sl.locs, keys,
+                                                                      sl.comm_names)
     codes.refresh()
-    if isinstance(pos, slice):
-        base, n = pos.indices(len(sl))[0], len(range(*pos.indices(len(sl))))
-
-        def take(lo: int, hi: int) -> np.ndarray | slice:
-            return slice(base + lo, base + hi)
-    else:
-        n = len(pos)
-
-        def take(lo: int, hi: int) -> np.ndarray | slice:
-            return pos[lo:hi]
+    n, take = taker(pos, len(sl))
     lk, lk_loc = _loc_keys(codes, keys)
     by = sl.stack if children else sl.leaf
     assert by is not None
-    ranges: list[int | None] = []
-    for k in keys:
-        if k == "comm":
-            ranges.append(len(sl.comm_names))
-        elif k in _PER_SAMPLE:
-            ranges.append(None)
+    per_sample = [SORT_KEYS[k] for k in keys if not SORT_KEYS[k].per_location]
+    ranges: list[int | None] = [k.code_range(sl.comm_names) for k in per_sample]
     ranges.append(len(sl.stack_starts) - 1 if children else int(lk.max(initial=-1)) + 1)
 
     def columns(lo: int, hi: int) -> list[np.ndarray]:
         p = take(lo, hi)
         cols = []
-        for k in keys:
-            if k == "comm":
+        for k in per_sample:
+            if k.column == "comm":
                 cols.append(sl.comm[p])  # (int32 codes: packed as they are)
-            elif k in ("pid", "tid"):  # perf's pid key is the thread
-                cols.append(index["tid"][sl.rows[p]].astype(np.int64))
-            elif k == "cpu":
-                cols.append(index["cpu"][sl.rows[p]].astype(np.int64))
+            else:  # the index's column (perf's pid key is the thread: its tid)
+                assert k.column is not None
+                cols.append(index[k.column][sl.rows[p]].astype(np.int64))
         last = by[p]  # (int32 ids)
         cols.append(last if children else lk[last])
         return cols
@@ -271,16 +276,14 @@ def _keys(codes: KeyCodes, keys: tuple[str, ...], packed: list[np.ndarray],
     """Row key codes in ``keys`` order from the columns (per-sample codes..., loc-key id)."""
     m = len(packed[-1])
     loc = lk_loc[packed[-1]] if len(lk_loc) else np.zeros(m, np.int64)
-    by_loc = {"dso": codes.dso_code, "sym": codes.sym_code, "module": codes.module_code,
-              "section": codes.section_code}
     cols = []
     j = 0
     for k in keys:
-        if k in _PER_SAMPLE:
+        if not SORT_KEYS[k].per_location:
             cols.append(packed[j])
             j += 1
         else:
-            cols.append(by_loc[k][loc])
+            cols.append(codes.of(k)[loc])
     return np.stack(cols, axis=1) if cols else np.zeros((m, 0), np.int64)
 
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..perfdata import Feature, Recording
-from ..symbols.modfiles import ModuleFiles
-from ..symbols.sectionmap import SOURCE_MMAP, SectionMap, build_section_map
-from ..symbols.sectiontable import NO_SYMBOL
+from ..symbols.modules.modfiles import ModuleFiles
+from ..symbols.modules.sectionmap import SOURCE_MMAP, SectionMap, build_section_map
+from ..symbols.modules.sectiontable import NO_SYMBOL
 from .filters import Filter, FilterContext
 from .sections import (
     SectionCounts,

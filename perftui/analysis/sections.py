@@ -23,7 +23,7 @@ import numpy as np
 
 from ..perfdata import Recording, RecordType
 from ..perfdata.constants import Misc
-from ..symbols.sectionmap import (
+from ..symbols.modules.sectionmap import (
     MapRecord,
     SectionEntry,
     SectionMap,
@@ -35,8 +35,8 @@ from .filters import Filter, FilterContext
 BLOCK = 1 << 20  # rows per pass: bounds the temporary arrays
 OWNER_NAME = "sections.owner"
 COUNTS_NAME = "sections.counts"
-NOT_KERNEL = -2  # section_owner of a row that is not a kernel-mode SAMPLE
-OUTSIDE = -1  # ... of a kernel sample inside no section
+NOT_KERNEL = -2  # section_owner of a row that is not a kernel-mode SAMPLE (-1: of a
+# kernel sample inside no section)
 
 
 @dataclass
@@ -117,18 +117,18 @@ def map_signature(smap: SectionMap) -> str:
 
 
 def section_owner(rec: Recording, smap: SectionMap) -> np.ndarray:
-    """Per index row: the map entry holding a kernel-mode SAMPLE's ip, OUTSIDE (-1) for
+    """Per index row: the map entry holding a kernel-mode SAMPLE's ip, -1 for
     one in no section, NOT_KERNEL (-2) for every other row.  Worked out once (ips read
     back in blocks) and kept with the index."""
     n = len(rec.columns)
     sig = map_signature(smap)
-    kept = rec.derived(OWNER_NAME)
-    meta = rec.derived_meta.get(OWNER_NAME)
+    kept = rec.index.derived(OWNER_NAME)
+    meta = rec.index.derived_meta.get(OWNER_NAME)
     if (kept is not None and len(kept) == n and isinstance(meta, dict)
             and meta.get("map") == sig and meta.get("rows") == n):
         return kept
     c = rec.columns
-    out = rec.new_derived(OWNER_NAME, "i2" if len(smap.entries) < 32000 else "i4", n)
+    out = rec.index.new_derived(OWNER_NAME, "i2" if len(smap.entries) < 32000 else "i4", n)
     for lo in range(0, n, BLOCK):
         hi = min(n, lo + BLOCK)
         o = out[lo:hi]
@@ -136,7 +136,7 @@ def section_owner(rec: Recording, smap: SectionMap) -> np.ndarray:
         k = np.flatnonzero((c["type"][lo:hi] == RecordType.SAMPLE)
                            & (c["cpumode"][lo:hi] == Misc.KERNEL))
         o[k] = smap.lookup(rec.sample_values(k + lo, "ip"))
-    rec.derived_meta[OWNER_NAME] = {"map": sig, "rows": n}
+    rec.index.derived_meta[OWNER_NAME] = {"map": sig, "rows": n}
     return out
 
 
@@ -200,7 +200,7 @@ def _counts(rec: Recording, ne: int, na: int, per_event: np.ndarray, kernel: int
 
 def kept_counts(rec: Recording, smap: SectionMap) -> SectionCounts | None:
     """The unfiltered counts kept with the index (a cache entry's: no pass over rows)."""
-    meta = rec.derived_meta.get(COUNTS_NAME)
+    meta = rec.index.derived_meta.get(COUNTS_NAME)
     if not isinstance(meta, dict) or meta.get("map") != map_signature(smap):
         return None
     if meta.get("rows") != rec.stats.records or meta.get("attrs") != len(rec.attrs):
@@ -222,7 +222,7 @@ def _keep_counts(rec: Recording, smap: SectionMap, counts: SectionCounts) -> Non
     na = len(rec.attrs)
     pe = np.zeros((len(smap.entries), max(na, 1)), np.int64)
     pe[:, :na] = counts.per_event
-    rec.derived_meta[COUNTS_NAME] = {
+    rec.index.derived_meta[COUNTS_NAME] = {
         "map": map_signature(smap), "rows": rec.stats.records, "attrs": na,
         "per_event": pe.ravel().tolist(), "per_entry": counts.per_entry.tolist(),
         "kernel": counts.kernel_samples, "outside": counts.unattributed_kernel_samples,
@@ -278,7 +278,7 @@ MAP_NAME = "sections.map"
 def keep_section_map(rec: Recording, smap: SectionMap, build_ids: dict[str, str]) -> None:
     """Keep the map and the modules' build ids with the index: a reopened recording shows
     its section pane before its rows are read."""
-    rec.derived_meta[MAP_NAME] = {
+    rec.index.derived_meta[MAP_NAME] = {
         "source": smap.source, "warnings": list(smap.warnings), "build_ids": dict(build_ids),
         "entries": [[e.module, e.section, e.start, e.end, e.pgoff, e.path, e.source, e.record]
                     for e in smap.entries]}
@@ -286,7 +286,7 @@ def keep_section_map(rec: Recording, smap: SectionMap, build_ids: dict[str, str]
 
 def kept_section_map(rec: Recording) -> tuple[SectionMap, dict[str, str]] | None:
     """The map and build ids kept by :func:`keep_section_map`, if any."""
-    meta = rec.derived_meta.get(MAP_NAME)
+    meta = rec.index.derived_meta.get(MAP_NAME)
     if not isinstance(meta, dict):
         return None
     try:

@@ -194,19 +194,19 @@ def keep_fine_bins(rec: Recording) -> None:
         return
     t0, t1 = full_window(rec)
     _labels, counts = _bin(rec, t0, t1, FINE, "kind", len(KINDS), None)
-    kept = rec.new_derived(FINE_NAME, "i8", counts.size)
+    kept = rec.index.new_derived(FINE_NAME, "i8", counts.size)
     kept[:] = counts.ravel()
-    rec.derived_meta[FINE_NAME] = {"t0": t0, "t1": t1, "fine": FINE, "rows": len(KINDS)}
+    rec.index.derived_meta[FINE_NAME] = {"t0": t0, "t1": t1, "fine": FINE, "rows": len(KINDS)}
 
 
 def _kept_fine_bins(rec: Recording, t0: int, t1: int) -> np.ndarray | None:
     """The kept fine bins (kinds x FINE) when they are of [t0, t1)."""
-    meta = rec.derived_meta.get(FINE_NAME)
+    meta = rec.index.derived_meta.get(FINE_NAME)
     if not isinstance(meta, dict) or meta.get("fine") != FINE:
         return None
     if meta.get("t0") != t0 or meta.get("t1") != t1:
         return None
-    fine = rec.derived(FINE_NAME)
+    fine = rec.index.derived(FINE_NAME)
     if fine is None or len(fine) != len(KINDS) * FINE:
         return None
     return fine.reshape(len(KINDS), FINE)

@@ -19,7 +19,7 @@ from typing import Any
 from ..perfdata import EventAttr, Feature, Sample
 from ..perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
 from ..perfdata.writer import Writer
-from ..symbols.kofile import ModuleFile, load_module
+from ..symbols.modules.kofile import ModuleFile, load_module
 
 MODULES_DIR = Path(__file__).parent / "modules"
 OS_RELEASE = "6.1.0-57-amd64"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..symbols.kofile import load_module
-from ..symbols.modnames import module_name
+from ..symbols.modules.kofile import load_module
+from ..symbols.modules.modnames import module_name
 from . import MODULES_DIR
 
 DEMO_MODULES = ("demo_nic", "demo-kvm", "demo_crc")

@@ -179,8 +179,7 @@ BRANCH_COUNTERS = 1 << 19
 
 
 class Misc:
-    CPUMODE_MASK = 7
-    CPUMODE_UNKNOWN = 0
+    CPUMODE_MASK = 7  # 0: unknown
     KERNEL = 1
     USER = 2
     HYPERVISOR = 3
@@ -189,8 +188,6 @@ class Misc:
     MMAP_DATA = 1 << 13
     COMM_EXEC = 1 << 13
     SWITCH_OUT = 1 << 13
-    EXACT_IP = 1 << 14
-    SWITCH_OUT_PREEMPT = 1 << 14
     MMAP_BUILD_ID = 1 << 14
     BUILD_ID_SIZE = 1 << 15
 

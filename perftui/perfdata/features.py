@@ -9,14 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from construct import ConstructError
-
 from .attr import build_attr, parse_attr
 from .constants import Feature, Misc, feature_name
-from .schemas import TRACING_DATA, cstring, layouts, plain
+from .schemas import cstring, layouts, plain
 
-__all__ = ["cstring", "encode_feature", "feature_summary", "parse_feature",
-           "parse_tracing_data"]
+__all__ = ["cstring", "encode_feature", "feature_summary", "parse_feature"]
 
 Shape = Callable[[Any, str], Any]
 
@@ -120,31 +117,6 @@ def feature_summary(feat: int, value: Any) -> str:
     if isinstance(value, bytes):
         return f"{name}: {len(value)} raw bytes"
     return f"{name}: {value}"
-
-
-def parse_tracing_data(buf: bytes) -> dict[int, str]:
-    """Tracepoint id -> ``system:name`` from a tracing-data blob (trace-event-read.c);
-    raises ValueError when it is malformed."""
-    try:
-        blob = TRACING_DATA.parse(buf)
-    except ConstructError as e:
-        raise ValueError(f"tracing data: {one_line(e)}") from None
-    out: dict[int, str] = {}
-    for system in blob.systems:
-        name = cstring(system.name)
-        for fmt in system.formats:
-            event = id_ = None
-            for line in fmt.decode("utf-8", "backslashreplace").splitlines():
-                if line.startswith("name: "):
-                    event = line[6:].strip()
-                elif line.startswith("ID: "):
-                    try:
-                        id_ = int(line[4:].strip())
-                    except ValueError:
-                        id_ = None
-            if event is not None and id_ is not None:
-                out[id_] = f"{name}:{event}"
-    return out
 
 
 def one_line(e: Exception) -> str:

@@ -58,6 +58,7 @@ class FileHeader:
     feature_bits: list[int] = field(default_factory=list)
     attrs: list[EventAttr] = field(default_factory=list)
     features: dict[int, bytes] = field(default_factory=dict)
+    feature_offsets: dict[int, int] = field(default_factory=dict)  # file offset by bit
     data_start: int = 0
     data_end: int = 0
     interrupted: bool = False
@@ -164,6 +165,7 @@ class FileHeader:
                                    self.path))
                 continue
             self.features[bit] = bytes(buf[off:off + size])
+            self.feature_offsets[bit] = off
 
 
 def read_file_header(buf: memoryview, path: str, order: str) -> FileHeader:

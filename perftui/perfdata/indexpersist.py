@@ -1,10 +1,12 @@
 """A recording's index in the index cache: found, restored, checked, and saved.
 
-:func:`open_cached` takes a valid entry's totals, errors and small tables into a
-:class:`~perftui.perfdata.recording.Recording`; :func:`load_cached_columns` maps its
-columns and checks them block by block; :func:`save_index` keeps a walk's complete index.
-A bad entry is removed and everything taken from it undone (:func:`forget_entry`), so the
-recording builds its index again.  The on-disk format is :mod:`perftui.perfdata.indexcache`.
+:func:`open_cached` restores a :class:`~.recindex.RecordingIndex` from a valid entry:
+its totals, small tables and its columns mapped but not yet visible (the recording's errors
+and, in pipe mode, attrs and features come back too); :func:`load_cached_columns` checks
+the columns block by block, rows becoming visible as they pass; :func:`save_index` keeps a
+walk's complete index.  A bad entry is removed and everything taken from it undone
+(:func:`forget_entry`), so the recording builds its index again.  The on-disk format is
+:mod:`perftui.perfdata.indexcache`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .constants import RecordType
 from .errors import PerfDataError
 from .index import COLUMNS, NO_SOURCE, Columns
 from .indexcache import BLOCK_ROWS, CachedIndex, CacheError, file_identity, key_of
+from .recindex import RecordingIndex
 from .sources import MmapSource
 from .stats import IndexStats
 
@@ -49,29 +52,25 @@ def cache_identity(rec: Recording) -> tuple[str, list[dict[str, Any]]] | None:
     return key_of(rec.mode, files, COLUMNS), files
 
 
-def open_cached(rec: Recording) -> bool:
-    """Take a valid cache entry's totals, errors and small tables (its columns are checked
-    later, by :func:`load_cached_columns`).  False when there is none."""
-    if rec.cache_entry is not None:
-        return True
+def open_cached(rec: Recording) -> RecordingIndex | None:
+    """The index of a valid cache entry with its totals and small tables, its columns of
+    no visible rows yet (checked by :func:`load_cached_columns`).  None when there is none."""
     if rec.cache is None or rec.walks:
-        return False
+        return None
     ident = cache_identity(rec)
     if ident is None:
-        return False
+        return None
     entry = rec.cache.lookup(*ident)
     if entry is None:
-        return False
+        return None
     try:
-        _restore(rec, entry)
+        return _restore(rec, entry)
     except _CACHE_ERRORS as e:
         forget_entry(rec, entry, e)
-        return False
-    rec.cache_entry = entry
-    return True
+        return None
 
 
-def _restore(rec: Recording, entry: CachedIndex) -> None:
+def _restore(rec: Recording, entry: CachedIndex) -> RecordingIndex:
     st = entry.state
     if st["mode"] != rec.mode or st["sources"] != rec.n_file_sources:
         raise CacheError("made for another kind of recording")
@@ -85,6 +84,11 @@ def _restore(rec: Recording, entry: CachedIndex) -> None:
     if len(others) and (others[-1] >= entry.rows or np.any(np.diff(others) <= 0)
                         or others[0] < 0):
         raise CacheError("others: rows out of order")
+    arrays = {k: entry.array(k) for k in COLUMNS}
+    for name, a in arrays.items():
+        if a.dtype != np.dtype(COLUMNS[name]) or len(a) != entry.rows:
+            raise CacheError(f"{name}: not a column of this perftui")
+    outer_maps: dict[int, np.ndarray] = {}
     for k, sp in enumerate(st["spills"]):
         src = int(sp["src"])
         if src != len(rec.sources):
@@ -92,34 +96,31 @@ def _restore(rec: Recording, entry: CachedIndex) -> None:
         m = entry.array(f"spill{k}")
         rec.sources.append(MmapSource(str(sp["name"]), m.data))
         outer = entry.array(f"outer{k}")
-        rec.outer_maps[src] = outer.reshape(-1, 2)
-    rec.stats = stats
-    rec.entry_others = others
-    rec.stream_starts = [int(x) for x in st["stream_starts"]]
-    rec.unknown_ids = int(st["unknown_ids"])
-    rec.derived_meta = dict(entry.meta)
+        outer_maps[src] = outer.reshape(-1, 2)
+    idx = RecordingIndex(
+        origin="cache", columns=Columns.of(arrays, 0), stats=stats, others=others,
+        stream_starts=[int(x) for x in st["stream_starts"]],
+        unknown_ids=int(st["unknown_ids"]), outer_maps=outer_maps,
+        derived_meta=dict(entry.meta), entry=entry)
     replay = [tuple(int(x) for x in r) for r in st["replay"]]
     if rec.mode == "pipe":
         rec.replay_header_records(replay)  # type: ignore[arg-type]
     del rec.errors[rec.n_open_errors:]  # the walk's errors, as it met them
     rec.errors.extend(PerfDataError(int(e[0]), str(e[1]), e[2] if e[2] is None
                                     else str(e[2])) for e in st["errors"])
-    rec.index_origin = "cache"
+    return idx
 
 
-def load_cached_columns(rec: Recording, progress: Callable[[int, int], None] | None,
-                        budget: float) -> bool:
-    """Map the entry's columns and check them block by block; rows become visible as their
-    blocks pass.  False (the entry removed) when one does not."""
-    entry = rec.cache_entry
+def load_cached_columns(rec: Recording, idx: RecordingIndex,
+                        progress: Callable[[int, int], None] | None, budget: float) -> bool:
+    """Check the columns of ``idx`` (of :func:`open_cached`, held by ``rec``) block by block;
+    rows become visible as their blocks pass.  False (the entry removed) when one does not."""
+    entry = idx.entry
     assert entry is not None
+    cols = idx.columns
     try:
-        arrays = {k: entry.array(k) for k in COLUMNS}
-        for k, a in arrays.items():
-            if a.dtype != np.dtype(COLUMNS[k]) or len(a) != entry.rows:
-                raise CacheError(f"{k}: not a column of this perftui")
+        arrays = {k: cols.cols[k] for k in COLUMNS}
         rowwise = [k for k in entry.arrays if _row_array(k, entry) and k not in arrays]
-        cols = rec.columns = Columns.of(arrays, 0)
         last = time.monotonic()
         nsrc = len(rec.sources)
         for lo in range(0, entry.rows, BLOCK_ROWS):
@@ -141,44 +142,37 @@ def load_cached_columns(rec: Recording, progress: Callable[[int, int], None] | N
         return False
     for k in rowwise:
         if k.startswith("d."):
-            rec.derived_arrays[k[2:]] = entry.array(k)
-    rec.indexed = not rec.cancelled
+            idx.derived_arrays[k[2:]] = entry.array(k)
+    idx.complete = not rec.cancelled
     if progress is not None:
-        progress(len(rec.columns), -1)
+        progress(len(cols), -1)
     return True
 
 
 def forget_entry(rec: Recording, entry: CachedIndex, why: BaseException) -> None:
-    """A bad entry: removed, and everything taken from it undone."""
+    """A bad entry: removed, and what the recording took from it (spill sources, errors)
+    undone; the caller drops the index restored from it."""
     assert rec.cache is not None
     rec.cache.discard(entry.directory, f"index cache entry for {rec.path} was not "
                       f"usable ({why}): building the index again")
     entry.close()
-    rec.cache_entry = None
-    rec.entry_others = None
     del rec.sources[rec.n_file_sources:]
     del rec.errors[rec.n_open_errors:]
-    rec.outer_maps = {}
-    rec.stats = IndexStats()
-    rec.columns = Columns()
-    rec.derived_meta = {}
-    rec.derived_arrays = {}
-    rec.stream_starts = []
-    rec.index_origin = ""
 
 
-def save_index(rec: Recording) -> bool:
-    """Keep the complete index of the last walk (and the derived arrays and ``derived_meta``
-    added since) in the cache.  False when it is not kept."""
-    store = rec.store
+def save_index(rec: Recording, idx: RecordingIndex) -> bool:
+    """Keep ``idx``, the complete index of the last walk of ``rec`` (and the derived arrays
+    and ``derived_meta`` added since), in the cache.  False when it is not kept."""
+    store = idx.store
     ident = cache_identity(rec)
     if (rec.cache is None or store is None or not store.keep or ident is None
-            or not rec.indexed or rec.index_origin != "walk" or rec.cancelled):
+            or not idx.complete or idx.origin != "walk" or rec.cancelled):
         return False
     key, files = ident
-    n = len(rec.columns)
-    arrays: dict[str, np.ndarray] = {k: rec.columns[k] for k in COLUMNS}
-    arrays["others"] = rec.others.rows
+    cols = idx.columns
+    n = len(cols)
+    arrays: dict[str, np.ndarray] = {k: cols[k] for k in COLUMNS}
+    arrays["others"] = idx.other_rows()
     spills: list[dict[str, Any]] = []
     for st in rec.last_walker.states if rec.last_walker is not None else []:
         if st.spill_src < 0 or st.spill is None:
@@ -186,23 +180,22 @@ def save_index(rec: Recording) -> bool:
         k = len(spills)
         spills.append({"src": st.spill_src, "name": st.spill.name})
         arrays[f"spill{k}"] = np.frombuffer(st.spill.buf, dtype=np.uint8)
-        arrays[f"outer{k}"] = rec.outer_maps.get(
+        arrays[f"outer{k}"] = idx.outer_maps.get(
             st.spill_src, np.zeros((0, 2), np.int64)).ravel()
-    for name, a in rec.derived_arrays.items():
+    for name, a in idx.derived_arrays.items():
         arrays["d." + name] = a
-    t = rec.columns["type"]
-    o = rec.others.rows
+    t = cols["type"]
+    o = arrays["others"]
     heads = o[np.isin(t[o], _REPLAY)] if rec.mode == "pipe" else o[:0]
-    c = rec.columns
-    replay = [[int(t[i]), int(c["src"][i]), int(c["pos"][i]), int(c["size"][i])]
+    replay = [[int(t[i]), int(cols["src"][i]), int(cols["pos"][i]), int(cols["size"][i])]
               for i in heads]
     state = {"mode": rec.mode, "sources": rec.n_file_sources, "spills": spills,
-             "stats": rec.stats.as_json(), "stream_starts": list(rec.stream_starts),
-             "unknown_ids": rec.unknown_ids, "replay": replay,
+             "stats": idx.stats.as_json(), "stream_starts": list(idx.stream_starts),
+             "unknown_ids": idx.unknown_ids, "replay": replay,
              "errors": [[e.offset, e.message, e.path]
                         for e in rec.errors[rec.n_open_errors:][:1000]]}
-    manifest = {"files": files, "rows": n, "state": state, "meta": rec.derived_meta}
-    rec.store = None
+    manifest = {"files": files, "rows": n, "state": state, "meta": idx.derived_meta}
+    idx.store = None
     return rec.cache.commit(store, key, manifest, arrays)
 
 

@@ -1,9 +1,11 @@
 """Building a recording's index by walking its records: the columns, totals and others.
 
+:func:`new_index` makes the empty :class:`~.recindex.RecordingIndex` a walk fills (its
+columns in a cache entry in the making, in unlinked temporary files, or in memory);
 :func:`walk_index` walks every record of a :class:`~perftui.perfdata.recording.Recording`
-into numpy :class:`~perftui.perfdata.index.Columns` (in a cache entry in the making, in
-unlinked temporary files, or in memory), with the totals (:class:`IndexStats`) and the rows
-that are not samples; :func:`scan` counts the records in one pass that keeps no index.
+into it: numpy :class:`~perftui.perfdata.index.Columns`, the totals (:class:`IndexStats`)
+and the rows that are not samples.  :func:`scan` counts the records in one pass that keeps
+no index.
 """
 
 from __future__ import annotations
@@ -17,29 +19,30 @@ import numpy as np
 from .colstore import ColumnStore
 from .constants import RecordType
 from .index import NO_SOURCE, Columns, RowList
-from .indexpersist import cache_identity, open_cached
+from .indexpersist import cache_identity
+from .recindex import RecordingIndex
 from .stats import IndexStats
 
 if TYPE_CHECKING:
     from .recording import Recording
 
-__all__ = ["scan", "walk_index"]
+__all__ = ["new_index", "scan", "walk_index"]
 
 
-def walk_index(rec: Recording, progress: Callable[[int, int], None] | None,
-               budget: float) -> None:
-    """Index every record by walking them; ``progress(records, bytes_done)`` about every
-    ``budget`` s (``bytes_done`` -1 for records inside compressed data, and at the end)."""
-    rec.drop_store()
+def new_index(rec: Recording) -> RecordingIndex:
+    """The empty index a walk of ``rec`` fills."""
     store = _new_store(rec)
-    cols = rec.columns = Columns(store=store)
-    others = rec.others = RowList("others", store)
-    rec.entry_others = None
-    stats = rec.stats = IndexStats()
-    rec.derived_arrays = {}
-    rec.derived_meta = {}
-    rec.outer_maps = {}
-    rec.index_origin = "walk"
+    return RecordingIndex(origin="walk", columns=Columns(store=store),
+                          others=RowList("others", store), store=store)
+
+
+def walk_index(rec: Recording, idx: RecordingIndex,
+               progress: Callable[[int, int], None] | None, budget: float) -> None:
+    """Index every record into ``idx`` (of :func:`new_index`, held by ``rec``) by walking
+    them; ``progress(records, bytes_done)`` about every ``budget`` s (``bytes_done`` -1 for
+    records inside compressed data, and at the end)."""
+    cols, others, stats = idx.columns, idx.others, idx.stats
+    assert isinstance(others, RowList)
     rec.builder.unknown_ids = 0
     last = time.monotonic()
     first = True
@@ -64,7 +67,8 @@ def walk_index(rec: Recording, progress: Callable[[int, int], None] | None,
                     first = False
                     last = now
                     progress(len(cols), int(ch.offs[-1]) if ch.outer is None else -1)
-    rec.unknown_ids = rec.builder.unknown_ids
+    idx.unknown_ids = rec.builder.unknown_ids
+    idx.stream_starts = list(rec.walk_starts)
     cols.trim()
     others.trim()
     trouble = cols.store_error or others.store_error
@@ -73,27 +77,24 @@ def walk_index(rec: Recording, progress: Callable[[int, int], None] | None,
             rec.cache.note(f"index kept in memory, not cached ({trouble})")
         rec.drop_store()
     walker = rec.last_walker
-    rec.outer_maps = {st.spill_src: np.array(st.outer_map, dtype=np.int64).reshape(-1, 2)
+    idx.outer_maps = {st.spill_src: np.array(st.outer_map, dtype=np.int64).reshape(-1, 2)
                       for st in (walker.states if walker is not None else [])
                       if st.spill_src >= 0}
-    rec.indexed = not rec.cancelled
+    idx.complete = not rec.cancelled
     if progress is not None:
         progress(len(cols), -1)
 
 
-def scan(rec: Recording) -> IndexStats:
-    """The totals of every record in one pass that keeps no index; from the cache when it
-    has this recording."""
-    if open_cached(rec):
-        return rec.stats
-    stats = rec.stats = IndexStats()
+def scan(rec: Recording) -> RecordingIndex:
+    """The totals of every record in one pass that keeps no index: an index of no rows
+    with those totals."""
+    stats = IndexStats()
     rec.builder.unknown_ids = 0
     with rec.chunks_ahead() as chunks:
         for _src, ch in chunks:
             part = rec.builder.rows(ch, 0, lean=True)
             stats.add(part["type"], part["attr"], part["time"], len(rec.attrs))
-    rec.unknown_ids = rec.builder.unknown_ids
-    return stats
+    return RecordingIndex(stats=stats, unknown_ids=rec.builder.unknown_ids)
 
 
 def _new_store(rec: Recording) -> ColumnStore | None:
@@ -102,15 +103,13 @@ def _new_store(rec: Recording) -> ColumnStore | None:
     if rec.cache is not None and cache_identity(rec) is not None:
         store = rec.cache.begin()
         if store is not None:
-            rec.store = store
             return store
     if not rec.mapped:
         return None
     try:
-        rec.store = ColumnStore.temporary()
+        return ColumnStore.temporary()
     except OSError:
         return None
-    return rec.store
 
 
 class _Growth:

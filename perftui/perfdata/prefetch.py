@@ -82,5 +82,5 @@ class Prefetch(Generic[T]):
     def __enter__(self) -> Prefetch[T]:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *_exc: object) -> None:
         self.close()

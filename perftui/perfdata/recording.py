@@ -4,11 +4,10 @@
 header, the attrs and the feature sections (file mode); the records are walked lazily
 (:meth:`Recording.chunks`), counted in one pass that keeps no index (:meth:`Recording.scan`)
 or indexed into numpy columns (:meth:`Recording.build_index`), which an index cache
-(``indexcache``) keeps for the next open (:meth:`Recording.save_index`).
-
-The walk that builds the index is :mod:`~perftui.perfdata.indexwalk`; finding, restoring,
-checking and saving the index in the cache is :mod:`~perftui.perfdata.indexpersist`.  The
-methods of :class:`Recording` that start them are thin calls into those modules.
+(``indexcache``) keeps for the next open (:meth:`Recording.save_index`).  The index is one
+:class:`~.recindex.RecordingIndex` (``Recording.index``), made by the walk
+(:mod:`~.indexwalk`) or restored from the cache (:mod:`~.indexpersist`); decoding every
+record is :mod:`~.recordlist`, gathering fields of many records :mod:`~.fieldgather`.
 """
 
 from __future__ import annotations
@@ -24,31 +23,30 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from ..heap import trim
-from . import indexpersist, indexwalk
+from . import fieldgather, indexpersist, indexwalk, recordlist
 from .attr import EventAttr, parse_attr
 from .callchains import Callchains, sample_callchains
-from .colstore import ColumnStore, scratch
 from .constants import (
     PIPE_HEADER_SIZE,
     Feature,
     RecordType,
     feature_name,
-    type_name,
 )
 from .errors import NotPerfData, PerfDataError
-from .features import parse_feature, parse_tracing_data
+from .features import parse_feature
 from .header import detect, read_file_header
-from .index import NO_SOURCE, Columns, IndexBuilder, RowList, distinct, gather
-from .indexcache import CachedIndex, CacheError, IndexCache
+from .index import NO_SOURCE, Columns, IndexBuilder
+from .indexcache import CacheError, IndexCache
 from .prefetch import Prefetch
+from .recindex import RecordingIndex
 from .records import RecordDecoder
 from .sources import MmapSource, Source, SpillSource
 from .speculate import release_scratch
 from .stats import IndexStats
+from .tracefmt import TraceFormat, parse_formats
 from .walk import Chunk, StreamState, Walker
 
 MAX_SOURCES = NO_SOURCE  # the src column is u2: data files and spills, at most this many
-SCAN_BLOCK = 1 << 20  # rows per block when a whole column is scanned
 
 
 class Recording:
@@ -71,28 +69,18 @@ class Recording:
         self.features: dict[int, Any] = {}
         self.feature_errors: dict[int, str] = {}
         self.tracepoints: dict[int, str] = {}
+        self.trace_formats: dict[int, TraceFormat] = {}  # by tracepoint id (attr config)
+        self.tracing_error: PerfDataError | None = None  # a malformed tracing-data blob
         self.header: dict[str, Any] = {}
         self.sources: list[Source] = []
         self.streams: list[tuple[int, str, int, int]] = []  # (src, name, start, end)
         self.walks = 0
-        self.stream_starts: list[int] = []  # first index row of each stream (data, data.N)
+        self.walk_starts: list[int] = []  # the last walk's first row of each stream
         self.extra_files: list[str] = []
-        self.columns = Columns()
-        self.stats = IndexStats()
-        self.others = RowList("others")  # rows of every record that is not a SAMPLE
+        self.index = RecordingIndex()  # the last one built (walked, restored or counted)
         self.cache = cache
         self.mapped = mapped or cache is not None
-        self.store: ColumnStore | None = None
-        self.index_origin = ""  # "walk" or "cache" once an index is being built
-        self.outer_maps: dict[int, np.ndarray] = {}  # spill source -> (spill pos, outer)
-        self.derived_arrays: dict[str, np.ndarray] = {}
-        self.derived_meta: dict[str, Any] = {}
-        self.cache_entry: CachedIndex | None = None  # the cache entry the index comes from
-        self.entry_others: np.ndarray | None = None  # its rows that are not samples
-        self._rows = 0
-        self.indexed = False
         self.cancelled = False
-        self.unknown_ids = 0
         self.stdin: BinaryIO | None = None  # standard input, read once
         self.last_walker: Walker | None = None  # of the last walk (spills, outer maps)
         self._stdin_head = b""
@@ -135,7 +123,7 @@ class Recording:
         self.errors.extend(h.errors)
         self.warnings.extend(h.warnings)
         for bit in sorted(h.features):
-            self._add_feature(bit, h.features[bit])
+            self._add_feature(bit, h.features[bit], h.feature_offsets.get(bit, 0))
         self.streams.append((src, os.path.basename(path), h.data_start, h.data_end))
 
     def _open_directory(self, path: str) -> None:
@@ -177,7 +165,7 @@ class Recording:
             self.sources[0].append(head)  # type: ignore[attr-defined]
         self.streams.append((0, "stdin", PIPE_HEADER_SIZE, -1))
 
-    def _add_feature(self, bit: int, payload: bytes) -> None:
+    def _add_feature(self, bit: int, payload: bytes, offset: int = 0) -> None:
         try:
             self.features[bit] = parse_feature(bit, payload, self.order, self.features)
         except Exception as e:
@@ -188,7 +176,7 @@ class Recording:
         if bit == Feature.EVENT_DESC:
             self._name_events()
         if bit == Feature.TRACING_DATA:
-            self._tracing_names(payload)
+            self._tracing_names(payload, offset)
 
     def _name_events(self) -> None:
         for a in self.attrs:
@@ -224,7 +212,7 @@ class Recording:
         if len(raw) <= 16:
             return  # too short, or the end-of-features marker
         c = self.decoder.L.records.HEADER_FEATURE.parse(raw[8:])
-        self._add_feature(int(c.feat_id), c.data)
+        self._add_feature(int(c.feat_id), c.data, offset)
 
     # -- walking ------------------------------------------------------------------------------
     def walker(self) -> Walker:
@@ -236,14 +224,18 @@ class Recording:
 
     def _on_tracing(self, payload: bytes, offset: int) -> None:
         """The tracing-data blob (pipe mode): it names the tracepoint events."""
-        self._tracing_names(payload)
+        self._tracing_names(payload, offset)
 
-    def _tracing_names(self, payload: bytes) -> None:
+    def _tracing_names(self, payload: bytes, offset: int) -> None:
+        """The tracepoints' formats and names from a tracing-data blob at file ``offset``
+        (a malformed one: a warning, no tracepoint named)."""
         try:
-            self.tracepoints = parse_tracing_data(payload)
+            self.trace_formats = parse_formats(payload)
         except ValueError as e:
-            self.warnings.append(f"tracing data: {e}")
+            self.warnings.append(f"offset {offset}: tracing data: {e}")
+            self.tracing_error = PerfDataError(offset, f"tracing data: {e}", self.path)
             return
+        self.tracepoints = {i: f.name for i, f in self.trace_formats.items()}
         self._name_events()
 
     def chunks(self) -> Iterator[tuple[int, Chunk]]:
@@ -260,8 +252,8 @@ class Recording:
             self.builder.set_attrs(self.attrs)
         w = self.walker()
         self.last_walker = w
-        self.stream_starts = []
-        self._rows = 0
+        self.walk_starts = []
+        rows = 0
         for src, name, start, end in self.streams:
             st = StreamState(name)
             w.states.append(st)
@@ -273,10 +265,10 @@ class Recording:
             else:
                 buf = self.sources[src].buf  # type: ignore[attr-defined]
                 it = w.walk_buffer(src, buf, start, end, st)
-            self.stream_starts.append(self._rows)
+            self.walk_starts.append(rows)
             for ch in it:
                 yield (src if ch.outer is None else st.spill_src), ch
-                self._rows += len(ch.offs)
+                rows += len(ch.offs)
             w.finish_stream(st, end if end >= 0 else 0)
         release_scratch()  # (the walk's work arrays: not kept through what follows)
 
@@ -297,62 +289,12 @@ class Recording:
         trim()  # (what the walk's thread freed stays in its own heap arena otherwise)
 
     def records(self) -> Iterator[dict[str, Any]]:
-        """Every record decoded, as perf reads them: file order; for a ``perf.data/``
-        directory ``data`` first, then every ``data.N`` merged by time (this builds the
-        index).  Each dict has ``offset`` (the file offset perf names), the decoded fields,
-        ``compressed`` for records from a COMPRESSED record, ``file`` in directory mode and
-        ``error`` for a malformed body (also added to :attr:`errors`).
-        """
-        if self.mode == "directory":
-            yield from self._directory_records()
-            return
-        for src, ch in self.chunks():
-            rows = self.builder.rows(ch, max(src, 0))
-            types, attrs, sizes = rows["type"], rows["attr"], rows["size"]
-            for i in range(len(ch.offs)):
-                rel = ch.offs[i] - ch.base
-                raw = bytes(ch.buf[rel:rel + int(sizes[i])])
-                offset = ch.outer if ch.outer is not None else int(ch.offs[i])
-                head: dict[str, Any] = {"offset": offset}
-                if ch.outer is not None:
-                    head["compressed"] = True
-                try:
-                    fields = self.decoder.decode(raw, int(attrs[i]), int(types[i]))
-                except ValueError as e:
-                    self.errors.append(PerfDataError(offset, str(e), self.path))
-                    fields = {"type": type_name(int(types[i])), "misc": 0,
-                              "size": int(sizes[i]), "error": str(e)}
-                head.update(fields)
-                yield head
-
-    def _directory_records(self) -> Iterator[dict[str, Any]]:
-        self.spill = True
-        self.build_index()
-        for _i, head in self.indexed_records():
-            yield head
+        """Every record decoded, as perf reads them (:func:`.recordlist.records`)."""
+        return recordlist.records(self)
 
     def indexed_records(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(index row, record) of an indexed recording, as :meth:`records` gives them (a
-        directory's ``data.N`` merged by time), each record read back by its row."""
-        directory = self.mode == "directory"
-        # the file order unless a directory's files are merged: counted, not listed (an
-        # array of every row took 8 bytes a record for as long as a dump ran)
-        merged = directory and len(self.stream_starts) >= 2
-        for i in self.merged_order() if merged else range(len(self.columns)):
-            i = int(i)
-            head: dict[str, Any] = {"offset": self.outer_offset(i)}
-            src = int(self.columns["src"][i])
-            if src != NO_SOURCE and len(self._outer_map(src)):
-                head["compressed"] = True
-            if directory:
-                head["file"] = self.source_name(i)
-            try:
-                head.update(self.decode(i))
-            except ValueError as e:
-                self.errors.append(PerfDataError(head["offset"], str(e), self.path))
-                head.update({"type": type_name(int(self.columns["type"][i])), "misc": 0,
-                             "size": int(self.columns["size"][i]), "error": str(e)})
-            yield i, head
+        """(index row, record) of an indexed recording (:func:`.recordlist.indexed_records`)."""
+        return recordlist.indexed_records(self)
 
     def build_index(self, progress: Callable[[int, int], None] | None = None,
                     budget: float = 0.25) -> None:
@@ -362,20 +304,44 @@ class Recording:
         block by block as their checksums are checked (``bytes_done`` is -1 then).
         """
         if not self.load_cached(progress, budget):
-            indexwalk.walk_index(self, progress, budget)
+            self.drop_store()
+            self.index = indexwalk.new_index(self)
+            indexwalk.walk_index(self, self.index, progress, budget)
 
     def load_cached(self, progress: Callable[[int, int], None] | None = None,
                     budget: float = 0.25) -> bool:
         """:meth:`build_index` from the cache only: False (nothing walked) without a valid
         entry."""
-        return self.open_cached() and indexpersist.load_cached_columns(self, progress, budget)
+        if not self.open_cached():
+            return False
+        if indexpersist.load_cached_columns(self, self.index, progress, budget):
+            return True
+        self.index = RecordingIndex()
+        return False
 
     def scan(self) -> IndexStats:
         """The totals of every record (:class:`IndexStats`) in one pass that keeps no
         index; from the cache when it has this recording."""
-        return indexwalk.scan(self)
+        if not self.open_cached():
+            self.index = indexwalk.scan(self)
+        return self.index.stats
 
-    # -- the cache (indexpersist) -----------------------------------------------------------
+    # -- the index and the cache (indexpersist) ------------------------------------------------
+    @property
+    def columns(self) -> Columns:
+        """The index's columns (of the rows indexed so far)."""
+        return self.index.columns
+
+    @property
+    def stats(self) -> IndexStats:
+        """The totals of every record (of those indexed or counted so far)."""
+        return self.index.stats
+
+    @property
+    def indexed(self) -> bool:
+        """Every record is indexed (the index is complete, not stopped part way)."""
+        return self.index.complete
+
     def identity(self) -> tuple[str, list[dict[str, Any]]] | None:
         """(cache key, identity of each file), or None for standard input."""
         return indexpersist.cache_identity(self)
@@ -383,21 +349,26 @@ class Recording:
     def open_cached(self) -> bool:
         """Take a valid cache entry's totals, errors and small tables (its columns are
         checked later, by :meth:`build_index`).  False when there is none."""
-        return indexpersist.open_cached(self)
+        if self.index.entry is not None:
+            return True
+        got = indexpersist.open_cached(self)
+        if got is not None:
+            self.index = got
+        return got is not None
 
     def save_index(self) -> bool:
-        """Keep the complete index of this walk (and the derived arrays and
-        :attr:`derived_meta` added since) in the cache.  False when it is not kept."""
-        return indexpersist.save_index(self)
+        """Keep the complete index of this walk (and the derived arrays and derived meta
+        added since) in the cache.  False when it is not kept."""
+        return indexpersist.save_index(self, self.index)
 
     def drop_store(self) -> None:
         """Forget a store that did not become a cache entry (its maps stay valid)."""
-        if self.store is not None:
-            if self.store.keep:
-                self.store.discard()
+        store, self.index.store = self.index.store, None
+        if store is not None:
+            if store.keep:
+                store.discard()
             else:
-                self.store.close()
-            self.store = None
+                store.close()
 
     def replay_header_records(self, records: list[tuple[int, int, int, int]]) -> None:
         """Pipe mode, an index restored from the cache: read the attrs, features and
@@ -418,65 +389,13 @@ class Recording:
                 self._on_feature(rec, pos)
             elif typ == RecordType.HEADER_TRACING_DATA and size >= 12:
                 n = struct.unpack_from(self.order + "I", rec, 8)[0]
-                self._tracing_names(self.sources[src].read(pos + size, n))
+                self._tracing_names(self.sources[src].read(pos + size, n), pos)
         self.decoder.set_attrs(self.attrs)
         self.builder.set_attrs(self.attrs)
 
-    # -- derived data (the analysis layer names and fills it; the cache keeps it) -------------
-    def derived(self, name: str) -> np.ndarray | None:
-        """A derived array kept with the index (None if there is none)."""
-        a = self.derived_arrays.get(name)
-        if a is not None:
-            return a
-        entry = self.cache_entry
-        if entry is not None and entry.has("d." + name):
-            spec = entry.arrays["d." + name]
-            if spec["length"] != entry.rows:  # checked at open; row arrays once indexed
-                return entry.array("d." + name)
-        return None
-
-    def new_derived(self, name: str, dtype: str | np.dtype, length: int) -> np.ndarray:
-        """A writable array for derived data, mapped from the index store when there is
-        one; :meth:`save_index` keeps it with the index."""
-        a: np.ndarray | None = None
-        if self.store is not None:
-            try:
-                a = self.store.array("d." + name, dtype, length)
-            except OSError:
-                a = None
-        if a is None:
-            a = np.zeros(length, dtype=dtype)
-        self.derived_arrays[name] = a
-        return a
-
     def rows_of_type(self, *codes: int) -> np.ndarray:
-        """Index rows (of those indexed so far) whose type is one of ``codes``.
-
-        Records that are not samples are listed apart while indexing, so asking for them
-        looks at that short list, not at every row.
-        """
-        n = len(self.columns)
-        t = self.columns["type"]
-        if RecordType.SAMPLE not in codes:
-            o = self.entry_others if self.entry_others is not None else self.others.rows
-            o = o[: int(np.searchsorted(o, n))]
-            return o[np.isin(t[o], codes)]
-        # every sample: millions of rows, so two passes (count, then fill) into a mapped
-        # scratch array rather than the blocks' parts and their concatenation in memory
-        # (blocks of 2^18 rows: with 2^20 the fill's temporaries left ~15 MB in the heap
-        # through a first report's names pass)
-        block = SCAN_BLOCK >> 2
-        counts = [int(np.count_nonzero(np.isin(t[lo:lo + block], codes)))
-                  for lo in range(0, n, block)]
-        out = scratch(np.int64, sum(counts))
-        at = 0
-        for lo, cnt in zip(range(0, n, block), counts, strict=True):
-            if cnt:
-                rows = np.flatnonzero(np.isin(t[lo:lo + block], codes))
-                rows += lo
-                out[at:at + cnt] = rows
-                at += cnt
-        return out
+        """Index rows (of those indexed so far) whose type is one of ``codes``."""
+        return self.index.rows_of_type(*codes)
 
     # -- access -------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -490,9 +409,10 @@ class Recording:
                              "spill=False)")
         return self.sources[src].read(pos, size)
 
-    def _outer_map(self, src: int) -> list[tuple[int, int]] | np.ndarray:
-        if src in self.outer_maps:
-            return self.outer_maps[src]
+    def outer_map(self, src: int) -> list[tuple[int, int]] | np.ndarray:
+        """(spill position, COMPRESSED record's offset) pairs of spill source ``src``."""
+        if src in self.index.outer_maps:
+            return self.index.outer_maps[src]
         w = self.last_walker
         for st in (w.states if w else []):
             if st.spill_src == src:
@@ -504,21 +424,8 @@ class Recording:
         return int(self.outer_offsets(np.array([i]))[0])
 
     def outer_offsets(self, rows: np.ndarray) -> np.ndarray:
-        """File offsets of index rows: their own position, or their COMPRESSED record's."""
-        c = self.columns
-        rows = np.asarray(rows, dtype=np.int64)
-        src = c["src"][rows]
-        out: np.ndarray = c["pos"][rows].copy()
-        for s in np.unique(src):
-            m = np.asarray(self._outer_map(int(s)) if s != NO_SOURCE else [],
-                           dtype=np.int64).reshape(-1, 2)
-            if not len(m):
-                continue
-            sel = np.nonzero(src == s)[0]
-            keys, vals = m[:, 0], m[:, 1]
-            j = np.maximum(np.searchsorted(keys, out[sel], side="right") - 1, 0)
-            out[sel] = vals[j]
-        return out
+        """File offsets of index rows (:func:`.fieldgather.outer_offsets`)."""
+        return fieldgather.outer_offsets(self, rows)
 
     def sample_values(self, rows: np.ndarray, field: str = "ip") -> np.ndarray:
         """A fixed-position u64 SAMPLE field (``ip``, ``period``, ``addr``, ``id``) of index
@@ -527,68 +434,12 @@ class Recording:
 
     def sample_fields(self, rows: np.ndarray, fields: tuple[str, ...]
                       ) -> list[tuple[np.ndarray, np.ndarray]]:
-        """:meth:`sample_values` of several fields, the rows' index columns gathered once:
-        per field (values, whether the row's event samples the field at all).  A ``period``
-        the event does not sample is its attr's ``sample_period``, as perf's
-        ``evsel__parse_sample`` sets it before reading the sample (a fixed-period event
-        recorded without PERF_SAMPLE_PERIOD: every sample weighs that period)."""
-        c = self.columns
-        rows = np.asarray(rows, dtype=np.int64)
-        got = [(np.zeros(len(rows), dtype=np.uint64), np.zeros(len(rows), dtype=bool))
-               for _ in fields]
-        if not len(rows):
-            return got
-        src = c["src"][rows]
-        attr = c["attr"][rows]
-        pos = c["pos"][rows]
-        size = c["size"][rows].astype(np.int64)
-        dt = np.dtype(self.order + "u8")
-        known = [a for a in distinct(attr) if 0 <= a < len(self.attrs)]
-        offsets = {a: self.decoder.sample_layouts[a].offsets for a in known}
-        for a in known:  # (whatever the bytes: a row of no source still has its event)
-            fixed = self.attrs[a].sample_period if "period" not in offsets[a] else 0
-            if (fixed and "period" in fields) or any(f in offsets[a] for f in fields):
-                of_attr = attr == a
-                for (out, has), field in zip(got, fields, strict=True):
-                    if field in offsets[a]:
-                        has |= of_attr
-                    elif field == "period":
-                        out[of_attr] = fixed
-        for s in distinct(src):
-            if s == NO_SOURCE:
-                continue
-            u8 = np.frombuffer(self.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
-            of_src = src == s
-            for a in distinct(attr[of_src]):
-                if a not in offsets:
-                    continue
-                these = of_src & (attr == a)
-                for (out, _has), field in zip(got, fields, strict=True):
-                    off = offsets[a].get(field)
-                    if off is None:
-                        continue
-                    sel = np.nonzero(these & (size >= off + 8))[0]
-                    out[sel] = gather(u8, pos[sel] + off, dt)
-        return got
+        """:meth:`sample_values` of several fields (:func:`.fieldgather.sample_fields`)."""
+        return fieldgather.sample_fields(self, rows, fields)
 
     def record_u64s(self, rows: np.ndarray, offset: int) -> np.ndarray:
-        """The u64 ``offset`` bytes into the record of each of index ``rows`` (of any type;
-        0 where the record is shorter), gathered with numpy."""
-        c = self.columns
-        rows = np.asarray(rows, dtype=np.int64)
-        out = np.zeros(len(rows), dtype=np.uint64)
-        if not len(rows):
-            return out
-        src, pos = c["src"][rows], c["pos"][rows]
-        size = c["size"][rows].astype(np.int64)
-        dt = np.dtype(self.order + "u8")
-        for s in distinct(src):
-            if s == NO_SOURCE:
-                continue
-            u8 = np.frombuffer(self.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
-            sel = np.nonzero((src == s) & (size >= offset + 8))[0]
-            out[sel] = gather(u8, pos[sel] + offset, dt)
-        return out
+        """The u64 ``offset`` bytes into each record of ``rows`` (0 where it is shorter)."""
+        return fieldgather.record_u64s(self, rows, offset)
 
     def callchains(self, rows: np.ndarray) -> Callchains:
         """The callchains of SAMPLE index rows, gathered with numpy (CSR arrays)."""
@@ -596,23 +447,8 @@ class Recording:
 
     def chunk_sample_values(self, ch: Chunk, rows: np.ndarray, attr: np.ndarray,
                             size: np.ndarray, field: str = "ip") -> np.ndarray:
-        """:meth:`sample_values` for SAMPLE records of a walk's chunk, without an index:
-        ``rows`` are positions in the chunk, ``attr``/``size`` their index fields."""
-        out = np.zeros(len(rows), dtype=np.uint64)
-        if not len(rows):
-            return out
-        u8 = np.frombuffer(ch.buf, dtype=np.uint8)
-        rel = np.frombuffer(ch.offs, dtype=np.int64)[rows] - ch.base
-        dt = np.dtype(self.order + "u8")
-        for a in np.unique(attr):
-            if not 0 <= a < len(self.attrs):
-                continue
-            off = self.decoder.sample_layouts[int(a)].offsets.get(field)
-            if off is None:
-                continue
-            sel = np.nonzero((attr == a) & (size.astype(np.int64) >= off + 8))[0]
-            out[sel] = gather(u8, rel[sel] + off, dt)
-        return out
+        """:meth:`sample_values` of a walk's chunk (:func:`.fieldgather.chunk_sample_values`)."""
+        return fieldgather.chunk_sample_values(self, ch, rows, attr, size, field)
 
     def chunk_decode(self, ch: Chunk, i: int, attr: int, typ: int) -> dict[str, Any]:
         """Fields of record ``i`` of a walk's chunk (raises ValueError when malformed)."""
@@ -624,9 +460,10 @@ class Recording:
         """Index rows as perf reads a directory: ``data`` first, then every ``data.N``
         merged by time (equal times keep their order)."""
         n = len(self.columns)
-        if self.mode != "directory" or len(self.stream_starts) < 2:
+        starts = self.index.stream_starts
+        if self.mode != "directory" or len(starts) < 2:
             return np.arange(n)
-        cut = self.stream_starts[1]
+        cut = starts[1]
         rest = np.arange(cut, n)
         rest = rest[np.argsort(self.columns["time"][cut:n], kind="stable")]
         return np.concatenate([np.arange(cut), rest])

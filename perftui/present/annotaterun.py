@@ -26,8 +26,8 @@ from ..analysis.annotatefunction import (
 from ..analysis.filters import Filter
 from ..analysis.report import sample_rows
 from ..perfdata import Recording
-from ..symbols.codeloc import CodeImages, FunctionRef
-from ..symbols.resolver import Resolver, SymbolOptions
+from ..symbols.code.codeloc import CodeImages, FunctionRef
+from ..symbols.naming.resolver import Resolver, SymbolOptions
 from ..textsafe import safe
 from .annotate import function_dict
 from .annotatetext import print_annotation

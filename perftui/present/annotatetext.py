@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..analysis.annotate import Annotation
-from ..symbols.srclines import SourceLine
-from ..symbols.srctext import SourceFiles
+from ..symbols.code.srclines import SourceLine
+from ..symbols.code.srctext import SourceFiles
 from ..textsafe import safe
 
 __all__ = ["PERCENT_TITLES", "print_annotation"]

@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from ..analysis.diff import Diff, DiffRow, EventDiff, Mismatch
+from ..analysis.sortkeys import SORT_KEYS, Names
 from ..textsafe import safe
-from .report import PADDED_LAST, TEXT_HEADERS, text_widths
+from .report import TEXT_HEADERS, text_widths
 
 #: perf diff's column of the computation, and its width (builtin-diff.c ``columns``).
 COMPUTE_COLUMNS = {"delta-abs": ("Delta Abs", 9), "delta": ("Delta", 7),
@@ -23,9 +24,7 @@ def mismatch_text(m: Mismatch) -> str:
 
 def key_value(d: Diff, row: DiffRow, i: int) -> Any:
     """The JSON value of sort key ``i`` of a row (an unresolved symbol: its address)."""
-    if d.keys[i] == "sym":
-        return d.locs_of(row).label(row.loc)
-    return row.key[i]
+    return SORT_KEYS[d.keys[i]].ident_json(row.key[i], d.locs_of(row), row.loc)
 
 
 def is_kernel(d: Diff, row: DiffRow) -> bool:
@@ -34,16 +33,14 @@ def is_kernel(d: Diff, row: DiffRow) -> bool:
     return locs.dsos[locs.dso[row.loc]].kernel
 
 
+def side_names(d: Diff, row: DiffRow) -> Names:
+    """The names of the side that names ``row`` (its thread names for ``pid``)."""
+    return Names(d.locs_of(row), str, lambda tid: d.thread_name(row, tid))
+
+
 def key_text(d: Diff, row: DiffRow, i: int) -> str:
     """Sort key ``i`` of a row as perf diff prints it."""
-    k, v = d.keys[i], row.key[i]
-    if k == "pid":
-        return f"{v:>7}:{d.thread_name(row, v)}"
-    if k == "cpu":  # perf's %3.3d: at least three digits
-        return ("-" if v < 0 else "") + str(abs(v)).zfill(3)
-    if k == "sym":
-        return f"[{'k' if is_kernel(d, row) else '.'}] {key_value(d, row, i)}"
-    return str(v)
+    return SORT_KEYS[d.keys[i]].text(side_names(d, row), row.key[i], row.loc)
 
 
 def baseline_cell(row: DiffRow) -> str:
@@ -68,8 +65,8 @@ def _r(x: float | None) -> float | None:
 
 def row_json(d: Diff, row: DiffRow) -> dict[str, Any]:
     out: dict[str, Any] = {k: key_value(d, row, i) for i, k in enumerate(d.keys)}
-    if "sym" in d.keys:
-        out["kernel"] = is_kernel(d, row)
+    for k in d.keys:
+        out.update(SORT_KEYS[k].json_extra(side_names(d, row), row.loc))
     out.update(baseline=_r(row.baseline), new=_r(row.share), delta=_r(row.delta),
                ratio=_r(row.ratio),
                baseline_period=row.old.period if row.old is not None else None,
@@ -138,7 +135,7 @@ def print_diff(ed: EventDiff, out: TextIO, first: bool = True) -> None:
       + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(heads)) + "\n")
     w("# " + "." * 8 + "  " + "." * cwidth + "  "
       + "  ".join("." * widths[i] for i in range(len(heads))) + "\n#\n")
-    padded = bool(d.keys) and d.keys[-1] in PADDED_LAST  # (as perf report's last column)
+    padded = bool(d.keys) and SORT_KEYS[d.keys[-1]].padded_last  # (as perf report's)
     for r, c in zip(d.rows, cells, strict=True):
         line = (f"  {baseline_cell(r):>8}  {compute_cell(d, r):>{cwidth}}  "
                 + "  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(c)))

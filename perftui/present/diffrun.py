@@ -1,7 +1,9 @@
 """``perftui diff`` from two recordings to words: perf diff's table, or JSON.
 
-The recordings are read one after the other (index, resolve, group, then let go), so the
-peak memory is about one recording's, not two.
+The recordings are read one after the other (index, name, group, then let go), so the
+peak memory is about one recording's, not two.  Each side's names are those ``report``
+keeps in the index cache (:func:`~perftui.symbols.naming.samplestore.sample_locs`): a
+recording already reported is not named again.
 """
 
 from __future__ import annotations
@@ -13,7 +15,6 @@ from typing import TextIO
 
 from ..analysis.diff import (
     DEFAULT_COMPUTE,
-    DEFAULT_DIFF_SORT,
     Setup,
     SideTable,
     diff_events,
@@ -21,14 +22,16 @@ from ..analysis.diff import (
     recording_tables,
 )
 from ..analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
+from ..analysis.sortkeys import DEFAULT_DIFF_SORT
 from ..analysis.summary import sample_bounds, time_span
 from ..perfdata import PerfDataError, Recording, open_recording
 from ..perfdata.indexcache import IndexCache
-from ..symbols.cache import SymbolCache
-from ..symbols.resolver import Resolver, SymbolOptions
+from ..symbols.naming.resolver import SymbolOptions
+from ..symbols.tables.cache import SymbolCache
 from ..textsafe import safe
 from .diff import diffs_json, print_diff, print_preamble
 from .records import jsonable
+from .session import named_samples
 
 #: perf diff's files when none are named (builtin-diff.c data_init).
 DEFAULT_FILES = ("perf.data.old", "perf.data")
@@ -99,15 +102,17 @@ Opener = Callable[[str], Recording]
 
 def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache,
               opener: Opener | None = None) -> Side:
-    """Index, resolve and group one recording, then close it."""
+    """Index one recording (restored from the index cache when it has it, else kept
+    there), name its samples (the cache's names when it keeps them, as ``report``'s),
+    group them, then close it."""
     rec = (opener(path) if opener is not None else
            open_recording(path, spill=True, cache=req.cache, mapped=True))
     try:
         rec.build_index()
         flt = side_filter(rec, time, req.cpu)
-        res = Resolver(rec, req.symbols, cache=cache, kernel_first=True)
-        tables = recording_tables(res, req.keys, flt)
-        notes = list(res.notes) + (list(rec.cache.notes) if rec.cache is not None else [])
+        sl = named_samples(rec, req.symbols, False, cache)
+        tables = recording_tables(rec, sl, req.keys, flt)
+        notes = list(sl.notes) + (list(rec.cache.notes) if rec.cache is not None else [])
         return Side(path, tables, Setup.of(rec), notes, list(rec.errors))
     finally:
         rec.close()

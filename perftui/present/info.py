@@ -6,6 +6,7 @@ Every string from a recording goes through :func:`~perftui.textsafe.safe`.
 from __future__ import annotations
 
 import shlex
+import textwrap
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -59,3 +60,21 @@ def print_info(d: dict[str, Any], rec: Recording, out: TextIO,
             w(safe(f"  offset {e['offset']:#x} ({e['offset']}): {e['message']}") + "\n")
     for bit, msg in rec.feature_errors.items():
         w(safe(f"warning: feature {feature_name(bit)}: {msg}") + "\n")
+
+
+def print_name_notes(notes: list[str] | None, out: TextIO, width: int = 0) -> None:
+    """What naming the samples had to say (symbol files not found, stacks that could not be
+    unwound, with counts and DSOs), once each, wrapped at ``width`` (0: not); ``None``: not
+    named yet."""
+    out.write("\nsymbols and call stacks:\n")
+    if notes is None:
+        out.write("  the samples are not named yet (see this screen again once they are)\n")
+        return
+    if not notes:
+        out.write("  nothing to say: every file was found and every stack read\n")
+    for n in dict.fromkeys(notes):
+        text = safe(n, 2000)
+        if width > 8:
+            text = textwrap.fill(text, width - 2, subsequent_indent="    ",
+                                 break_on_hyphens=False)
+        out.write("  " + text.replace("\n", "\n  ") + "\n")

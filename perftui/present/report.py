@@ -10,43 +10,26 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from ..analysis.eventgroup import GroupTable
+from ..analysis.offcpu import OFFCPU_EVENT
 from ..analysis.profile import Profile, ProfileRow
-from ..symbols.locations import Locations
+from ..analysis.sortkeys import SORT_KEYS, UNRESOLVED_DSO_WIDTH, Names
+from ..symbols.naming.locations import Locations
 from ..textsafe import safe
 
-HEADERS = {"comm": "Command", "pid": "Pid:Command", "tid": "Tid", "dso": "Shared Object",
-           "sym": "Symbol", "cpu": "CPU", "module": "Module", "section": "Section"}
+__all__ = ["HEADERS", "TEXT_HEADERS", "Names", "RowGraph", "TableOptions", "frame_name",
+           "key_text", "key_value",
+           "lost_samples_header", "print_group_report", "print_report", "report_json",
+           "sample_count", "text_widths", "time_text"]
+
+#: each key's heading in the browser and the JSON's
+HEADERS = {k.name: k.header for k in SORT_KEYS.values()}
 #: the text report's headers: perf's own (sort_thread's is "    Pid:Command", 15 wide)
-TEXT_HEADERS = {**HEADERS, "pid": "    Pid:Command"}
-#: columns perf gives a fixed width, whatever their cells (cpu's "%*.*d" in 3: -001 overflows)
-FIXED_WIDTH = {"cpu": 3}
-UNRESOLVED_DSO_WIDTH = 16
-
-
-@dataclass
-class Names:
-    """What the words need besides the profile: locations, thread and comm names."""
-
-    locs: Locations
-    comm_name: Callable[[int], str]  # comm id -> name
-    thread_comm: Callable[[int], str]  # tid -> the thread's last name (perf's Pid:Command)
+TEXT_HEADERS = {k.name: k.stdio_header for k in SORT_KEYS.values()}
 
 
 def key_value(prof: Profile, names: Names, row: ProfileRow, i: int) -> Any:
     """The JSON value of sort key ``i`` of a row."""
-    key, code = prof.keys[i], row.key[i]
-    if key == "comm":
-        return names.comm_name(code)
-    if key in ("pid", "tid", "cpu"):
-        return code
-    if key == "sym":
-        return names.locs.label(row.loc)
-    return prof.codes.names[key][code]
-
-
-#: sort keys that perf prints padded to the column's width even in the last column
-#: (pid's "%7d:%-*.*s": the comm padded to the column's width less 8)
-PADDED_LAST = frozenset({"comm", "dso", "pid"})
+    return SORT_KEYS[prof.keys[i]].value(prof.codes, names, row.key[i], row.loc)
 
 
 def sample_count(n: int) -> str:
@@ -69,15 +52,8 @@ def lost_samples_header(lost: int, elided: dict[str, str] | None = None) -> str:
 
 def key_text(prof: Profile, names: Names, row: ProfileRow, i: int) -> str:
     """Sort key ``i`` of a row as perf report prints it."""
-    key, code = prof.keys[i], row.key[i]
-    if key == "pid":
-        return f"{code:>7}:{names.thread_comm(code)}"
-    if key == "cpu":  # perf's %*.*d with the column's width (3): 007, -001
-        return ("-" if code < 0 else "") + str(abs(code)).zfill(3)
-    if key == "sym":
-        level = "k" if names.locs.dsos[names.locs.dso[row.loc]].kernel else "."
-        return f"[{level}] {names.locs.label(row.loc)}"
-    return str(key_value(prof, names, row, i))
+    k = SORT_KEYS[prof.keys[i]]
+    return k.text(names, k.value(prof.codes, names, row.key[i], row.loc), row.loc)
 
 
 def report_json(prof: Profile, names: Names, event: str) -> dict[str, Any]:
@@ -85,17 +61,30 @@ def report_json(prof: Profile, names: Names, event: str) -> dict[str, Any]:
     rows = []
     for r in prof.rows:
         d: dict[str, Any] = {k: key_value(prof, names, r, i) for i, k in enumerate(prof.keys)}
-        if "sym" in prof.keys:
-            d["kernel"] = names.locs.dsos[names.locs.dso[r.loc]].kernel
+        for k in prof.keys:
+            d.update(SORT_KEYS[k].json_extra(names, r.loc))
         d["overhead"] = round(prof.overhead(r), 6)
         if prof.children:
             d["children"] = round(prof.children_overhead(r), 6)
         d["samples"] = r.samples
         d["period"] = r.self_period
         rows.append(d)
-    return {"event": event, "total_period": prof.total_period,
-            "total_samples": prof.total_samples, "sort": list(prof.keys),
-            "children": prof.children, "rows": rows}
+    doc = {"event": event, "total_period": prof.total_period,
+           "total_samples": prof.total_samples, "sort": list(prof.keys),
+           "children": prof.children, "rows": rows}
+    if event == OFFCPU_EVENT:
+        doc["period_unit"] = "ns"
+    return doc
+
+
+def time_text(ns: int) -> str:
+    """Nanoseconds as a time a person reads: ``1.502 s``, ``12.3 ms``, ``870 us``."""
+    for unit, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns >= scale - scale // 2000:  # (what would print as 1000 ms is 1.000 s)
+            v = ns / scale
+            return f"{v:.3f} {unit}" if v < 10 else f"{v:.1f} {unit}" if v < 100 \
+                else f"{v:.0f} {unit}"
+    return f"{ns} ns"
 
 
 def key_column(prof: Profile, names: Names, i: int) -> list[str]:
@@ -115,9 +104,10 @@ def key_column(prof: Profile, names: Names, i: int) -> list[str]:
 
 def text_widths(keys: tuple[str, ...], cols: list[list[str]], unresolved: bool) -> list[int]:
     """perf's widths of the key columns of a text table (``cols``: each column's cells):
-    its header's or its widest cell's, fixed for cpu; with ``unresolved`` (a row names no
-    symbol) the dso column at least an address's 16 digits (hists__set_unres_dso_col_len)."""
-    widths = [FIXED_WIDTH.get(k) or max([len(TEXT_HEADERS[k]), *map(len, cols[i])])
+    its header's or its widest cell's, a key's fixed width (cpu's 3); with ``unresolved``
+    (a row names no symbol) the dso column at least an address's 16 digits
+    (hists__set_unres_dso_col_len)."""
+    widths = [SORT_KEYS[k].fixed_width or max([len(TEXT_HEADERS[k]), *map(len, cols[i])])
               for i, k in enumerate(keys)]
     if unresolved and "dso" in keys:
         at = keys.index("dso")
@@ -125,51 +115,100 @@ def text_widths(keys: tuple[str, ...], cols: list[list[str]], unresolved: bool) 
     return widths
 
 
+#: what writes a row's call graph after its line (``graph(k, write)`` for row ``k``)
+RowGraph = Callable[[int, Callable[[str], object]], None]
+
+
+@dataclass(frozen=True)
+class TableOptions:
+    """perf report's ``-n``/``--show-nr-samples`` (a Samples column, each row's own
+    samples) and ``--percent-limit`` (rows whose overhead, children's with children, is
+    under it left out)."""
+
+    nr_samples: bool = False
+    percent_limit: float = 0.0
+
+
 def print_report(prof: Profile, names: Names, event: str, out: TextIO,
-                 elided: frozenset[str] = frozenset(), time: str | None = None) -> None:
-    """perf report --stdio's table (``-g none``): header lines, then one line a row; the
-    ``elided`` keys' columns left out (perf's for a --comms or --dsos of one name);
-    ``time``: the --time given, said as perf says it."""
-    _heading(out, prof.total_samples, prof.total_period, f"event '{event}'", time)
+                 elided: frozenset[str] = frozenset(), time: str | None = None,
+                 graph: RowGraph | None = None, opts: TableOptions = TableOptions()
+                 ) -> None:
+    """perf report --stdio's table: header lines, then one line a row (and with ``graph``
+    the row's call graph under it; without, ``-g none``'s table); the ``elided`` keys'
+    columns left out (perf's for a --comms or --dsos of one name); ``time``: the --time
+    given, said as perf says it."""
+    timed = event == OFFCPU_EVENT  # periods in ns: a Time column (children's, or self)
+    _heading(out, prof.total_samples, prof.total_period, f"event '{event}'", time, timed)
     ov, ch = prof.overhead, prof.children_overhead
-    if prof.children:
-        _table(prof, names, [("Children", 8), ("Self", 8)],
-               lambda k, r: [f"{ch(r):7.2f}%", f"{ov(r):7.2f}%"], out, elided)
-    else:
-        _table(prof, names, [("Overhead", 8)], lambda k, r: [f"{ov(r):7.2f}%"], out, elided)
+    heads = [("Children", 8), ("Self", 8)] if prof.children else [("Overhead", 8)]
+    if timed:
+        heads.append(("Time", 9))
+    if opts.nr_samples:
+        heads.append(("Samples", 12))
+
+    def cells(k: int, r: ProfileRow) -> list[str]:
+        got = [f"{ch(r):7.2f}%", f"{ov(r):7.2f}%"] if prof.children else [f"{ov(r):7.2f}%"]
+        if timed:
+            got.append(time_text(r.children_period if prof.children else r.self_period))
+        return [*got, str(r.samples)] if opts.nr_samples else got
+
+    def keep(k: int, r: ProfileRow) -> bool:
+        return (ch(r) if prof.children else ov(r)) >= opts.percent_limit
+
+    _table(prof, names, heads, cells, out, elided, graph,
+           keep if opts.percent_limit else None)
 
 
 def print_group_report(table: GroupTable, names: Names, out: TextIO,
-                       elided: frozenset[str] = frozenset(), time: str | None = None
+                       elided: frozenset[str] = frozenset(), time: str | None = None,
+                       graph: RowGraph | None = None, opts: TableOptions = TableOptions()
                        ) -> None:
     """perf report --stdio's table of an event group: its events' samples and periods
-    summed in the heading, and per overhead column one cell per member, 8 wide each."""
+    summed in the heading, and per overhead column one cell per member, 8 wide each
+    (``graph``: the rows' call graphs, the leader's)."""
     _heading(out, table.total_samples, table.total_period, f"events '{table.name}'", time)
     n = len(table.members)
 
-    def cells(shares: list[float]) -> str:
+    def pct(shares: list[float]) -> str:
         return "".join(f"{v:7.2f}%" for v in shares)
 
-    if table.profile.children:
-        _table(table.profile, names, [("Children", 8 * n), ("Self", 8 * n)],
-               lambda k, r: [cells(table.shares(k, True)), cells(table.shares(k, False))],
-               out, elided)
-    else:
-        _table(table.profile, names, [("Overhead", 8 * n)],
-               lambda k, r: [cells(table.shares(k, False))], out, elided)
+    children = table.profile.children
+    heads = [("Children", 8 * n), ("Self", 8 * n)] if children else [("Overhead", 8 * n)]
+    if opts.nr_samples:
+        heads.append(("Samples", 12 * n))
+
+    def cells(k: int, r: ProfileRow) -> list[str]:
+        got = [pct(table.shares(k, True)), pct(table.shares(k, False))] if children else \
+            [pct(table.shares(k, False))]
+        if opts.nr_samples:
+            got.append("".join(f"{c:>12}" for c in table.samples[k]))
+        return got
+
+    def keep(k: int, r: ProfileRow) -> bool:  # (the leader's share, as perf's)
+        return table.shares(k, children)[0] >= opts.percent_limit
+
+    _table(table.profile, names, heads, cells, out, elided, graph,
+           keep if opts.percent_limit else None)
 
 
-def _heading(out: TextIO, samples: int, period: int, what: str, time: str | None) -> None:
+def _heading(out: TextIO, samples: int, period: int, what: str, time: str | None,
+             timed: bool = False) -> None:
     slices = f" (time slices: {time})" if time else ""
     out.write(safe(f"# Samples: {sample_count(samples)} of {what}{slices}") + "\n")
-    out.write(f"# Event count (approx.): {period}\n#\n")
+    out.write(f"# Event count (approx.): {period}\n")
+    if timed:
+        out.write(f"# Total time: {time_text(period)}\n")
+    out.write("#\n")
 
 
 def _table(prof: Profile, names: Names, heads: list[tuple[str, int]],
            pcts: Callable[[int, ProfileRow], list[str]], out: TextIO,
-           elided: frozenset[str]) -> None:
+           elided: frozenset[str], graph: RowGraph | None = None,
+           keep: Callable[[int, ProfileRow], bool] | None = None) -> None:
     """The column headers and the rows: ``heads`` (name, width) of the overhead columns,
-    ``pcts(k, row)`` their cells for row ``k``, then the sort keys' columns."""
+    ``pcts(k, row)`` their cells for row ``k``, then the sort keys' columns; ``graph``:
+    writes each row's call graph after its line; ``keep``: the rows written (the widths
+    are every row's, as perf's)."""
     w = out.write
     shown = [i for i, k in enumerate(prof.keys) if k not in elided]
     shown_keys = tuple(prof.keys[i] for i in shown)
@@ -187,12 +226,16 @@ def _table(prof: Profile, names: Names, heads: list[tuple[str, int]],
     clean = all(safe(t) == t for col in cols for t in set(col))
     # perf aligns every column but the last; the last keeps what its own format gives:
     # comm, dso and pid:comm are padded to the column's width; sym and cpu are not
-    padded = bool(shown_keys) and shown_keys[-1] in PADDED_LAST
+    padded = bool(shown_keys) and SORT_KEYS[shown_keys[-1]].padded_last
     for k, r in enumerate(prof.rows):
+        if keep is not None and not keep(k, r):
+            continue
         text = line.format(*pcts(k, r), *(c[k] for c in cols))
         text = text if padded else text.rstrip()
         w((text if clean else safe(text)) + "\n")
-    w("\n")
+        if graph is not None:
+            graph(k, w)
+    w("\n\n")  # (perf report's after each event's table)
 
 
 def frame_name(locs: Locations, loc: int, as_script: bool = False) -> str:

@@ -1,44 +1,57 @@
 """``perftui report`` from an indexed recording to words: the hotspot table (text in perf
-report --stdio's shape, or JSON), folded stacks, or a speedscope file."""
+report --stdio's shape, or JSON), folded stacks, a speedscope file or a pprof file."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
-from ..analysis.calltree import build_tree
+import numpy as np
+
+from ..analysis.callgraph import (
+    CallGraphOptions,
+    RowGraphs,
+    for_rows,
+    order_callers_first,
+    row_graphs,
+)
 from ..analysis.eventgroup import event_groups, group_table
 from ..analysis.filters import Filter, FilterContext
+from ..analysis.offcpu import OFFCPU_EVENT, StateColumn, charged, off_cpu
 from ..analysis.report import (
     EventProfile,
     has_callchains,
+    located_keep,
     located_profiles,
-    resolved_blocks,
     sample_rows,
 )
-from ..analysis.sectionreport import keep_first_screen
+from ..analysis.sampleprofile import taker
+from ..analysis.stackcounts import stack_counts
 from ..analysis.summary import lost_samples
 from ..heap import trim
 from ..perfdata import Recording
-from ..symbols.modfiles import ModuleFiles
-from ..symbols.resolver import Resolver, SymbolOptions
-from ..symbols.samplestore import sample_locs
-from ..symbols.sectionmap import build_section_map
+from ..symbols.modules.sectionmap import build_section_map
+from ..symbols.naming.resolver import SymbolOptions
+from ..symbols.naming.samplelocs import SampleLocs
 from ..textsafe import safe
+from .atomicfile import atomic_file
+from .callgraph import GraphPrinter
 from .export import folded_stacks, speedscope
+from .pprof import write_pprof
 from .records import jsonable
 from .report import (
     Names,
+    RowGraph,
+    TableOptions,
     frame_name,
     lost_samples_header,
     print_group_report,
     print_report,
     report_json,
 )
+from .session import named_samples
 
 
 @dataclass
@@ -50,6 +63,7 @@ class ReportRequest:
     json: bool = False
     folded: bool = False
     speedscope: str | None = None
+    pprof: str | None = None  # a gzipped profile.proto written there
     flt: Filter = field(default_factory=Filter)
     dsos: frozenset[str] | None = None
     comms: frozenset[str] | None = None
@@ -62,6 +76,15 @@ class ReportRequest:
     #: event groups in one table each: None, the recording's (perf's default); True, every
     #: event in one (--group); False, none (--no-group)
     group: bool | None = None
+    #: the call graph under each row (-g); printed when the recording has callchains
+    call_graph: CallGraphOptions = field(default_factory=CallGraphOptions)
+    #: -n and --percent-limit
+    table: TableOptions = field(default_factory=TableOptions)
+    #: the sort order as given (perf leaves a graph's first frame out when it begins
+    #: with "sym"); None: the default
+    sort_given: str | None = None
+    #: --event offcpu-time made from sched_switch (``flt.attr`` is the sched_switch event)
+    offcpu: bool = False
 
     def thread_or_dso_filtered(self) -> bool:
         """Whether a filter perf applies to its table's entries (not to the samples) is
@@ -69,87 +92,83 @@ class ReportRequest:
         return bool(self.dsos or self.comms or self.flt.pids or self.flt.tids)
 
 
-def names_of(res: Resolver) -> Names:
-    """The names the words need, from a resolver."""
-    return Names(res.locs, lambda c: res.comm_names[c], res.thread_comm)
-
-
-class IndexSaver:
-    """A walked index kept in the cache for the next open, with what a reopened browser
-    draws its first screen from (:func:`keep_first_screen`: ~0.5 s at 4.85 M records),
-    before the names are kept with it (their attachment needs the entry).  Counted
-    before the resolver is made: beside its thread model the counting's temporaries
-    took a first report's peak from ~90 to ~125 MB of RssAnon."""
-
-    def __init__(self, rec: Recording, opts: SymbolOptions) -> None:
-        self.rec = rec
-        self.smap = build_section_map(rec)
-        self.files = ModuleFiles.of(rec, opts.modules_dirs)  # (the resolver's too)
-        keep_first_screen(rec, self.smap, self.files)
-        trim()  # the counting's temporaries
-        self._saved = False
-
-    def save(self) -> None:
-        """Keep the index (once)."""
-        if not self._saved:
-            self._saved = True
-            self.rec.save_index()
-
-
 def run_report(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> None:
     """Write the report of an indexed recording to ``out`` (notes to ``err``)."""
     children = has_callchains(rec) if req.children is None else req.children
-    saver = IndexSaver(rec, req.symbols) if rec.index_origin == "walk" else None
-    try:
-        if req.folded or req.speedscope:
-            stacks_out(rec, req, out, err, saver)
-        else:
-            table(rec, req, children, out, err, saver)
-    finally:
-        if saver is not None:
-            saver.save()
+    if req.folded or req.speedscope or req.pprof:
+        stacks_out(rec, req, out, err)
+    else:
+        table(rec, req, children, out, err)
 
 
-def _resolver(rec: Recording, req: ReportRequest, saver: IndexSaver | None) -> Resolver:
-    """The resolver that names every sample; the index saved once it is made."""
-    res = Resolver(rec, req.symbols, smap=saver.smap if saver else None,
-                   modfiles=saver.files if saver else None, kernel_first=True)
-    if saver is not None:
-        saver.save()
-    return res
-
-
-def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO,
-               saver: IndexSaver | None = None) -> None:
-    """Folded stacks and/or a speedscope file."""
-    res = _resolver(rec, req, saver)
-    rows = sample_rows(rec, req.flt, FilterContext(comms=None, smap=res.smap))
-    tree = build_tree(resolved_blocks(res, rows, True, req.dsos, req.comms), top_down=True)
-    names = names_of(res)
+def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> None:
+    """Folded stacks, a speedscope file and/or a pprof file, from every sample's names
+    (the cache's when they have them, as the table's)."""
+    sl = named_samples(rec, req.symbols, True)
+    notes = list(sl.notes)
+    keep = None
+    if req.offcpu:  # the sched_switch samples, each weighing its time off the CPU
+        oc = off_cpu(rec)
+        sl, keep = charged(sl, sl.rows, oc)
+        notes += oc.notes
+    pos = _positions(rec, req, sl, keep)
+    if not taker(pos, len(sl))[0]:  # (the file is still written: an empty profile)
+        notes.append(f"{rec.path}: no samples{_kept(req)}")
+    timed = req.offcpu or _timed_event(rec, req)
+    names = Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
 
     def loc_name(loc: int) -> str:
         return frame_name(names.locs, loc, as_script=True)
 
     def comm_name(c: int) -> str:
-        return res.comm_names[c]
+        return sl.comm_names[c]
 
-    if req.folded:
-        for line, count in folded_stacks(tree, loc_name, comm_name):
+    if req.pprof:
+        write_pprof(rec, sl, pos, req.pprof, loc_name)
+    counts = stack_counts(sl, pos) if req.folded or req.speedscope else None
+    if req.folded and counts is not None:
+        for line, count in folded_stacks(counts.paths(timed), loc_name, comm_name):
             out.write(f"{line} {count}\n")
-    if req.speedscope:
-        doc = speedscope(tree, loc_name, comm_name,
+    if req.speedscope and counts is not None:
+        doc = speedscope(counts.paths(timed), loc_name, comm_name,
                          lambda loc: names.locs.dso_name(loc, short=False),
-                         os.path.basename(rec.path))
+                         os.path.basename(rec.path), "nanoseconds" if timed else "none")
         write_atomically(req.speedscope, json.dumps(doc))
-    _notes(res, err)
+    _write_notes(notes, err)
 
 
-def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: TextIO,
-          saver: IndexSaver | None = None) -> None:
+def _timed_event(rec: Recording, req: ReportRequest) -> bool:
+    """Whether the one event asked for counts time (perf's own ``offcpu-time``): its
+    stacks are weighed by its period, in nanoseconds."""
+    a = req.flt.attr
+    return a is not None and 0 <= a < len(rec.attrs) and \
+        rec.attrs[a].display_name == OFFCPU_EVENT
+
+
+def _positions(rec: Recording, req: ReportRequest, sl: SampleLocs,
+               keep: np.ndarray | None = None) -> np.ndarray | slice:
+    """The positions in ``sl`` of the samples that the request's filters keep (and, given
+    ``keep``, are among those rows)."""
+    smap = build_section_map(rec) if req.flt.section else None
+    rows = sl.rows if req.flt.empty else sample_rows(rec, req.flt,
+                                                     FilterContext(comms=None, smap=smap))
+    if keep is not None:
+        rows = rows[np.isin(rows, keep)]
+    pos = sl.positions(rows)
+    if req.dsos or req.comms:
+        pos = located_keep(sl, np.arange(len(sl))[pos], req.dsos, req.comms)
+    return pos
+
+
+def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO,
+          err: TextIO) -> None:
     """The hotspot table, from every sample's locations (resolved, or from the cache)."""
-    # (the resolver is not kept: its symbol tables go before the counting)
-    sl = sample_locs(rec, req.symbols, children, lambda: _resolver(rec, req, saver))[0]
-    trim()
+    graphs = (not req.json and req.call_graph.mode != "none" and has_callchains(rec))
+    # with a cache the names are kept: with their stacks, so that every later output
+    # (--children, a call graph, --folded, the browser) reuses them
+    kept_whole = rec.cache is not None and has_callchains(rec)
+    sl = named_samples(rec, req.symbols, children or graphs or kept_whole)
+    notes = list(sl.notes)
     smap = build_section_map(rec) if req.flt.section else None
     rows = sl.rows if req.flt.empty else sample_rows(rec, req.flt,
                                                      FilterContext(comms=None, smap=smap))
@@ -158,8 +177,18 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
         every = replace(req.flt, pids=None, tids=None)
         total_rows = sl.rows if every.empty else sample_rows(
             rec, every, FilterContext(comms=None, smap=smap))
+    columns = None
+    if req.offcpu:  # the sched_switch samples, each weighing its time off the CPU
+        oc = off_cpu(rec)
+        sl, rows = charged(sl, rows, oc)
+        if total_rows is not None:
+            total_rows = total_rows[np.isin(total_rows, oc.rows)]
+        columns = {"state": StateColumn(oc)}
+        notes += oc.notes
     eps = located_profiles(rec, sl, rows, req.keys, children, req.dsos, req.comms,
-                           total_rows)
+                           total_rows, columns)
+    if req.offcpu:
+        eps = [replace(ep, event=OFFCPU_EVENT) for ep in eps]
     trim()  # the counting's temporaries: freed, given back before the rows are written
     names = Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
     if req.json:
@@ -171,18 +200,20 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO, err: 
             d["events"] = docs
         out.write(json.dumps(jsonable(d)) + "\n")
     elif not eps:  # (perf: "The FILE data has no samples!", status 0)
-        kept = "" if req.flt.empty and not (req.dsos or req.comms) else \
-            " that the filters keep"
-        err.write(safe(f"perftui report: {rec.path}: no samples{kept}") + "\n")
+        err.write(safe(f"perftui report: {rec.path}: no samples{_kept(req)}") + "\n")
     else:
-        write_tables(rec, req, eps, names, sl.comm_names, out)
-    _write_notes(sl.notes, err)
+        write_tables(rec, req, eps, names, sl.comm_names, out, sl if graphs else None,
+                     columns)
+    _write_notes(notes, err)
 
 
 def write_tables(rec: Recording, req: ReportRequest, eps: list[EventProfile], names: Names,
-                 comm_names: list[str], out: TextIO) -> None:
+                 comm_names: list[str], out: TextIO, sl: SampleLocs | None = None,
+                 columns: dict[str, Any] | None = None) -> None:
     """The text: perf's lines above the tables, then each event's table in attr order, an
-    event group's (as perf by default; none with --event) where its leader's would be."""
+    event group's (as perf by default; none with --event) where its leader's would be;
+    with ``sl`` (the names, callchains kept) each row's call graph under it (``columns``:
+    per-sample key columns besides the index's, off-CPU's ``state``)."""
     elided = {k: next(iter(v)) for k, v in (("comm", req.comms), ("dso", req.dsos))
               if v is not None and len(v) == 1}
     out.write(lost_samples_header(lost_samples(rec), elided))
@@ -196,15 +227,42 @@ def write_tables(rec: Recording, req: ReportRequest, eps: list[EventProfile], na
         if g is not None:
             members = [by_attr[m].profile if m in by_attr else None for m in g.members]
             if any(p is not None for p in members):
-                print_group_report(group_table(g.name, members, comm_names), names, out,
-                                   frozenset(elided), req.time)
+                table = group_table(g.name, members, comm_names)
+                lead = by_attr.get(g.leader)
+                graph = None
+                if sl is not None and lead is not None:
+                    rg = for_rows(_graphs(rec, sl, lead, req, columns), lead.profile,
+                                  table.profile.rows)
+                    order = order_callers_first(table.profile, rg)
+                    table.self_period = [table.self_period[j] for j in order]
+                    table.children_period = [table.children_period[j] for j in order]
+                    table.samples = [table.samples[j] for j in order]
+                    graph = _printer(rg, sl, req)
+                print_group_report(table, names, out, frozenset(elided), req.time, graph,
+                                   req.table)
         elif a not in in_group:
             ep = by_attr[a]
-            print_report(ep.profile, names, ep.event, out, frozenset(elided), req.time)
+            graph = None
+            if sl is not None:
+                rg = _graphs(rec, sl, ep, req, columns)
+                order_callers_first(ep.profile, rg)
+                graph = _printer(rg, sl, req)
+            print_report(ep.profile, names, ep.event, out, frozenset(elided), req.time,
+                         graph, req.table)
 
 
-def _notes(res: Resolver, err: TextIO) -> None:
-    _write_notes(res.notes, err)
+def _graphs(rec: Recording, sl: SampleLocs, ep: EventProfile, req: ReportRequest,
+            columns: dict[str, Any] | None = None) -> RowGraphs:
+    c = rec.columns
+    return row_graphs(sl, ep.positions, {"tid": c["tid"], "cpu": c["cpu"], **(columns or {})},
+                      ep.profile, req.call_graph)
+
+
+def _printer(rg: RowGraphs, sl: SampleLocs, req: ReportRequest) -> RowGraph:
+    """What writes each row's graph (perf leaves the first frame of a single chain out
+    when the sort order given begins with ``sym``)."""
+    skip = req.sort_given is not None and req.sort_given.startswith("sym")
+    return GraphPrinter(rg, sl.locs, skip).write
 
 
 def _write_notes(notes: list[str], err: TextIO) -> None:
@@ -212,15 +270,12 @@ def _write_notes(notes: list[str], err: TextIO) -> None:
         err.write(safe(f"perftui report: {n}") + "\n")
 
 
+def _kept(req: ReportRequest) -> str:
+    """How 'no samples' ends: whether filters left them out."""
+    return "" if req.flt.empty and not (req.dsos or req.comms) else " that the filters keep"
+
+
 def write_atomically(path: str, text: str) -> None:
     """Write ``path`` through a temporary file in its directory and a rename."""
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".perftui-", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with atomic_file(path) as f:
+        f.write(text)

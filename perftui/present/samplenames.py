@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..perfdata import Recording, RecordType
-from ..symbols.resolved import ResolvedSamples
-from ..symbols.resolver import Resolver
+from ..symbols.naming.inlines import InlineNames
+from ..symbols.naming.resolved import ResolvedSamples
+from ..symbols.naming.resolver import Resolver
+from ..symbols.unwind import overlay
 
 BLOCK = 1 << 14
 
@@ -21,8 +23,11 @@ BLOCK = 1 << 14
 def _frame(res: Resolver, loc: int, ip: int, off: int) -> dict[str, Any]:
     locs = res.locs
     name = locs.name[loc]
-    return {"ip": ip, "dso": locs.dsos[locs.dso[loc]].name, "sym": name,
-            "symoff": off if name is not None else None}
+    out = {"ip": ip, "dso": locs.dsos[locs.dso[loc]].name, "sym": name,
+           "symoff": off if name is not None else None}
+    if loc in locs.inlined:
+        out["inlined"] = True  # perf script: "name (inlined)", without the dso
+    return out
 
 
 class SampleNamer:
@@ -38,6 +43,10 @@ class SampleNamer:
                        else np.sort(np.asarray(rows, dtype=np.int64)))
         self._block: ResolvedSamples | None = None
         self._pos: dict[int, int] = {}
+        #: inline chains of unwound frames (perf's --inline); the unwound rows, known once
+        #: the resolver has read the callchains
+        self._inline = InlineNames(res) if res.opts.inline else None
+        self._unwound: np.ndarray | None = None
 
     def _load(self, row: int) -> None:
         at = int(np.searchsorted(self.sorted, row))
@@ -67,9 +76,24 @@ class SampleNamer:
             out["section"] = section
         a, b = int(s.chain_starts[k]), int(s.chain_starts[k + 1])
         if b > a:
-            out["frames"] = [_frame(res, int(s.chain_locs[j]), int(s.chain_ips[j]),
-                                    int(s.chain_offs[j])) for j in range(a, b)]
+            chains = self._chains_of(row)
+            frames = []
+            for j in range(a, b):
+                fl, ip, off = int(s.chain_locs[j]), int(s.chain_ips[j]), int(s.chain_offs[j])
+                expanded = chains.chain(fl, off) if chains is not None else None
+                frames += [_frame(res, x, ip, off) for x in expanded or (fl,)]
+            out["frames"] = frames
         return out
+
+    def _chains_of(self, row: int) -> InlineNames | None:
+        """The inline chains for a sample's frames when its user stack was unwound."""
+        if self._inline is None:
+            return None
+        if self._unwound is None:
+            self._unwound = overlay.unwound_rows(self.rec)
+        u = self._unwound
+        k = int(np.searchsorted(u, row))
+        return self._inline if k < len(u) and int(u[k]) == row else None
 
 
 def where(names: dict[str, Any]) -> str:

@@ -20,3 +20,4 @@ class SymbolOptions:
     debug_dir: str | None = None  # the build-id cache (default ~/.debug)
     perfmap_dir: str = "/tmp"  # where perf-<pid>.map files are
     proc_kallsyms: str = "/proc/kallsyms"  # the running kernel's (when it matches)
+    inline: bool = True  # --inline / --no-inline: inlined frames in unwound stacks

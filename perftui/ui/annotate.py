@@ -27,9 +27,10 @@ from textual.worker import get_current_worker
 from ..analysis.annotate import Annotation
 from ..analysis.annotatefunction import FunctionAnnotation
 from ..analysis.annotator import Annotator
-from ..symbols.codeloc import FunctionRef
-from ..symbols.srctext import SourceFiles
+from ..symbols.code.codeloc import FunctionRef
+from ..symbols.code.srctext import SourceFiles
 from ..textsafe import safe
+from .messages import AnnotateWanted
 from .screens import BackScreen
 
 __all__ = ["AnnotateScreen", "AnnotateTable", "Callee", "SampleTarget", "Target"]
@@ -369,4 +370,4 @@ class AnnotateScreen(BackScreen):
         dso = None
         if fa is not None:
             dso = self.annotator.resolver.locs.dsos[fa.ref.dso].short_name
-        self.app.open_annotate(Callee(callee, dso))  # type: ignore[attr-defined]
+        self.post_message(AnnotateWanted(Callee(callee, dso)))

@@ -24,10 +24,13 @@ from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
 from ..analysis.diff import Diff, DiffRow
-from ..present.diff import COMPUTE_COLUMNS, is_kernel, key_value, mismatch_text
+from ..analysis.sortkeys import SORT_KEYS
+from ..present.diff import COMPUTE_COLUMNS, is_kernel, mismatch_text
+from ..present.diff import key_text as diff_key_text
 from ..textsafe import safe
 from .crashing import CrashReportingApp
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level, Line, Shown, first_section
+from .typeahead import TypeAheadApp
 from .widgets.panes import bar
 from .widgets.timeline import Timeline
 
@@ -88,27 +91,18 @@ class DiffTable(DataTable):
         Binding("enter", "select_cursor", "Open", id="diff.open",
                 tooltip="open a module section: its symbols, each with its delta (on a "
                         "module's line, its first section)"),
-        Binding("backspace", "up", "Up", id="diff.up",
+        Binding("backspace", "app.up", "Up", id="diff.up",
                 tooltip="back up one level of the drill-down"),
-        Binding("c", "compute", "Compute", id="diff.compute",
+        Binding("c", "app.compute", "Compute", id="diff.compute",
                 tooltip="order by the size of the change (perf diff's default), the change, "
                         "or the ratio"),
-        Binding("v", "view", "View", id="diff.view",
+        Binding("v", "app.view", "View", id="diff.view",
                 tooltip="module sections drill-down / perf diff's dso,sym table"),
         Binding("home", "first_row", "First", show=False, id="diff.home",
                 tooltip="first / last row"),
         Binding("end", "last_row", "Last", show=False, id="diff.end",
                 tooltip="first / last row"),
     ]
-
-    def action_up(self) -> None:
-        self.app.action_up()  # type: ignore[attr-defined]
-
-    def action_compute(self) -> None:
-        self.app.action_compute()  # type: ignore[attr-defined]
-
-    def action_view(self) -> None:
-        self.app.action_view()  # type: ignore[attr-defined]
 
     def action_first_row(self) -> None:
         if self.row_count:
@@ -145,7 +139,7 @@ class DiffHelp(Screen):
         self.query_one("#help", Static).update(self._text())
 
 
-class DiffApp(CrashReportingApp):
+class DiffApp(TypeAheadApp, CrashReportingApp):
     """Compare two recordings (opened already; indexed on mount)."""
 
     TITLE = "perftui diff"
@@ -182,7 +176,7 @@ class DiffApp(CrashReportingApp):
 
     MAIN_ONLY = frozenset({"up", "focus_side", "focus_table", "next_event"})
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
         """The main screen's keys do nothing (and are not shown) on the help screen."""
         return not (action in self.MAIN_ONLY and len(self.screen_stack) > 1)
 
@@ -313,9 +307,8 @@ class DiffApp(CrashReportingApp):
         table.clear(columns=True)
         cname = COMPUTE_COLUMNS[d.compute][0]
         heads = ["baseline", "new", "delta"] + (["ratio"] if wide else [])
-        names = {"module": "module", "section": "section",
-                 "dso": "shared object" if wide else "dso", "sym": "symbol",
-                 "module/section": "module / section"}
+        names = {k.name: k.wide_label if wide else k.label for k in SORT_KEYS.values()}
+        names["module/section"] = "module / section"
         keys = ["module/section"] if level.by_module else list(level.shown)
         lines = [ln.row for ln in shown.lines]
         shares = [x for r in lines for x in (r.baseline, r.share) if x is not None]
@@ -487,12 +480,9 @@ class DiffApp(CrashReportingApp):
 
 
 def key_text(d: Diff, r: DiffRow, key: str) -> str:
-    """A key of a row as the table shows it (``[k]``/``[.]`` before a symbol)."""
-    i = d.keys.index(key)
-    v = key_value(d, r, i)
-    if key == "sym":
-        return f"[{'k' if is_kernel(d, r) else '.'}] {v}"
-    return str(v)
+    """A key of a row as the table shows it (perf diff's text: ``[k]``/``[.]`` before a
+    symbol)."""
+    return diff_key_text(d, r, d.keys.index(key))
 
 
 def module_name(d: Diff, r: DiffRow) -> str:

@@ -23,15 +23,16 @@ from ..analysis.diff import (
     recording_tables,
 )
 from ..analysis.filters import Filter
-from ..analysis.profile import NO_VALUE
+from ..analysis.sortkeys import NO_VALUE
 from ..perfdata import Recording
-from ..symbols.cache import SymbolCache
-from ..symbols.resolver import Resolver, SymbolOptions
+from ..present.session import named_samples
+from ..symbols.naming.resolver import SymbolOptions
+from ..symbols.naming.samplelocs import SampleLocs
+from ..symbols.tables.cache import SymbolCache
 from .model import Model
 
 #: Every table is grouped once by all the keys a view needs, then rolled up.
 FULL_KEYS = ("module", "section", "dso", "sym")
-VIEWS = ("sections", "symbols")
 COMPUTE_CYCLE = ("delta-abs", "delta", "ratio")
 
 Tables = dict[tuple[int, int], tuple[str, SideTable]]
@@ -128,7 +129,8 @@ def first_section(sections: Diff, module: object) -> str | None:
 
 
 class DiffSide:
-    """One recording: its index, resolver and tables under its time range."""
+    """One recording: its index, its samples' names (named once: the index cache's when it
+    keeps them) and tables under its time range."""
 
     def __init__(self, name: str, rec: Recording, modules_dirs: list[str],
                  symbols: SymbolOptions, cache: SymbolCache) -> None:
@@ -137,18 +139,18 @@ class DiffSide:
         self.model = Model(rec, modules_dirs)  # what the timeline reads
         self.symbols = symbols
         self.cache = cache
-        self.res: Resolver | None = None
+        self.sl: SampleLocs | None = None
         self.tables: Tables = {}
         self.time_range: tuple[int, int] | None = None
         self.ready = False
         self.error: str | None = None
-        self.lock = threading.Lock()  # one computation at a time uses the resolver
+        self.lock = threading.Lock()  # one computation at a time
 
     def load(self, progress: Callable[[int, int], None] | None = None) -> None:
-        """Index the recording, then group its samples (in a worker)."""
+        """Index the recording, name its samples, then group them (in a worker)."""
         self.rec.build_index(progress=progress, budget=0.25)
         self.model.update_stats()
-        self.res = Resolver(self.rec, self.symbols, cache=self.cache)
+        self.sl = named_samples(self.rec, self.symbols, False, self.cache)
         self.compute()
         self.ready = True
 
@@ -156,15 +158,15 @@ class DiffSide:
         """Group the samples in the current time range (in a worker)."""
         with self.lock:
             rng = self.time_range
-            assert self.res is not None
-            tables = recording_tables(self.res, FULL_KEYS, Filter().within(rng))
+            assert self.sl is not None
+            tables = recording_tables(self.rec, self.sl, FULL_KEYS, Filter().within(rng))
             if rng == self.time_range:
                 self.tables = tables
             return tables
 
     @property
     def notes(self) -> list[str]:
-        return list(dict.fromkeys(self.res.notes)) if self.res is not None else []
+        return list(dict.fromkeys(self.sl.notes)) if self.sl is not None else []
 
 
 @dataclass

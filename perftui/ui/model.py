@@ -30,16 +30,16 @@ from ..perfdata import Recording, RecordType, type_name
 from ..perfdata.colstore import ColumnStore
 from ..perfdata.constants import CONTEXT_MARKERS
 from ..present.records import summary
-from ..symbols.locations import Locations
-from ..symbols.modfiles import ModuleFiles
+from ..symbols.modules.modfiles import ModuleFiles
+from ..symbols.modules.sectionmap import SectionMap, build_section_map
+from ..symbols.modules.symbolize import Symbolizer
+from ..symbols.naming.locations import Locations
+from ..symbols.naming.samplelocs import SampleLocs, plain_alloc
 from ..symbols.options import SymbolOptions
-from ..symbols.samplelocs import SampleLocs, plain_alloc
-from ..symbols.sectionmap import SectionMap, build_section_map
-from ..symbols.symbolize import Symbolizer
 
 if TYPE_CHECKING:
     from ..analysis.samplegroups import SampleGroups
-    from ..symbols.resolver import Resolver
+    from ..symbols.naming.resolver import Resolver
 
 BLOCK = 1 << 20  # rows per pass of a whole-index scan
 
@@ -69,7 +69,6 @@ class Model:
         self.modules_dirs = list(modules_dirs or (symbols.modules_dirs if symbols else []))
         self.lock = threading.Lock()
         self.done = False
-        self.bytes_done = 0
         # the one place that names threads: every comm shown and comm= go through it
         self.comms: CommModel = CommTable(rec)
         self.smap: SectionMap | None = None
@@ -85,7 +84,6 @@ class Model:
         self.symbol_options = dataclasses.replace(symbols or SymbolOptions(),
                                                   modules_dirs=self.modules_dirs)
         self.sample_rows: np.ndarray | None = None  # SAMPLE index rows, ascending
-        self.leaf_loc: np.ndarray | None = None  # location id of each sample's ip
         # every sample grouped by thread, CPU, event, own location and stack (profiles)
         self.groups: SampleGroups | None = None
         self._names_store: ColumnStore | None = None
@@ -98,7 +96,6 @@ class Model:
         self._view_n = -1
         self._first_time = 0
         # running totals over the rows indexed so far (see update_stats)
-        self.stats_n = 0
         self.samples = 0
         self.sample_span = (0, 0)
         self.any_span = (0, 0)
@@ -123,7 +120,7 @@ class Model:
         walk, what the cache keeps besides the columns (fine timeline bins, the report)."""
         rec = self.rec
         self.comms = tasks.comm_model(rec)  # the one place a thread-name model is chosen
-        if rec.index_origin != "cache" or self.smap is None or self.files is None:
+        if rec.index.origin != "cache" or self.smap is None or self.files is None:
             self.smap = build_section_map(rec)
             self.files = ModuleFiles.of(rec, self.modules_dirs)
         self.symbolizer = Symbolizer(self.smap, self.files)
@@ -133,7 +130,7 @@ class Model:
             self.report = rep
         if self.report is not None:
             self.report.load_files()  # finds and reads .ko files: here, in the worker
-        if rec.index_origin == "walk" and rec.indexed:
+        if rec.index.origin == "walk" and rec.indexed:
             keep_first_screen(rec, self.smap, self.files)
         self.done = True
 
@@ -145,7 +142,7 @@ class Model:
         The names come from the index cache when it has them for these symbol options and
         the symbol files are unchanged (no thread model, no resolver); else a resolver
         names them, the cache keeps them for the next open, of the browser or of ``perftui
-        report`` (the same :func:`~perftui.symbols.samplestore.sample_locs`), and the
+        report`` (the same :func:`~perftui.present.session.named_samples`), and the
         resolver goes (``stage(what)`` before it is made: the thread model's replay takes
         seconds at 50 M records, before the first ``progress``).  Either way
         :attr:`resolver` stays None until annotate asks.  The
@@ -158,7 +155,8 @@ class Model:
             return
         from ..analysis.groupstore import sample_groups
         from ..analysis.report import has_callchains
-        from ..symbols.samplestore import attachment_name, sample_locs
+        from ..present.session import named_samples
+        from ..symbols.naming.samplestore import attachment_name
 
         rec, smap, files = self.rec, self.smap, self.files
         chains = has_callchains(rec)
@@ -166,22 +164,11 @@ class Model:
         store = self._names_arrays_store()
         rows = self._rows_array(store)
         alloc = store.array if store is not None else plain_alloc
-
-        def make() -> Resolver:
-            from ..symbols.resolver import Resolver
-
-            if stage is not None:
-                stage("replaying the recording's thread and map events")
-            return Resolver(rec, self.symbol_options, smap=smap, modfiles=files,
-                            kernel_first=True)
-
-        sl, res = sample_locs(rec, self.symbol_options, chains, make, rows=rows,
-                              alloc=alloc, progress=progress)
         # the resolver (its thread model and symbol tables: ~100 MB at 10^6 map versions)
         # goes before the groups are made, as on a reopen from the cache; annotate makes it
         # again when first asked (:meth:`ensure_resolver`), naming into the same locations
-        del res
-        heap.trim()  # the resolver and its per-block temporaries
+        sl = named_samples(rec, self.symbol_options, chains, smap=smap, files=files,
+                           rows=rows, alloc=alloc, progress=progress, stage=stage)
         c = rec.columns
 
         def columns(r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -193,7 +180,7 @@ class Model:
                                        sl.comm_names, self.comms)
         with self.lock:
             self.names = sl
-            self.sample_rows, self.leaf_loc = sl.rows, sl.leaf
+            self.sample_rows = sl.rows
             self.groups = grouped
             self.comms = comms  # perf's names: fork inherits, exec renames, swapper
         self.invalidate()
@@ -206,7 +193,7 @@ class Model:
         with self._resolver_lock:
             if self.resolver is not None:
                 return self.resolver
-            from ..symbols.resolver import Resolver
+            from ..symbols.naming.resolver import Resolver
 
             res = Resolver(self.rec, self.symbol_options, smap=self.smap,
                            modfiles=self.files)
@@ -316,7 +303,6 @@ class Model:
         for a recording reopened from the cache): nothing to scan."""
         st = self.rec.stats
         with self.lock:
-            self.stats_n = self.n
             self.samples = st.samples
             self.sample_span, self.any_span = st.sample_span, st.any_span
 

@@ -12,14 +12,12 @@ may be slow on a big recording: the views call it from thread workers.  No widge
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
 from .. import heap
 from ..analysis.filters import Filter
-from ..analysis.profile import DEFAULT_SORT
 from ..analysis.samplegroups import (
     GroupCodes,
     GroupProfile,
@@ -32,7 +30,9 @@ from ..analysis.samplegroups import (
     select,
     top_down,
 )
+from ..analysis.sortkeys import DEFAULT_SORT
 from ..analysis.stacktree import Trie, TrieBuilder
+from ..lru import LRU
 from ..present.report import Names, key_text
 from ..present.report import frame_name as folded_name
 from .model import Model
@@ -59,8 +59,8 @@ class ProfileData:
         self._lock = threading.Lock()
         self._codes: GroupCodes | None = None
         self._codes_of: SampleGroups | None = None
-        self._selections: OrderedDict[Scope, Selection] = OrderedDict()
-        self._tables: OrderedDict[tuple[object, ...], GroupProfile] = OrderedDict()
+        self._selections: LRU[Scope, Selection] = LRU(8)
+        self._tables: LRU[tuple[object, ...], GroupProfile] = LRU(16)
         self._labels: list[str] | None = None
         self._flame_labels: list[str] | None = None
         self._flame: tuple[SampleGroups, Trie, np.ndarray] | None = None
@@ -132,17 +132,13 @@ class ProfileData:
         st = self.model.groups
         if st is None:
             return None
-        with self._lock:
-            got = self._selections.get(scope)
+        got = self._selections.get(scope)
         if got is not None and got.store is st:
             return got
         sel = select(st, self._mask(st, scope.flt), scope.attr)
         if scope.section is not None:
             sel = sel.restrict(self.section_groups(st, scope.section))
-        with self._lock:
-            self._selections[scope] = sel
-            while len(self._selections) > 8:
-                self._selections.popitem(last=False)
+        self._selections.put(scope, sel)
         return sel
 
     def _mask(self, st: SampleGroups, flt: Filter) -> np.ndarray | None:
@@ -182,15 +178,11 @@ class ProfileData:
             return None
         children = children and st.callchains
         key = (scope, keys, children)
-        with self._lock:
-            got = self._tables.get(key)
+        got = self._tables.get(key)
         if got is not None and got.selection.store is st:
             return got
         gp = group_profile(sel, keys, children, self.codes())
-        with self._lock:
-            self._tables[key] = gp
-            while len(self._tables) > 16:
-                self._tables.popitem(last=False)
+        self._tables.put(key, gp)
         return gp
 
     @staticmethod

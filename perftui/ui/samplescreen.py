@@ -10,6 +10,7 @@ from textual.binding import Binding
 from textual.widgets import Footer, Label
 
 from ..textsafe import safe
+from .messages import ProfileReturn, RecordWanted
 from .model import Model
 from .screens import BackScreen
 from .widgets.linelist import LineList
@@ -85,7 +86,5 @@ class ProfileSamplesScreen(BackScreen):
         msg.stop()
         if not len(self.rows):
             return
-        from .app import ProfileReturn
-
         back = ProfileReturn(self.rows, self.title_text, self.body, msg.index)
-        self.app.jump_to_record(int(self.rows[msg.index]), back)  # type: ignore[attr-defined]
+        self.post_message(RecordWanted(int(self.rows[msg.index]), back))

@@ -11,9 +11,10 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Label, Static
 
 from ..analysis.sections import split_by
+from ..symbols.modules.sectiontable import NO_SYMBOL
 from ..symbols.options import ASSUMED_TEXT
-from ..symbols.sectiontable import NO_SYMBOL
 from ..textsafe import safe
+from .messages import AnnotateWanted, RecordWanted, ReturnPath
 from .model import Model
 from .widgets.panes import bar
 
@@ -194,7 +195,7 @@ class SectionScreen(BackScreen):
             self.notify("no symbol covers these addresses: nothing to annotate", timeout=3)
             return
         module = rep.smap.entries[self.entry].module
-        self.app.open_annotate((f"[{module}]", name))  # type: ignore[attr-defined]
+        self.post_message(AnnotateWanted((f"[{module}]", name)))
 
 
 class SamplesScreen(BackScreen):
@@ -265,12 +266,10 @@ class SamplesScreen(BackScreen):
         event.stop()
         r = event.cursor_row
         if 0 <= r < len(self.rows):
-            from .app import ReturnPath
-
             below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
             sym_row = below.cursor if isinstance(below, SectionScreen) else 0
             back = ReturnPath(self.entry, sym_row, self.symbol, r)
-            self.app.jump_to_record(int(self.rows[r]), back)  # type: ignore[attr-defined]
+            self.post_message(RecordWanted(int(self.rows[r]), back))
 
     def action_annotate(self) -> None:
         """``a``: annotate the function of the sample under the cursor."""
@@ -278,11 +277,12 @@ class SamplesScreen(BackScreen):
 
         r = self.query_one(DataTable).cursor_row
         if 0 <= r < len(self.rows):
-            self.app.open_annotate(SampleTarget(int(self.rows[r])))  # type: ignore[attr-defined]
+            self.post_message(AnnotateWanted(SampleTarget(int(self.rows[r]))))
 
 
 class InfoScreen(BackScreen):
-    """Header and feature information (``perf report --header-only`` and ``--stats``)."""
+    """Header and feature information (``perf report --header-only`` and ``--stats``), and
+    what naming the samples had to say (files not found, stacks not unwound)."""
 
     DEFAULT_CSS = """
     InfoScreen VerticalScroll { border: round $accent; overflow-x: auto; }
@@ -296,12 +296,15 @@ class InfoScreen(BackScreen):
     def compose(self) -> ComposeResult:
         import io
 
-        from ..present.info import print_info
+        from ..present.info import print_info, print_name_notes
 
         buf = io.StringIO()
         m = self.model
         print_info(m.info(), m.rec, buf, fmt_time=lambda t: f"{m.fmt_time(t)} {m.time_unit}",
                    errors=True)
+        names = m.names
+        print_name_notes(names.notes if names is not None else None, buf,
+                         self.app.size.width - 4)
         scroll = VerticalScroll()
         scroll.border_title = "recording information"
         with scroll:

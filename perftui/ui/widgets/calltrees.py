@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.message import Message
 
 from ...analysis.samplegroups import GroupTree
-from ...symbols.locations import Locations
+from ...symbols.naming.locations import Locations
 from .frames import frame_text, pct_text
 from .linelist import LineList
 

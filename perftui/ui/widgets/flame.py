@@ -26,8 +26,9 @@ from textual.worker import get_current_worker
 
 from ...analysis.samplegroups import GroupTree
 from ...crash import crash_line, write_traceback
-from ...symbols.locations import Locations
+from ...symbols.naming.locations import Locations
 from ...textsafe import safe
+from ..messages import BodyWanted
 from ..profiledata import ProfileData, Scope
 from .frames import KIND_COLOURS, LEGEND, EventChoice, frame_kind, frame_name, where_text
 from .linelist import wrap_note
@@ -617,7 +618,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         self.action_leave()
 
     def action_leave(self) -> None:
-        self.app.show_body(self.came_from)  # type: ignore[attr-defined]
+        self.post_message(BodyWanted(self.came_from))
 
 
 def _frame_row_blocks(data: ProfileData, scope: Scope, tree: GroupTree, node: int

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ...present.report import frame_name as folded_name
-from ...symbols.locations import Locations
+from ...symbols.naming.locations import Locations
 from ...textsafe import safe
 
 #: background colours of flame-graph frames by kind, a few shades each (neighbours differ)

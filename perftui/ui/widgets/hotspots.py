@@ -13,14 +13,15 @@ from textual.widget import Widget
 
 from ...analysis.profile import Profile
 from ...analysis.samplegroups import GroupProfile
+from ...analysis.sortkeys import DEFAULT_SORT, EVENT_KEYS, SORT_KEYS
 from ...present.report import HEADERS, Names, key_text
 from ...textsafe import safe
+from ..messages import AnnotateWanted
 from .frames import pct_text
 from .linelist import LineList
 
 #: widest a key column gets (the last one takes what is left)
-WIDTH_CAP = {"comm": 16, "pid": 24, "tid": 7, "cpu": 3, "dso": 24, "module": 20,
-             "section": 20, "sym": 48}
+WIDTH_CAP = {k.name: k.browser_width for k in SORT_KEYS.values()}
 NATURAL_CAP = 96  # widest a column is measured (a wide terminal shows up to its share)
 WIDTH_SCAN = 4096  # distinct values measured per column at most
 LAST_WANTS = 26  # what the last key column (the symbol) keeps on a narrow terminal
@@ -93,8 +94,8 @@ class HotspotTable(LineList):
         Binding("enter", "choose", "Callers/callees", id="hot.focus",
                 tooltip="the row's callers and callees, as trees"),
         Binding("s", "sort_keys", "Sort", id="hot.sort",
-                tooltip="sort keys: comm pid tid dso sym cpu module section (perf's "
-                        "default comm,dso,sym)"),
+                tooltip=f"sort keys: {' '.join(EVENT_KEYS)} (perf's default "
+                        f"{','.join(DEFAULT_SORT)})"),
         Binding("S", "next_sort", "Next sort", show=False, id="hot.next_sort",
                 tooltip="the next common set of sort keys"),
         Binding("c", "toggle_children", "Children", id="hot.children",
@@ -237,9 +238,4 @@ class HotspotTable(LineList):
 
 def annotate_location(widget: Widget, loc: int) -> None:
     """Open the annotate screen on a location of the model's names (a symbol)."""
-    app = widget.app
-    sl = app.model.names  # type: ignore[attr-defined]
-    if sl is None or not 0 <= loc < len(sl.locs) or sl.locs.name[loc] is None:
-        widget.notify("no symbol to annotate here (an address no symbol covers)", timeout=3)
-        return
-    app.open_annotate(loc)  # type: ignore[attr-defined]
+    widget.post_message(AnnotateWanted(loc))  # (the app says when no symbol is there)

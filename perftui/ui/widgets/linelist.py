@@ -4,7 +4,6 @@ made), for tables of any length: the profile's hotspot table and call trees."""
 from __future__ import annotations
 
 import textwrap
-from collections import OrderedDict
 
 from rich.segment import Segment
 from rich.text import Text
@@ -15,6 +14,8 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from ...lru import LRU
 
 
 def wrap_note(note: str, width: int) -> list[str]:
@@ -77,7 +78,7 @@ class LineList(ScrollView, can_focus=True):
 
     def __init__(self, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
-        self._segs: OrderedDict[int, list[Segment]] = OrderedDict()
+        self._segs: LRU[int, list[Segment]] = LRU(1024)
 
     # -- what subclasses give ------------------------------------------------------------
     def line_count(self) -> int:
@@ -113,15 +114,7 @@ class LineList(ScrollView, can_focus=True):
         self.refresh()
 
     def _segments(self, i: int) -> list[Segment]:
-        segs = self._segs.get(i)
-        if segs is None:
-            segs = list(self.line(i).render(self.app.console))
-            self._segs[i] = segs
-            if len(self._segs) > 1024:
-                self._segs.popitem(last=False)
-        else:
-            self._segs.move_to_end(i)
-        return segs
+        return self._segs.get_or_make(i, lambda: list(self.line(i).render(self.app.console)))
 
     # -- drawing -----------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:

@@ -374,7 +374,7 @@ class SectionsPane(SelectsSamples, DataTable):
         """Away from the pane (but to the timeline, to look at the row): no row."""
         self.select_cancel()
         if not self.has_focus and not isinstance(self.app.focused, Timeline):
-            self.post_message(SamplesSelected(None))
+            self.post_message(SamplesSelected(None, self))
 
     def selection_live(self) -> bool:
         return self.has_focus

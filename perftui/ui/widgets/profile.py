@@ -17,10 +17,11 @@ from textual.containers import Vertical
 from textual.widgets import Label
 from textual.worker import get_current_worker
 
-from ...analysis.profile import DEFAULT_SORT, SORT_KEYS, SortKeyError, parse_sort
 from ...analysis.samplegroups import GroupProfile
+from ...analysis.sortkeys import DEFAULT_SORT, EVENT_KEYS, SORT_KEYS, SortKeyError, parse_sort
 from ...crash import crash_line, write_traceback
 from ...textsafe import safe
+from ..messages import BodyWanted
 from ..profiledata import ProfileData, Scope
 from .calltrees import CallTreeList, Forest
 from .frames import EventChoice
@@ -34,7 +35,7 @@ SORT_PRESETS: tuple[tuple[str, ...], ...] = (
     DEFAULT_SORT, ("dso", "sym"), ("sym",), ("comm",), ("pid",), ("tid",), ("cpu",),
     ("dso",), ("module", "section", "sym"))
 SECTION_SORT = ("module", "section", "sym")
-LOCATION_KEYS = frozenset({"dso", "sym", "module", "section"})
+LOCATION_KEYS = frozenset(k.name for k in SORT_KEYS.values() if k.per_location)
 AUTO_OPEN = 3  # levels of the heaviest path opened when trees are first shown
 
 
@@ -259,7 +260,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
     def _ask_sort(self) -> None:
         from ..screens import PromptScreen
 
-        hint = (f"sort keys, comma-separated: {' '.join(SORT_KEYS)} (perf's default "
+        hint = (f"sort keys, comma-separated: {' '.join(EVENT_KEYS)} (perf's default "
                 f"{','.join(DEFAULT_SORT)}; module,section,sym: by module section)")
         self.app.push_screen(PromptScreen("sort keys", hint, ",".join(self.keys)),
                              self._apply_sort)
@@ -299,7 +300,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
             self.find = ""
             self.refresh_data()
             return
-        self.app.show_body("records")  # type: ignore[attr-defined]
+        self.post_message(BodyWanted("records"))
 
     # -- trees --------------------------------------------------------------------------------
     def _open_trees(self, key: tuple[int, ...] | None) -> None:

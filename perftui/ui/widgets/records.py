@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
@@ -13,6 +11,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ...lru import LRU
 from ...textsafe import safe
 from ..model import Model
 
@@ -64,8 +63,8 @@ class RecordList(ScrollView, can_focus=True):
     def __init__(self, model: Model, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.model = model
-        self._cache: OrderedDict[int, Text] = OrderedDict()
-        self._seg_cache: OrderedDict[int, list] = OrderedDict()
+        self._cache: LRU[int, Text] = LRU(2048)
+        self._seg_cache: LRU[int, list] = LRU(2048)
         self._width_class = True
         self._count = 0
         self._row: int | None = None  # the index row under the cursor
@@ -109,7 +108,6 @@ class RecordList(ScrollView, can_focus=True):
     def line_text(self, row: int) -> Text:
         t = self._cache.get(row)
         if t is not None:
-            self._cache.move_to_end(row)
             return t
         m = self.model
         c = m.rec.columns
@@ -132,19 +130,12 @@ class RecordList(ScrollView, can_focus=True):
         t.append(f"{safe(m.comm_of(row), w_comm):<{w_comm}} ", style="bold")
         t.append(f"{safe(f_type, w_type):<{w_type}} ", style=TYPE_STYLES.get(f_type, ""))
         t.append(safe(m.line_summary(row, fields), 400))
-        self._cache[row] = t
-        if len(self._cache) > 2048:
-            self._cache.popitem(last=False)
+        self._cache.put(row, t)
         return t
 
     def _segments(self, row: int) -> list:
-        segs = self._seg_cache.get(row)
-        if segs is None:
-            segs = list(self.line_text(row).render(self.app.console))
-            self._seg_cache[row] = segs
-            if len(self._seg_cache) > 2048:
-                self._seg_cache.popitem(last=False)
-        return segs
+        return self._seg_cache.get_or_make(
+            row, lambda: list(self.line_text(row).render(self.app.console)))
 
     # -- drawing -----------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:

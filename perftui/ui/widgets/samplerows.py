@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 from textual.worker import get_current_worker
 
+from ..messages import SamplesWanted
+
 
 def show_rows_found(pane: Any, find: Callable[[], np.ndarray | None], title: str,
                     origin: str) -> None:
@@ -21,4 +23,4 @@ def show_rows_found(pane: Any, find: Callable[[], np.ndarray | None], title: str
         pane.app.call_from_thread(pane._failed, e)
         return
     if rows is not None and not get_current_worker().is_cancelled:
-        pane.app.call_from_thread(pane.app.show_samples, rows, title, origin)
+        pane.app.call_from_thread(pane.post_message, SamplesWanted(rows, title, origin))

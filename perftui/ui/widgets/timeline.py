@@ -37,11 +37,13 @@ RowSource = Callable[[], Iterable[np.ndarray]]
 class SamplesSelected(Message):
     """The samples of what is now selected in a pane (a profile row, a call tree line, a
     flame graph frame, a section; None: nothing selected).  The timeline draws them as a
-    row of their own."""
+    row of their own.  ``pane`` is the pane it comes from: a pane's None takes away only
+    its own row, not one another pane selected since."""
 
-    def __init__(self, rows: RowSource | None) -> None:
+    def __init__(self, rows: RowSource | None, pane: object = None) -> None:
         super().__init__()
         self.rows = rows
+        self.pane = pane
 
 
 #: a window of (t0, t1, columns, by, rows drawn) to bin
@@ -90,7 +92,7 @@ class SelectsSamples(_WidgetMixin):
     def _select_now(self) -> None:
         self._select_timer = None
         if self.selection_live():
-            self.post_message(SamplesSelected(self.selected_rows()))
+            self.post_message(SamplesSelected(self.selected_rows(), self))
 
     def selection_live(self) -> bool:
         """Whether the pane's line is what the timeline should show now."""
@@ -121,6 +123,10 @@ class Timeline(Widget, can_focus=True):
                 tooltip="reset the zoom and clear the range"),
         Binding("c", "toggle_rows", "Kind/CPU", id="timeline.rows",
                 tooltip="one row per record kind / per CPU"),
+        Binding("home", "move_to_end(0)", "First", show=False, id="timeline.home",
+                tooltip="the cursor to the first / last column (drops the range)"),
+        Binding("end", "move_to_end(1)", "Last", show=False, id="timeline.end",
+                tooltip="the cursor to the first / last column (drops the range)"),
     ]
     DEFAULT_CSS = """
     Timeline { height: 7; border: round $primary 50%; padding: 0 0; }
@@ -384,6 +390,10 @@ class Timeline(Widget, can_focus=True):
             self._clear_selection()
             self.post_message(self.RangeChanged(None))
         self.refresh()
+
+    def action_move_to_end(self, last: int) -> None:
+        """Home and End: the first or the last column."""
+        self.action_move((self.width_cols() if last else 0) - self.cursor)
 
     def _clear_selection(self) -> None:
         self.range_start = None

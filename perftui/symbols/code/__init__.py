@@ -1,0 +1,1 @@
+"""Code: ELF images opened for their bytes, disassembly, relocations, source lines."""

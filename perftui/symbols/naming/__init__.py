@@ -1,0 +1,1 @@
+"""Naming samples: the resolver, interned locations and the names pass."""

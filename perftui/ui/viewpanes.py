@@ -1,0 +1,99 @@
+"""The profile and flame graph panes, mounted (hidden) on the main screen after its first
+complete frame, or when a key first asks for them: their modules and widgets are not part
+of start-up.  What they are to say before they exist (a note) is kept and given to them
+once they are mounted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual.widgets import Footer
+
+if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
+    from .app import PerftuiApp
+    from .widgets.flame import FlamePane
+    from .widgets.profile import ProfilePane
+
+
+class ViewPanes:
+    """The app's profile and flame graph panes, mounted once."""
+
+    def __init__(self, app: PerftuiApp) -> None:
+        self.app = app
+        self._panes: tuple[ProfilePane, FlamePane] | None = None
+        self._mounting: AwaitMount | None = None
+        #: what the panes say while there is no profile: (profile's, flame's, redraw)
+        self._notes: tuple[str, str, bool] | None = None
+
+    @property
+    def created(self) -> tuple[ProfilePane, FlamePane] | None:
+        """The panes once made (mounted or on their way)."""
+        return self._panes
+
+    @property
+    def mounting(self) -> bool:
+        return self._mounting is not None
+
+    def mount(self) -> AwaitMount | None:
+        """Mount the (hidden) panes on the main screen, once (None: the app is closing)."""
+        app = self.app
+        main = app.screen_stack[0] if app.screen_stack else None
+        if self._mounting is None and main is not None and main.is_attached \
+                and not app._closing:
+            from .widgets.flame import FlamePane
+            from .widgets.profile import ProfilePane
+
+            data = app.profile_data
+            panes = (ProfilePane(data, id="profile"), FlamePane(data, id="flame"))
+            self._panes = panes
+            self._mounting = main.mount(*panes, before=main.query_one(Footer))
+            app.call_later(self._mounted, self._mounting)
+        return self._mounting
+
+    async def _mounted(self, mounting: AwaitMount) -> None:
+        await mounting
+        self._apply_notes()
+
+    def panes(self) -> tuple[ProfilePane, FlamePane] | None:
+        """The panes, once mounted with their widgets."""
+        panes = self._panes
+        return panes if panes is not None and all(p.is_mounted for p in panes) else None
+
+    def then(self, then: Callable[[], object]) -> bool:
+        """True when the panes are mounted; else mount them, call ``then()`` once they
+        are, and return False (a key pressed while they are being mounted)."""
+        if self.panes() is not None:
+            return True
+        mounting = self.mount()
+        if mounting is None:
+            return False
+        app = self.app
+
+        async def later() -> None:
+            await mounting
+            if len(app.screen_stack) == 1:  # (a screen opened meanwhile: the key is moot)
+                then()
+
+        app.call_later(later)
+        return False
+
+    def set_notes(self, profile: str, flame: str, redraw: bool = True) -> None:
+        """What the profile and flame graph say instead of a profile (``redraw``: shown
+        at once, else when next drawn)."""
+        self._notes = (profile, flame, redraw)
+        self._apply_notes()
+
+    def _apply_notes(self) -> None:
+        panes, notes = self.panes(), self._notes
+        if panes is None or notes is None:
+            return
+        profile, flame = panes
+        if notes[2]:
+            profile.set_note(notes[0])
+            flame.set_note(notes[1])
+        else:
+            profile.note, flame.note = notes[0], notes[1]
+        self._notes = None

@@ -1,0 +1,38 @@
+/* Off-CPU known answer: 5 x 300 ms asleep in sleep_long, 5 x 100 ms in sleep_short, 20 ms
+   of CPU work before each; the sleeps are raw nanosleep syscalls, so the user stack's leaf
+   is the sleeping function itself. */
+#include <time.h>
+
+static volatile unsigned long sink;
+
+static inline __attribute__((always_inline)) void nap(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    long r;
+    __asm__ volatile("syscall" : "=a"(r) : "a"(35L), "D"(&ts), "S"(0L) : "rcx", "r11", "memory");
+}
+
+__attribute__((noinline)) void burn(long ms)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do {
+        for (int i = 0; i < 10000; i++)
+            sink += i;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+__attribute__((noinline)) void sleep_long(void) { nap(300); }
+__attribute__((noinline)) void sleep_short(void) { nap(100); }
+
+int main(void)
+{
+    for (int i = 0; i < 5; i++) {
+        burn(20);
+        sleep_long();
+        burn(20);
+        sleep_short();
+    }
+    return 0;
+}

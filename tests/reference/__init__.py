@@ -1,0 +1,2 @@
+"""Reference implementations that the tests check perftui's fast paths against
+(moved out of perftui: nothing there calls them)."""

@@ -1,0 +1,88 @@
+"""The differential flame graph's numbers (analysis/diffflame.py) against perf 6.1's
+``perf diff`` on two recordings of hotprog with shifted shares (test_diff_perf's pair).
+
+perf diff's Delta of a symbol is its self share in NEW minus its share in OLD; the flame
+graph's colour of a frame is that change along one path of names.  hotprog's functions are
+sampled on one path each (main calls them), so per symbol the frames' self changes summed
+are perf diff's Delta, and OLD's self shares summed its Baseline (both printed to 0.01).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from perfprograms import Built
+from test_diff_perf import NEW_MIX, OLD_MIX, perf_diff
+
+from perftui.analysis.diffflame import diff_flame
+from perftui.analysis.stackcounts import stack_counts
+from perftui.perfdata import open_recording
+from perftui.present.export import named_stacks
+from perftui.present.report import Names, frame_name
+from perftui.present.session import named_samples
+from perftui.symbols.naming.resolver import SymbolOptions
+
+#: hotprog's own leaf functions (test_diff_perf's mixes leave plt_loop out of NEW and
+#: hot_gamma's spin out of OLD)
+OWN = {"hot_alpha", "hot_beta", "spin", "lib_spin", "lib_tiny", "lib_tiny@plt", "plt_loop"}
+
+
+def stacks(path: Path) -> list[tuple[list[str], int]]:
+    rec = open_recording(path, spill=True, mapped=True)
+    rec.build_index()
+    sl = named_samples(rec, SymbolOptions(), True)
+    names = Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
+    counts = stack_counts(sl, slice(0, len(sl)))
+    return list(named_stacks(counts, lambda loc: frame_name(names.locs, loc, as_script=True),
+                             lambda c: sl.comm_names[c]))
+
+
+@pytest.mark.perf
+def test_self_changes_equal_perf_diff(built: Built, recorded) -> None:
+    old = recorded("diff_old", built.hotprog, "2", OLD_MIX)
+    new = recorded("diff_new", built.hotprog, "2", NEW_MIX)
+    old_stacks, new_stacks = stacks(old), stacks(new)
+    fl = diff_flame(old_stacks, new_stacks)
+    # widths are NEW's: "all" is NEW's whole period, each frame its stacks' period
+    assert fl.new_total[0] == fl.new_sum == sum(p for _s, p in new_stacks)
+    assert fl.old_sum == sum(p for _s, p in old_stacks)
+    delta = fl.self_delta()
+    old_share = fl.share(fl.old_self, "old")
+    checked = only_old = 0
+    for (_dso, sym), _level, base, cell in perf_diff(old, new, None, None):
+        if sym not in OWN:
+            continue
+        nodes = [i for i in range(1, len(fl)) if fl.name[i] == sym]
+        if not nodes:  # only in OLD: not drawn (NEW has no frame there)
+            assert not cell.startswith("+"), sym
+            only_old += 1
+            continue
+        assert abs(sum(delta[i] for i in nodes) - float(cell.rstrip("%"))) <= 0.0051, sym
+        want_base = float(base) if base else 0.0
+        assert abs(sum(old_share[i] for i in nodes) - want_base) <= 0.0051, sym
+        checked += 1
+    # hot_alpha, hot_beta, spin (only in NEW), lib_spin; plt_loop's part (lib_tiny and its
+    # PLT stub) only in OLD
+    assert checked == 4 and only_old >= 2
+    # OLD's stacks NEW has no path for (plt_loop's) are counted apart, not drawn
+    assert fl.old_elsewhere > 0
+    assert int(fl.old_total[0]) == fl.old_sum
+    assert all(fl.path(i)[0] == "hotprog" for i in range(1, len(fl)) if fl.name[i] in OWN)
+
+
+def test_paths_matched_by_name() -> None:
+    """A hand-made pair: OLD's period goes along NEW's paths where the names agree; a stack
+    that leaves them is counted through its shared part and apart as a whole."""
+    old = [(["p", "main", "a"], 30), (["p", "main", "b"], 10), (["p", "main", "gone"], 60)]
+    new = [(["p", "main", "a"], 50), (["p", "main", "b"], 25), (["p", "main"], 25)]
+    fl = diff_flame(old, new)
+    at = {tuple(fl.path(i)): i for i in range(1, len(fl))}
+    a, b, main = at[("p", "main", "a")], at[("p", "main", "b")], at[("p", "main")]
+    assert fl.new_sum == 100 and fl.old_sum == 100 and fl.old_elsewhere == 60
+    assert (fl.new_total[main], fl.old_total[main]) == (100, 100)
+    assert (fl.new_self[main], fl.old_self[main]) == (25, 0)
+    d = fl.self_delta()
+    assert (d[a], d[b], d[main]) == (20.0, 15.0, 25.0)
+    assert fl.total_delta()[a] == 20.0 and fl.total_delta()[main] == 0.0
+    assert ("p", "main", "gone") not in at
