@@ -95,6 +95,19 @@ def charged(sl: SampleLocs, rows: np.ndarray, oc: OffCpu) -> tuple[SampleLocs, n
     return replace(sl, period=period, token=os.urandom(8).hex()), keep
 
 
+def weights(oc: OffCpu, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per sample of ``rows`` (ascending index rows, as a store of groups has them):
+    whether it was charged, and its off-CPU nanoseconds (0 when not)."""
+    at = np.searchsorted(rows, oc.rows)
+    ok = at < len(rows)
+    ok[ok] = rows[at[ok]] == oc.rows[ok]
+    hit = np.zeros(len(rows), bool)
+    hit[at[ok]] = True
+    ns = np.zeros(len(rows), np.int64)
+    ns[at[ok]] = oc.ns[ok].astype(np.int64)
+    return hit, ns
+
+
 def state_code(letters: str) -> int:
     """A printed prev_state (``S``, ``R+``, ``D|K``) as its code in :data:`STATES`."""
     if letters in ("R", "R+"):

@@ -252,15 +252,17 @@ class Selection:
 
 
 def select(store: SampleGroups, samples: np.ndarray | None = None,
-           attr: int | None = None) -> Selection:
+           attr: int | None = None, weights: np.ndarray | None = None) -> Selection:
     """Weigh the groups: the samples where ``samples`` (bool per store sample) holds, of
-    event ``attr`` (None: every event)."""
+    event ``attr`` (None: every event), each by its period (or by ``weights``, one per
+    store sample: off-CPU's nanoseconds)."""
     m = store.groups
     period = np.zeros(m, np.int64)
     count = np.zeros(m, np.int64)
+    weigh = store.period if weights is None else weights
     for lo in range(0, len(store.group), SELECT_BLOCK):  # (temporaries of one block)
         g = store.group[lo:lo + SELECT_BLOCK]
-        p = store.period[lo:lo + SELECT_BLOCK]
+        p = weigh[lo:lo + SELECT_BLOCK]
         if samples is not None:
             keep = samples[lo:lo + SELECT_BLOCK]
             g, p = g[keep], p[keep]

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import heap
 from ..analysis.filters import Filter
+from ..analysis.offcpu import OFFCPU_EVENT, off_cpu, offcpu_attr, weights
 from ..analysis.samplegroups import (
     GroupCodes,
     GroupProfile,
@@ -38,6 +39,9 @@ from ..present.report import frame_name as folded_name
 from .model import Model
 
 MASK_BLOCK = 1 << 20  # samples masked at a time
+#: the event switch's ``offcpu-time`` made from sched_switch (a Scope's attr): the
+#: sched_switch samples, each weighing its thread's time off the CPU in ns
+OFFCPU_ATTR = -2
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,8 @@ class ProfileData:
         self._labels: list[str] | None = None
         self._flame_labels: list[str] | None = None
         self._flame: tuple[SampleGroups, Trie, np.ndarray] | None = None
+        #: (store, charged, ns per store sample) of the off-CPU time
+        self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -81,15 +87,41 @@ class ProfileData:
         return bool(st is not None and st.callchains)
 
     def attrs(self) -> list[int]:
-        """The events with samples, in attr order."""
+        """The events with samples, in attr order; then :data:`OFFCPU_ATTR` when
+        sched_switch samples make ``offcpu-time``."""
         st = self.model.groups
-        return st.attrs if st is not None else []
+        if st is None:
+            return []
+        made = self.offcpu_source()
+        return [*st.attrs, OFFCPU_ATTR] if made is not None and made in st.attrs else st.attrs
+
+    def offcpu_source(self) -> int | None:
+        """The sched_switch event whose samples make ``offcpu-time`` (None: none)."""
+        return offcpu_attr(self.model.rec)
 
     def event_name(self, attr: int | None) -> str:
         rec = self.model.rec
+        if attr == OFFCPU_ATTR:
+            return OFFCPU_EVENT
         if attr is None or not 0 <= attr < len(rec.attrs):
             return "every event"
         return rec.attrs[attr].display_name
+
+    def timed(self, attr: int | None) -> bool:
+        """Whether the event's periods are nanoseconds (``offcpu-time``, made here or
+        recorded by perf's ``--off-cpu``): its views show times."""
+        return self.event_name(attr) == OFFCPU_EVENT
+
+    def _offcpu_weights(self, st: SampleGroups) -> tuple[np.ndarray, np.ndarray]:
+        """Which store samples are charged switch-outs, and their off-CPU ns (made once)."""
+        with self._lock:
+            got = self._offcpu
+        if got is None or got[0] is not st:
+            oc = off_cpu(self.model.rec)
+            got = (st, *weights(oc, st.rows))
+            with self._lock:
+                self._offcpu = got
+        return got[1], got[2]
 
     def default_attr(self) -> int | None:
         """perf shows each event apart: the first event with samples."""
@@ -135,7 +167,13 @@ class ProfileData:
         got = self._selections.get(scope)
         if got is not None and got.store is st:
             return got
-        sel = select(st, self._mask(st, scope.flt), scope.attr)
+        mask = self._mask(st, scope.flt)
+        if scope.attr == OFFCPU_ATTR:
+            charged, ns = self._offcpu_weights(st)
+            sel = select(st, charged if mask is None else mask & charged,
+                         self.offcpu_source(), ns)
+        else:
+            sel = select(st, mask, scope.attr)
         if scope.section is not None:
             sel = sel.restrict(self.section_groups(st, scope.section))
         self._selections.put(scope, sel)

@@ -15,12 +15,14 @@ from textual.binding import Binding
 from textual.message import Message
 
 from ...analysis.samplegroups import GroupTree
+from ...present.report import time_text
 from ...symbols.naming.locations import Locations
 from .frames import frame_text, pct_text
 from .linelist import LineList
 
 LINE_LIMIT = 100_000  # lines an "expand all" opens at most
 INDENT_CAP = 16  # levels drawn as indentation; deeper ones say their depth
+TIME_WIDTH = 9  # a timed event's Time column (``1.502 s``)
 
 Path = tuple[int, ...]
 
@@ -87,17 +89,20 @@ class CallTreeList(LineList):
         self.comm_names: Sequence[str] = ()
         self.count_width = 7
         self.placeholder = ""
+        self.timed = False  # periods in ns (offcpu-time): a Time column, the total's
 
     # -- data ---------------------------------------------------------------------------------
     def show(self, forests: list[Forest], total: int, locs: Locations,
-             comm_names: Sequence[str]) -> None:
-        """New trees; what was open (by path) stays open, the cursor stays on its path."""
+             comm_names: Sequence[str], timed: bool = False) -> None:
+        """New trees; what was open (by path) stays open, the cursor stays on its path
+        (``timed``: the periods are nanoseconds, shown as times too)."""
         keep = self.lines[self.cursor] if 0 <= self.cursor < len(self.lines) else None
         old = {f.title: f.expanded for f in self.forests}
         for f in forests:
             if f.title in old:
                 f.expanded = old[f.title]
         self.forests, self.total, self.locs, self.comm_names = forests, total, locs, comm_names
+        self.timed = timed
         most = max((int(f.tree.tree.count.max(initial=0)) for f in forests), default=0)
         self.count_width = max(7, len(f"{most:,}"))
         self.placeholder = ""
@@ -141,7 +146,8 @@ class CallTreeList(LineList):
     def header(self) -> Text | None:
         if not self.forests:
             return None
-        return Text(f"{'Total':>7} {'Self':>7} {'Samples':>{self.count_width}}  Frame")
+        time = f" {'Time':>{TIME_WIDTH}}" if self.timed else ""
+        return Text(f"{'Total':>7} {'Self':>7}{time} {'Samples':>{self.count_width}}  Frame")
 
     def line(self, i: int) -> Text:
         if not self.forests:
@@ -163,6 +169,8 @@ class CallTreeList(LineList):
             out.append_text(pct_text(int(t.self_period[node]), self.total))
         else:  # bottom-up paths end at the thread: a self share would say nothing
             out.append(f"{'-':>7}", style="dim")
+        if self.timed:
+            out.append(f" {time_text(int(t.total[node])):>{TIME_WIDTH}}")
         out.append(f" {int(t.count[node]):>{self.count_width},}  ")
         d = ln.depth - 1
         if d > INDENT_CAP:

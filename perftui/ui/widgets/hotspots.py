@@ -14,7 +14,7 @@ from textual.widget import Widget
 from ...analysis.profile import Profile
 from ...analysis.samplegroups import GroupProfile
 from ...analysis.sortkeys import DEFAULT_SORT, EVENT_KEYS, SORT_KEYS
-from ...present.report import HEADERS, Names, key_text
+from ...present.report import HEADERS, Names, key_text, time_text
 from ...textsafe import safe
 from ..messages import AnnotateWanted
 from .frames import pct_text
@@ -26,6 +26,7 @@ NATURAL_CAP = 96  # widest a column is measured (a wide terminal shows up to its
 WIDTH_SCAN = 4096  # distinct values measured per column at most
 LAST_WANTS = 26  # what the last key column (the symbol) keeps on a narrow terminal
 MIN_WIDTH = 10  # narrowest a key column before the last is squeezed to
+TIME_WIDTH = 9  # the Time column of a timed event (offcpu-time): ``1.502 s``
 
 
 @dataclass
@@ -39,9 +40,13 @@ class TableView:
     names: Names
     widths: list[int]
     count_width: int
+    #: the periods are nanoseconds (offcpu-time): a Time column, the children's with
+    #: Children (as ``perftui report`` prints it)
+    timed: bool = False
 
     @classmethod
-    def make(cls, gp: GroupProfile, rows: np.ndarray, names: Names) -> TableView:
+    def make(cls, gp: GroupProfile, rows: np.ndarray, names: Names, timed: bool = False
+             ) -> TableView:
         """Column widths from the values the rows print (slow part: call from a worker)."""
         shell = gp.shell
         widths = []
@@ -53,14 +58,20 @@ class TableView:
                     w = max(w, len(key_text(shell, names, gp.row(int(r)), i)))
             widths.append(min(w, NATURAL_CAP))
         most = int(gp.samples[rows].max(initial=0)) if len(rows) else 0
-        return cls(gp, shell, rows, names, widths, max(7, len(f"{most:,}")))
+        return cls(gp, shell, rows, names, widths, max(7, len(f"{most:,}")), timed)
+
+    @property
+    def numbers_width(self) -> int:
+        """Cells before the key columns: the shares, the time, the samples."""
+        return (18 if self.gp.children else 9) + (1 + TIME_WIDTH if self.timed else 0) \
+            + 1 + self.count_width
 
     def fit(self, width: int) -> list[int]:
         """The key columns' widths on a table ``width`` cells wide: each as wide as its
         values, but no wider than its share of the room (at least its WIDTH_CAP): a long
         dso shows in full on a wide terminal; the last column is not cut here."""
         keys = self.gp.keys
-        fixed = (18 if self.gp.children else 9) + 1 + self.count_width + 2 * len(keys)
+        fixed = self.numbers_width + 2 * len(keys)
         share = max(0, width - fixed) // (len(keys) + 1)
         return [w if i == len(keys) - 1 else
                 min(w, max(WIDTH_CAP[k], len(HEADERS[k]), share))
@@ -154,7 +165,10 @@ class HotspotTable(LineList):
             return None
         gp = v.gp
         heads = ["Children", "    Self"] if gp.children else ["Overhead"]
-        out = " ".join(f"{h:>8}" for h in heads) + f" {'Samples':>{v.count_width}}"
+        out = " ".join(f"{h:>8}" for h in heads)
+        if v.timed:
+            out += f" {'Time':>{TIME_WIDTH}}"
+        out += f" {'Samples':>{v.count_width}}"
         last = len(gp.keys) - 1
         widths = self.fitted(v)
         for i, k in enumerate(gp.keys):
@@ -169,7 +183,7 @@ class HotspotTable(LineList):
         widths = v.fit(self.size.width)
         if len(widths) < 2:
             return widths
-        numbers = (18 if v.gp.children else 9) + 1 + v.count_width
+        numbers = v.numbers_width
         used = numbers + sum(2 + w for w in widths[:-1]) + 2
         excess = used + LAST_WANTS - max(1, self.size.width - 1)
         while excess > 0:
@@ -192,6 +206,9 @@ class HotspotTable(LineList):
             out.append_text(pct_text(int(gp.children_period[r]), total))
             out.append("  ")
         out.append_text(pct_text(int(gp.self_period[r]), total))
+        if v.timed:
+            ns = int(gp.children_period[r] if gp.children else gp.self_period[r])
+            out.append(f" {time_text(ns):>{TIME_WIDTH}}")
         out.append(f" {int(gp.samples[r]):>{v.count_width},}")
         row = gp.row(r)
         last = len(gp.keys) - 1

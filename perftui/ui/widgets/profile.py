@@ -20,6 +20,7 @@ from textual.worker import get_current_worker
 from ...analysis.samplegroups import GroupProfile
 from ...analysis.sortkeys import DEFAULT_SORT, EVENT_KEYS, SORT_KEYS, SortKeyError, parse_sort
 from ...crash import crash_line, write_traceback
+from ...present.report import time_text
 from ...textsafe import safe
 from ..messages import BodyWanted
 from ..profiledata import ProfileData, Scope
@@ -161,7 +162,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
             if scope.section is not None and LOCATION_KEYS & set(keys):
                 st = gp.selection.store
                 rows = rows[data.section_locations(st, scope.section)[gp.loc[rows]]]
-            view = TableView.make(gp, rows, names)
+            view = TableView.make(gp, rows, names, data.timed(scope.attr))
         except Exception as e:  # a bug must not end the browser: said, traceback kept
             self.app.call_from_thread(self._failed, e)
             return
@@ -208,6 +209,8 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         v = self.view
         if v is not None:
             t.append(f"  {v.gp.total_samples:,} samples")
+            if v.timed:
+                t.append(f"  {time_text(v.gp.total_period)}")
         if self.level == "trees":
             t.append(f"  {safe(self.tree_title, 120)}", style="bold")
         else:
@@ -331,7 +334,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         else:
             self.tree_title = "call trees of everything shown"
         self._title()
-        self._grow(v.gp, row, fresh)
+        self._grow(v.gp, row, fresh, v.timed)
 
     def _row_text(self, v: TableView, r: int) -> str:
         from ...present.report import key_text
@@ -340,7 +343,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         return " ".join(key_text(v.shell, v.names, row, i) for i in range(len(v.gp.keys)))
 
     @work(thread=True, exclusive=True, group="profile-trees")
-    def _grow(self, gp: GroupProfile, row: int | None, fresh: bool) -> None:
+    def _grow(self, gp: GroupProfile, row: int | None, fresh: bool, timed: bool) -> None:
         try:
             if row is None:
                 td, bu = self.data.whole_of(gp.selection)
@@ -359,13 +362,14 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
             self.app.call_from_thread(self._failed, e)
             return
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._grown, forests, gp, fresh)
+            self.app.call_from_thread(self._grown, forests, gp, fresh, timed)
 
-    def _grown(self, forests: list[Forest], gp: GroupProfile, fresh: bool) -> None:
+    def _grown(self, forests: list[Forest], gp: GroupProfile, fresh: bool,
+               timed: bool) -> None:
         res = self.data.model.names
         if res is None or self.level != "trees":
             return
-        self.trees.show(forests, gp.total_period, res.locs, res.comm_names)
+        self.trees.show(forests, gp.total_period, res.locs, res.comm_names, timed)
         if fresh and self.trees.line_count() > 1:
             self.trees.cursor = 1  # the first root: the row's own frame
 
