@@ -67,52 +67,63 @@ def run_annotate(rec: Recording, req: AnnotateRequest, out: TextIO, err: TextIO)
         err.write(safe(f"perftui annotate: no function {req.symbol!r}{where}{hint}") + "\n")
         _notes(res, err)
         return 2
-    leaves, event = _one_event(rec, leaves, choice, req.attr, err)
     for ref, n in choice.others:
         err.write(safe(f"perftui annotate: {req.symbol} is also in {_where(res, ref)} "
                        f"({n} samples); --dso picks one") + "\n")
-    fa = annotate_function(res, leaves, choice.ref, CodeImages(),
-                           percent_type=req.percent_type, source=req.source)
     dso = res.locs.dsos[choice.ref.dso].short_name
-    if req.json:
-        others = [{"dso": res.locs.dsos[r.dso].short_name, "sym": r.name,
-                   "section": r.section, "samples": n} for r, n in choice.others]
-        doc: dict[str, Any] = function_dict(fa, dso, event, others)
-        out.write(json.dumps(jsonable(doc)) + "\n")
-    elif fa.annotation is not None:
-        print_annotation(fa.annotation, dso, event, out,
-                         show_nr_samples=req.show_nr_samples, source=req.source)
-    for w in fa.warnings:
-        err.write(safe(f"perftui annotate: {w}") + "\n")
+    images = CodeImages()
+    problem: str | None = None
+    warned: set[str] = set()
+    for ev_leaves, event in _events(rec, leaves, choice, req, err):
+        fa = annotate_function(res, ev_leaves, choice.ref, images,
+                               percent_type=req.percent_type, source=req.source)
+        if req.json:
+            others = [{"dso": res.locs.dsos[r.dso].short_name, "sym": r.name,
+                       "section": r.section, "samples": n} for r, n in choice.others]
+            doc: dict[str, Any] = function_dict(fa, dso, event, others)
+            out.write(json.dumps(jsonable(doc)) + "\n")
+        elif fa.annotation is not None:
+            print_annotation(fa.annotation, dso, event, out,
+                             show_nr_samples=req.show_nr_samples, source=req.source)
+        for w in fa.warnings:
+            if w not in warned:
+                warned.add(w)
+                err.write(safe(f"perftui annotate: {w}") + "\n")
+        problem = fa.problem if fa.problem is not None else problem
     _notes(res, err)
-    if fa.problem is not None:
-        err.write(safe(f"perftui annotate: cannot annotate {choice.ref.name}: {fa.problem}")
+    if problem is not None:
+        err.write(safe(f"perftui annotate: cannot annotate {choice.ref.name}: {problem}")
                   + "\n")
         return 1
     return 0
 
 
-def _one_event(rec: Recording, leaves: SampleLeaves, choice: FunctionChoice,
-               attr: int | None, err: TextIO) -> tuple[SampleLeaves, str]:
-    """The samples of one event: ``attr``, else the event with the most samples of the
-    chosen function (the others are named on ``err``), as perf annotates each event
-    apart."""
+def _events(rec: Recording, leaves: SampleLeaves, choice: FunctionChoice,
+            req: AnnotateRequest, err: TextIO) -> list[tuple[SampleLeaves, str]]:
+    """The events to annotate and the samples of each.  ``--event``: that one.  Text:
+    every event with samples of the chosen function, in the recording's order, as perf
+    annotates each event apart (``__cmd_annotate`` walks the evlist); a function without
+    samples: the event with the most samples.  JSON (one object): the event with the most
+    samples of the function, the others named on ``err``."""
     names = [a.display_name for a in rec.attrs] or ["?"]
-    if attr is not None:
-        return leaves, names[attr]
-    attrs = rec.columns["attr"][leaves.rows].astype(np.int64)
+    if req.attr is not None:
+        return [(leaves, names[req.attr])]
     if len(names) <= 1:
-        return leaves, names[0]
+        return [(leaves, names[0])]
+    attrs = rec.columns["attr"][leaves.rows].astype(np.int64)
     mine = leaves.leaf == choice.loc
     per = np.bincount(attrs[mine], minlength=len(names))
-    # a function without samples: the event with the most samples overall
     best = int(np.argmax(per if per.any() else np.bincount(attrs, minlength=len(names))))
-    for a in np.flatnonzero(per).tolist():
-        if a != best:
-            err.write(safe(f"perftui annotate: also {int(per[a])} samples of event "
-                           f"{names[a]} (--event {names[a]})") + "\n")
-    keep = attrs == best
-    return SampleLeaves(leaves.rows[keep], leaves.leaf[keep]), names[best]
+    if not req.json and per.any():
+        chosen = np.flatnonzero(per).tolist()
+    else:
+        chosen = [best]
+        for a in np.flatnonzero(per).tolist():
+            if a != best:
+                err.write(safe(f"perftui annotate: also {int(per[a])} samples of event "
+                               f"{names[a]} (--event {names[a]})") + "\n")
+    return [(SampleLeaves(leaves.rows[attrs == a], leaves.leaf[attrs == a]), names[a])
+            for a in chosen]
 
 
 def _notes(res: Resolver, err: TextIO) -> None:
