@@ -80,9 +80,44 @@ def add_parser(sp: Any) -> None:
     p.add_argument("--event", metavar="NAME",
                    help="only this event; offcpu-time: time off the CPU, made from "
                         "sched:sched_switch samples")
+    add_transform_args(p)
     add_symbol_args(p)
     add_cache_options(p)
     p.set_defaults(func=run)
+
+
+#: the transforms on the stacks, named as the Firefox Profiler names them
+TRANSFORM_HELP = {
+    "focus-subtree": ("PATH", "only the stacks that begin with PATH (frame names joined "
+                              "with ';', outermost first), its last frame their root"),
+    "focus-function": ("NAME", "only the stacks through NAME, each from its outermost "
+                               "call of NAME (every call site merged)"),
+    "merge-function": ("NAME", "NAME taken out of every stack: its self time charged to "
+                               "its caller"),
+    "drop-function": ("NAME", "leave out the samples whose stack goes through NAME"),
+    "collapse-resource": ("DSO", "each run of frames in DSO (or a module section, "
+                                 "[module]section) made one frame named DSO"),
+}
+
+
+def add_transform_args(p: argparse.ArgumentParser) -> None:
+    """The transform options (every output: the table, --json, --folded, --speedscope,
+    --pprof), applied in the order given."""
+    g = p.add_argument_group("transforms", "on the stacks, in the order given (the Firefox "
+                                           "Profiler's); a function is named as --folded "
+                                           "names its frames")
+    for kind, (metavar, text) in TRANSFORM_HELP.items():
+        g.add_argument(f"--{kind}", metavar=metavar, action=_Transform, dest="transforms",
+                       default=[], help=text)
+
+
+class _Transform(argparse.Action):
+    """A transform option: (kind, value) appended to the list, in order."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        kind = (option_string or "").lstrip("-")
+        setattr(namespace, self.dest, [*getattr(namespace, self.dest, []), (kind, values)])
 
 
 class _InOrder(argparse.Action):
@@ -100,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
     from ..analysis.sortkeys import SortKeyError, parse_sort
     from ..present.report import TableOptions
     from ..present.reportrun import ReportRequest, run_report
+    from ..present.transformnames import TransformSpec
 
     # every option's value first: nothing is read before they are known to be good
     try:
@@ -125,6 +161,10 @@ def run(args: argparse.Namespace) -> int:
     dsos = name_list(args.dso, "--dso", "report")
     comms = name_list(args.comm, "--comm", "report")
     check_sample_options(args, "report")
+    transforms = tuple(TransformSpec(k, v) for k, v in args.transforms)
+    for t in transforms:
+        if not t.value.strip():
+            raise UsageError(f"report: --{t.kind} needs a name")
     # indexed into mapped files; from the cache if it has the file
     rec = open_input(input_path(args), spill=True, cache=cache_of(args), mapped=True)
     check_event(rec, args, "report")  # from the header: before the walk
@@ -136,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
                         symbols=symbol_options(args), call_graph=call_graph,
                         sort_given=args.sort,
                         table=TableOptions(args.show_nr_samples, args.percent_limit),
-                        offcpu=made_offcpu(rec, args.event))
+                        offcpu=made_offcpu(rec, args.event), transforms=transforms)
     try:
         run_report(rec, req, sys.stdout, sys.stderr)
     except BrokenPipeError:

@@ -30,6 +30,7 @@ from ..analysis.report import (
 from ..analysis.sampleprofile import taker
 from ..analysis.stackcounts import stack_counts
 from ..analysis.summary import lost_samples
+from ..analysis.transformlocs import transform_samples
 from ..heap import trim
 from ..perfdata import Recording
 from ..symbols.modules.sectionmap import build_section_map
@@ -52,6 +53,7 @@ from .report import (
     report_json,
 )
 from .session import named_samples
+from .transformnames import TransformSpec, resolve_specs
 
 
 @dataclass
@@ -85,6 +87,8 @@ class ReportRequest:
     sort_given: str | None = None
     #: --event offcpu-time made from sched_switch (``flt.attr`` is the sched_switch event)
     offcpu: bool = False
+    #: --focus-function and the other transforms, in the order given
+    transforms: tuple[TransformSpec, ...] = ()
 
     def thread_or_dso_filtered(self) -> bool:
         """Whether a filter perf applies to its table's entries (not to the samples) is
@@ -111,7 +115,10 @@ def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
         oc = off_cpu(rec)
         sl, keep = charged(sl, sl.rows, oc)
         notes += oc.notes
+    sl, kept = _transformed(req, sl, notes)
     pos = _positions(rec, req, sl, keep)
+    if kept is not None:
+        pos = _kept_positions(pos, kept, len(sl))
     if not taker(pos, len(sl))[0]:  # (the file is still written: an empty profile)
         notes.append(f"{rec.path}: no samples{_kept(req)}")
     timed = req.offcpu or _timed_event(rec, req)
@@ -135,6 +142,23 @@ def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
                          os.path.basename(rec.path), "nanoseconds" if timed else "none")
         write_atomically(req.speedscope, json.dumps(doc))
     _write_notes(notes, err)
+
+
+def _transformed(req: ReportRequest, sl: SampleLocs, notes: list[str]
+                 ) -> tuple[SampleLocs, np.ndarray | None]:
+    """The names with the request's transforms applied to their stacks, and which samples
+    are kept (None: no transforms)."""
+    if not req.transforms:
+        return sl, None
+    locs, transforms, more = resolve_specs(req.transforms, sl.locs)
+    notes += more
+    return transform_samples(sl, transforms, locs)
+
+
+def _kept_positions(pos: np.ndarray | slice, kept: np.ndarray, n: int) -> np.ndarray:
+    at = np.arange(n, dtype=np.int64)[pos]
+    out: np.ndarray = at[kept[at]]
+    return out
 
 
 def _timed_event(rec: Recording, req: ReportRequest) -> bool:
@@ -185,6 +209,11 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO,
             total_rows = total_rows[np.isin(total_rows, oc.rows)]
         columns = {"state": StateColumn(oc)}
         notes += oc.notes
+    sl, kept = _transformed(req, sl, notes)
+    if kept is not None:  # (the samples a transform drops count nowhere, as the profiler's)
+        rows = rows[kept[sl.positions(rows)]] if len(rows) else rows
+        if total_rows is not None and len(total_rows):
+            total_rows = total_rows[kept[sl.positions(total_rows)]]
     eps = located_profiles(rec, sl, rows, req.keys, children, req.dsos, req.comms,
                            total_rows, columns)
     if req.offcpu:
