@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import write_demo
 from perftui.perfdata import open_recording
@@ -88,3 +90,38 @@ def test_quit_stops_the_names_pass(tmp_path: Path) -> None:
     asyncio.run(run())
     _wait_for(seen, "raised")
     assert seen.get("raised") == "_Leaving", seen
+
+
+@pytest.mark.slow  # a demo recording of its own (~15 s here)
+def test_quit_while_the_views_are_mounted(tmp_path: Path) -> None:
+    """ctrl+c at start-up, as the profile and flame graph panes were being mounted (after
+    the first complete frame): the app exits 0, no crash.  Seen once in CI (tmux, exit 3)
+    and 1 in 12 here (tmux, a fresh cache each): ctrl+c came in the tick the panes' mount
+    began, Textual's compose mounts no child once ``exit()`` was called, so the panes
+    were mounted without their widgets and their notes went to a table never there
+    (NoMatches).  Here the
+    exit is asked in the same callback as the mount, which fails every time without the
+    fix (the panes are not the app's once it is exiting)."""
+    write_demo(tmp_path / "demo.data")
+    rec = open_recording(tmp_path / "demo.data")
+    app = PerftuiApp(rec, [str(MODULES_DIR)], auto_index=False)
+
+    async def run() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            app.views.set_notes("naming samples…", "naming samples…")
+
+            def mount_then_quit() -> None:
+                assert app.views.mount() is not None
+                app.exit(0)  # ctrl+c's action, before the panes have composed
+
+            app.call_later(mount_then_quit)
+            while app.is_running:
+                await asyncio.sleep(0.01)
+
+    try:
+        asyncio.run(run())
+    finally:
+        rec.close()
+    assert app.crash_report is None, app.crash_report
+    assert app.return_code == 0

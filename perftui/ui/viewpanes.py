@@ -58,9 +58,13 @@ class ViewPanes:
         self._apply_notes()
 
     def panes(self) -> tuple[ProfilePane, FlamePane] | None:
-        """The panes, once mounted with their widgets."""
-        panes = self._panes
-        return panes if panes is not None and all(p.is_mounted for p in panes) else None
+        """The panes, once mounted with their widgets; None once the app is exiting: a
+        pane whose mount began just before the exit was asked (ctrl+c at start-up) is
+        mounted without its widgets (Textual's compose mounts nothing after ``exit()``)."""
+        panes, app = self._panes, self.app
+        if panes is None or not app.screen_stack or not app.screen_stack[0].is_attached:
+            return None
+        return panes if all(p.is_mounted for p in panes) else None
 
     def then(self, then: Callable[[], object]) -> bool:
         """True when the panes are mounted; else mount them, call ``then()`` once they
