@@ -1,0 +1,154 @@
+"""The flame graph's icicle (``f``): "all" on top, each thread under it, then its stacks
+outermost caller first; colours tell the kernel, each kind of module section and user
+space apart."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.strip import Strip
+
+from ...analysis.samplegroups import GroupTree
+from ...symbols.naming.locations import Locations
+from ...textsafe import safe
+from .frames import KIND_COLOURS, LEGEND, frame_kind, frame_name, where_text
+from .icicle import ICICLE_BINDINGS, TEXT, Icicle
+
+
+class FlameGraph(Icicle):
+    """The icicle of one :class:`GroupTree` (top-down, thread names at the root level)."""
+
+    BINDINGS = [
+        *ICICLE_BINDINGS,
+        Binding("v", "samples", "Samples", id="flame.samples",
+                tooltip="the samples through the frame (Enter on one: its record)"),
+        Binding("a", "annotate", "Annotate", show=False, id="flame.annotate",
+                tooltip="annotate: the function of the frame (perf's a)"),
+    ]
+    DEFAULT_CSS = "FlameGraph { height: 1fr; }"
+
+    class SamplesWanted(Message):
+        def __init__(self, node: int) -> None:
+            super().__init__()
+            self.node = node
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)
+        self.gtree: GroupTree | None = None
+        self.locs: Locations | None = None
+        self.comm_names: Sequence[str] = ()
+        self._labels: dict[int, str] = {}
+        self.names_lower: list[str] = []  # every location's name, lower case (for /)
+
+    # -- data --------------------------------------------------------------------------------
+    def set_tree(self, tree: GroupTree | None, total: int, locs: Locations | None,
+                 comm_names: Sequence[str], placeholder: str = "",
+                 names_lower: list[str] | None = None) -> None:
+        """A new tree (a new scope): the zoom and the cursor stay where they can."""
+        same = self.gtree is not None and tree is not None and \
+            self.gtree.tree.trie is tree.tree.trie
+        self.gtree, self.locs, self.comm_names = tree, locs, comm_names
+        self.names_lower = names_lower or []
+        if not same:
+            self._labels = {}
+        self.set_stack_tree(None if tree is None else tree.tree, total, placeholder, same)
+
+    # -- names ------------------------------------------------------------------------------------
+    def label(self, node: int) -> str:
+        if node < 0:
+            return "all"
+        got = self._labels.get(node)
+        if got is None:
+            assert self.gtree is not None and self.locs is not None
+            frame = int(self.gtree.tree.frame[node])
+            got = safe(frame_name(self.locs, self.comm_names, frame, folded=True))
+            if len(self._labels) > 50_000:
+                self._labels.clear()
+            self._labels[node] = got
+        return got
+
+    def kind(self, node: int) -> str:
+        if node < 0:
+            return "all"
+        assert self.gtree is not None and self.locs is not None
+        frame = int(self.gtree.tree.frame[node])
+        return "thread" if frame < 0 else frame_kind(self.locs, frame)
+
+    def frame_style(self, i: int, node: int) -> Style:
+        shades = KIND_COLOURS[self.kind(node)]
+        return Style(bgcolor=shades[i % len(shades)], color=TEXT)
+
+    def legend(self, width: int) -> Strip:
+        segs = []
+        for kind, name in LEGEND:
+            segs.append(Segment("  "))
+            segs.append(Segment("  ", Style(bgcolor=KIND_COLOURS[kind][0])))
+            segs.append(Segment(f" {name}", Style(dim=True)))
+        return Strip(segs).crop(0, width).extend_cell_length(width)
+
+    def describe(self, node: int) -> Text:
+        """The status line's words for a frame."""
+        t = Text(no_wrap=True, overflow="ellipsis")
+        if self.gtree is None:
+            return t
+        tr = self.gtree.tree
+        if node < 0:
+            count, period = tr.grand_count, tr.grand_total
+            t.append("all", style="bold")
+        else:
+            count, period = int(tr.count[node]), int(tr.total[node])
+            frame = int(tr.frame[node])
+            if frame < 0:
+                t.append(f"thread {self.label(node)}", style="bold")
+            else:
+                assert self.locs is not None
+                t.append(f"{'[k]' if self.locs.dsos[self.locs.dso[frame]].kernel else '[.]'} ",
+                         style="dim")
+                t.append(self.label(node), style="bold")
+                if self.locs.name[frame] is None:
+                    t.append("  addresses no symbol covers", style="dim")
+                else:
+                    t.append(f"  {safe(where_text(self.locs, frame), 60)}", style="dim")
+        pct = 100.0 * period / self.total if self.total else 0.0
+        t.append(f"  {count:,} samples  {pct:.2f}%")
+        root = self.root()
+        if root >= 0 and node != root:
+            rp = int(tr.total[root])
+            t.append(f" ({100.0 * period / rp if rp else 0.0:.2f}% of the zoom)")
+        return t
+
+    def match_nodes(self, want: str) -> np.ndarray | None:
+        if self.gtree is None or self.locs is None:
+            return None
+        loc_ok = np.array([want in name for name in self.names_lower], dtype=bool)
+        comm_ok = np.array([want in c.lower() for c in self.comm_names], dtype=bool)
+        frame = self.gtree.tree.trie.frame
+        match = np.zeros(len(frame), dtype=bool)
+        pos = frame >= 0
+        if len(loc_ok):
+            match[pos] = loc_ok[frame[pos]]
+        if len(comm_ok):
+            match[~pos] = comm_ok[-1 - frame[~pos]]
+        return match
+
+    # -- keys --------------------------------------------------------------------------------------
+    def action_samples(self) -> None:
+        cur = self.current()
+        if cur is not None:
+            self.post_message(self.SamplesWanted(cur.node))
+
+    def action_annotate(self) -> None:
+        from .hotspots import annotate_location
+
+        cur = self.current()
+        if cur is None or cur.node < 0 or self.gtree is None:
+            return
+        frame = int(self.gtree.tree.frame[cur.node])
+        if frame >= 0:
+            annotate_location(self, frame)
