@@ -108,10 +108,12 @@ def _merge(out: dict[Ident, SideEntry], ident: Ident, e: SideEntry, locs: Locati
 
 
 def side_table(prof: Profile, comm_names: Sequence[str],
-               thread_comm: Callable[[int], str] | None = None) -> SideTable:
+               thread_comm: Callable[[int], str] | None = None,
+               children: bool = False) -> SideTable:
     """A profile's rows named by what compares across recordings (each key's
     :meth:`~.sortkeys.SortKey.ident`); ``thread_comm`` names the threads of a ``pid`` key
-    (kept as a dict: the table does not hold on to the resolver)."""
+    (kept as a dict: the table does not hold on to the resolver); ``children``: each row
+    weighs its children's period (the profile's), not its self."""
     locs = prof.codes.locs
     names = Names(locs, comm_names.__getitem__, thread_comm or (lambda t: ""))
     keys = [SORT_KEYS[k] for k in prof.keys]
@@ -120,7 +122,8 @@ def side_table(prof: Profile, comm_names: Sequence[str],
     for r in prof.rows:
         ident = tuple(k.ident(prof.codes, names, code, r.loc)
                       for k, code in zip(keys, r.key, strict=True))
-        _merge(out, ident, SideEntry(r.self_period, r.samples, r.loc), locs, sym_at)
+        period = r.children_period if children else r.self_period
+        _merge(out, ident, SideEntry(period, r.samples, r.loc), locs, sym_at)
     threads: dict[int, str] = {}
     if "pid" in prof.keys and thread_comm is not None:
         at = prof.keys.index("pid")
@@ -249,16 +252,17 @@ class Mismatch:
     new: str
 
 
-def side_tables(rec: Recording, sl: SampleLocs, rows: np.ndarray, keys: tuple[str, ...]
-                ) -> dict[tuple[int, int], tuple[str, SideTable]]:
-    """One self table per event among ``rows`` (SAMPLE rows of ``sl``, the recording's
-    named samples), by (attr type, config)."""
+def side_tables(rec: Recording, sl: SampleLocs, rows: np.ndarray, keys: tuple[str, ...],
+                children: bool = False) -> dict[tuple[int, int], tuple[str, SideTable]]:
+    """One self table (``children``: children's, ``sl`` with its stacks) per event among
+    ``rows`` (SAMPLE rows of ``sl``, the recording's named samples), by (attr type,
+    config)."""
     out: dict[tuple[int, int], tuple[str, SideTable]] = {}
-    for ep in located_profiles(rec, sl, rows, keys, children=False):
+    for ep in located_profiles(rec, sl, rows, keys, children=children):
         a = rec.attrs[ep.attr] if rec.attrs else None
         ident = (a.type, a.config) if a is not None else (-1, -1)
         out.setdefault(ident, (ep.event, side_table(ep.profile, sl.comm_names,
-                                                    sl.thread_comm)))
+                                                    sl.thread_comm, children)))
     return out
 
 
@@ -338,8 +342,8 @@ def mismatches(old: Setup, new: Setup) -> list[Mismatch]:
 
 
 def recording_tables(rec: Recording, sl: SampleLocs, keys: tuple[str, ...],
-                     flt: Filter | None = None
+                     flt: Filter | None = None, children: bool = False
                      ) -> dict[tuple[int, int], tuple[str, SideTable]]:
     """:func:`side_tables` of one recording's named samples that pass ``flt``."""
     rows = sl.rows if flt is None or flt.empty else sample_rows(rec, flt, FilterContext())
-    return side_tables(rec, sl, rows, keys)
+    return side_tables(rec, sl, rows, keys, children)

@@ -37,6 +37,13 @@ def add_parser(sp: Any) -> None:
     p.add_argument("--time", metavar="RANGE[:RANGE]",
                    help="only these times, one RANGE for both or OLD:NEW (" + time_help() + ")")
     p.add_argument("--cpu", metavar="LIST", help="only samples on these CPUs, e.g. 0-3,7")
+    p.add_argument("--event", metavar="NAME",
+                   help="only this event; offcpu-time: time off the CPU, made from "
+                        "sched:sched_switch samples (with --children: where the threads "
+                        "waited, not __schedule)")
+    p.add_argument("--children", action="store_true",
+                   help="each row weighs the samples through it (callchains), not only "
+                        "its own (perf diff has no such option)")
     add_symbol_args(p)
     add_cache_options(p)
     p.set_defaults(func=run)
@@ -60,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         old_path, new_path = diff_files(args.files)
         req = DiffRequest(keys=parse_sort(args.sort), compute=parse_compute(args.compute),
                           json=args.json, time=args.time, cpu=args.cpu,
-                          symbols=symbol_options(args), cache=cache_of(args))
+                          symbols=symbol_options(args), cache=cache_of(args),
+                          event=args.event, children=args.children)
         time_ranges(req.time)
         if args.cpu is not None:
             parse_int_list(args.cpu, "cpu list")

@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from ..analysis.diff import Diff, DiffRow, EventDiff, Mismatch
+from ..analysis.offcpu import OFFCPU_EVENT
 from ..analysis.sortkeys import SORT_KEYS, Names
 from ..textsafe import safe
-from .report import TEXT_HEADERS, text_widths
+from .report import TEXT_HEADERS, text_widths, time_text
 
 #: perf diff's column of the computation, and its width (builtin-diff.c ``columns``).
 COMPUTE_COLUMNS = {"delta-abs": ("Delta Abs", 9), "delta": ("Delta", 7),
@@ -59,6 +60,12 @@ def compute_cell(d: Diff, row: DiffRow) -> str:
     return f"{row.delta or 0.0:+4.2f}%"
 
 
+def time_cells(row: DiffRow) -> str:
+    """OLD's and NEW's time of a row of a timed event (empty where a side has none)."""
+    return "".join(f"{time_text(e.period) if e is not None else '':>9}  "
+                   for e in (row.old, row.new))
+
+
 def _r(x: float | None) -> float | None:
     return round(x, 6) if x is not None else None
 
@@ -85,6 +92,7 @@ def diff_json(ed: EventDiff, old_file: str, new_file: str) -> dict[str, Any]:
                 "total_samples": d.new.total_samples} if ed.in_new else None,
         "sort": list(d.keys), "compute": d.compute,
         "rows": [row_json(d, r) for r in d.rows],
+        **({"period_unit": "ns"} if ed.event == OFFCPU_EVENT else {}),
     }
 
 
@@ -127,16 +135,19 @@ def print_diff(ed: EventDiff, out: TextIO, first: bool = True) -> None:
         w(safe(f"# (no event '{ed.event}' in NEW: baseline only)") + "\n#\n")
     cname, cwidth = COMPUTE_COLUMNS[d.compute]
     cwidth = max(cwidth, len(cname))
+    timed = ed.event == OFFCPU_EVENT  # periods in ns: each side's time of the row
+    times = "".join(f"{h:>9}  " for h in ("Base time", "Time")) if timed else ""
     heads = [TEXT_HEADERS[k] for k in d.keys]
     cells = [[key_text(d, r, i) for i in range(len(d.keys))] for r in d.rows]
     widths = text_widths(tuple(d.keys), [[c[i] for c in cells] for i in range(len(heads))],
                          any(d.locs_of(r).name[r.loc] is None for r in d.rows))
-    w("# " + f"{'Baseline':>8}  {cname:>{cwidth}}  "
+    w("# " + f"{'Baseline':>8}  {cname:>{cwidth}}  {times}"
       + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(heads)) + "\n")
-    w("# " + "." * 8 + "  " + "." * cwidth + "  "
+    w("# " + "." * 8 + "  " + "." * cwidth + "  " + ("." * 9 + "  ") * (2 if timed else 0)
       + "  ".join("." * widths[i] for i in range(len(heads))) + "\n#\n")
     padded = bool(d.keys) and SORT_KEYS[d.keys[-1]].padded_last  # (as perf report's)
     for r, c in zip(d.rows, cells, strict=True):
         line = (f"  {baseline_cell(r):>8}  {compute_cell(d, r):>{cwidth}}  "
+                + (time_cells(r) if timed else "")
                 + "  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(c)))
         w(safe(line if padded else line.rstrip()) + "\n")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TextIO
 
 from ..analysis.diff import (
@@ -20,13 +20,23 @@ from ..analysis.diff import (
     diff_events,
     mismatches,
     recording_tables,
+    side_tables,
 )
-from ..analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
+from ..analysis.filters import (
+    Filter,
+    FilterContext,
+    FilterError,
+    parse_int_list,
+    parse_time_range,
+)
+from ..analysis.offcpu import OFFCPU_EVENT, charged, off_cpu, offcpu_attr
+from ..analysis.report import sample_rows
 from ..analysis.sortkeys import DEFAULT_DIFF_SORT
 from ..analysis.summary import sample_bounds, time_span
 from ..perfdata import PerfDataError, Recording, open_recording
 from ..perfdata.indexcache import IndexCache
 from ..symbols.naming.resolver import SymbolOptions
+from ..symbols.naming.samplelocs import SampleLocs
 from ..symbols.tables.cache import SymbolCache
 from ..textsafe import safe
 from .diff import diffs_json, print_diff, print_preamble
@@ -60,6 +70,11 @@ class DiffRequest:
     cpu: str | None = None
     symbols: SymbolOptions = field(default_factory=SymbolOptions)
     cache: IndexCache | None = None  # the index cache (None: --no-cache)
+    #: --event: only this event (``offcpu-time``: made from sched_switch where a recording
+    #: has no event of that name)
+    event: str | None = None
+    #: --children: each row weighs the samples through it (their stacks), not its own
+    children: bool = False
 
 
 def time_ranges(time: str | None) -> tuple[str, str]:
@@ -110,12 +125,46 @@ def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache,
     try:
         rec.build_index()
         flt = side_filter(rec, time, req.cpu)
-        sl = named_samples(rec, req.symbols, False, cache)
-        tables = recording_tables(rec, sl, req.keys, flt)
+        sl = named_samples(rec, req.symbols, req.children, cache)
         notes = list(sl.notes) + (list(rec.cache.notes) if rec.cache is not None else [])
-        return Side(path, tables, Setup.of(rec), notes, list(rec.errors))
+        setup = Setup.of(rec)
+        if req.event is None:
+            tables = recording_tables(rec, sl, req.keys, flt, req.children)
+        else:
+            tables, setup = event_tables(rec, sl, req, flt, notes)
+        return Side(path, tables, setup, notes, list(rec.errors))
     finally:
         rec.close()
+
+
+#: the event identity of a made ``offcpu-time`` (a sched_switch's tracepoint id differs
+#: from kernel to kernel: the made event is the same one on both sides)
+OFFCPU_IDENT = (-2, 0)
+
+
+def event_tables(rec: Recording, sl: SampleLocs, req: DiffRequest, flt: Filter,
+                 notes: list[str]) -> tuple[dict[tuple[int, int], tuple[str, SideTable]],
+                                            Setup]:
+    """The table of ``req.event`` alone, and the recording's setup saying only that event
+    (its other events are not compared); a made ``offcpu-time`` weighs each switch-out by
+    its time off the CPU (what it could not charge goes to ``notes``)."""
+    name = req.event or ""
+    names = [a.display_name for a in rec.attrs]
+    made = offcpu_attr(rec) if name == OFFCPU_EVENT else None
+    if name not in names and made is None:
+        raise FilterError(f"no event {name!r} in {rec.path} (events: {', '.join(names)})")
+    attr = names.index(name) if made is None else made
+    rows = sample_rows(rec, replace(flt, attr=attr), FilterContext())
+    if made is not None:
+        oc = off_cpu(rec)
+        sl, rows = charged(sl, rows, oc)
+        notes += oc.notes
+    tables = side_tables(rec, sl, rows, req.keys, req.children)
+    a = rec.attrs[attr]
+    ident = OFFCPU_IDENT if made is not None else (a.type, a.config)
+    got = next(iter(tables.values()), None)  # (the one event's table, if it has samples)
+    out = {ident: (name, got[1])} if got is not None else {}
+    return out, replace(Setup.of(rec), events=((ident, name),))
 
 
 def run_diff(old_path: str, new_path: str, req: DiffRequest, out: TextIO,

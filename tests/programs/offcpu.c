@@ -1,7 +1,15 @@
 /* Off-CPU known answer: 5 x 300 ms asleep in sleep_long, 5 x 100 ms in sleep_short, 20 ms
    of CPU work before each; the sleeps are raw nanosleep syscalls, so the user stack's leaf
-   is the sleeping function itself. */
+   is the sleeping function itself.  -DLONG_MS=N and -DSHORT_MS=N change the two sleeps
+   (a planned change for diff's tests). */
 #include <time.h>
+
+#ifndef LONG_MS
+#define LONG_MS 300
+#endif
+#ifndef SHORT_MS
+#define SHORT_MS 100
+#endif
 
 static volatile unsigned long sink;
 
@@ -23,8 +31,8 @@ __attribute__((noinline)) void burn(long ms)
     } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
 }
 
-__attribute__((noinline)) void sleep_long(void) { nap(300); }
-__attribute__((noinline)) void sleep_short(void) { nap(100); }
+__attribute__((noinline)) void sleep_long(void) { nap(LONG_MS); }
+__attribute__((noinline)) void sleep_short(void) { nap(SHORT_MS); }
 
 int main(void)
 {
