@@ -7,7 +7,8 @@ stacks, speedscope, pprof) shows the transformed profile unchanged.
 Each distinct stack is transformed once; a sample keeps its stack id, its own location
 becomes its transformed stack's innermost frame, and a sample whose stack is dropped is
 left out (:func:`transform_samples`' mask).  A collapsed run's frame is a location of its
-own, added to a copy of the location table (:func:`with_frames`)."""
+own, added to a copy of the location table (:func:`with_frames`).  The browser's groups
+are transformed the same way (:func:`transform_groups`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ import numpy as np
 
 from ..symbols.naming.locations import Locations
 from ..symbols.naming.samplelocs import SampleLocs
-from .transforms import Paths, Transform, apply
+from .samplegroups import SampleGroups
+from .stacktree import TrieBuilder, spans
+from .transforms import FOCUS_SUBTREE, Paths, Transform, apply, apply_one
 
 
 def with_frames(locs: Locations, frames: Sequence[tuple[int, str, str | None]]
@@ -83,3 +86,39 @@ def transform_samples(sl: SampleLocs, transforms: Sequence[Transform],
     leaf = np.where(kept, inner[sl.stack], sl.leaf).astype(np.int32)
     return replace(sl, leaf=leaf, stack_starts=starts, stack_locs=stack_locs,
                    locs=locs), kept
+
+
+def transform_groups(st: SampleGroups, transforms: Sequence[Transform],
+                     locs: Locations | None = None) -> tuple[SampleGroups, np.ndarray]:
+    """The browser's grouped samples with every group's stack transformed (each group
+    stays under its thread; ``locs``: the location table the transforms' frames are in),
+    and a bool per group: not dropped (a dropped group keeps its thread alone as its
+    path, and must weigh nothing: :meth:`~.samplegroups.Selection.restrict`).  A
+    ``focus-subtree`` whose path begins with threads keeps those threads' groups."""
+    body = Paths.of(st.path_start, st.path_loc)
+    keep = np.ones(st.groups, dtype=bool)
+    thread = -1 - np.asarray(st.comm, dtype=np.int64)
+    for t in transforms:
+        if t.kind == FOCUS_SUBTREE and t.path and all(f < 0 for f in t.path[0]):
+            keep &= np.isin(thread, np.fromiter(t.path[0], np.int64, len(t.path[0])))
+            t = replace(t, path=t.path[1:])
+        body = apply_one(body, t)
+    keep &= body.keep & (np.diff(body.starts) > 0)
+    lengths = np.where(keep, np.diff(body.starts), 0)
+    starts = np.zeros(st.groups + 1, np.int64)
+    np.cumsum(lengths + 1, out=starts[1:])
+    frames = np.empty(int(starts[-1]), np.int64)
+    frames[starts[:-1]] = thread
+    src = spans(body.starts[:-1][keep], body.starts[1:][keep])
+    inside = np.ones(len(frames), dtype=bool)
+    inside[starts[:-1]] = False
+    frames[inside] = body.frames[src]
+    b = TrieBuilder()
+    node = b.add(starts, frames)
+    # the own location: the innermost frame where the transform changed it
+    last_old = st.path_loc[st.path_start[1:] - 1] if len(st.path_loc) else st.leaf
+    last_new = np.where(keep, frames[starts[1:] - 1], -1)
+    leaf = np.where(keep & (last_new != last_old), last_new, st.leaf)
+    out = replace(st, leaf=leaf, node=node, trie=b.trie(),
+                  locs=st.locs if locs is None else locs)
+    return out, keep

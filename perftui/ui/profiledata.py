@@ -37,6 +37,7 @@ from ..lru import LRU
 from ..present.report import Names, key_text
 from ..present.report import frame_name as folded_name
 from .model import Model
+from .transformed import TransformStack
 
 MASK_BLOCK = 1 << 20  # samples masked at a time
 #: the event switch's ``offcpu-time`` made from sched_switch (a Scope's attr): the
@@ -63,19 +64,26 @@ class ProfileData:
         self._lock = threading.Lock()
         self._codes: GroupCodes | None = None
         self._codes_of: SampleGroups | None = None
-        self._selections: LRU[Scope, Selection] = LRU(8)
+        self._selections: LRU[tuple[Scope, object], Selection] = LRU(8)
         self._tables: LRU[tuple[object, ...], GroupProfile] = LRU(16)
         self._labels: list[str] | None = None
         self._flame_labels: list[str] | None = None
         self._flame: tuple[SampleGroups, Trie, np.ndarray] | None = None
         #: (store, charged, ns per store sample) of the off-CPU time
         self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
+        #: the transforms every view shows (focus, merge, drop, collapse)
+        self.transforms = TransformStack()
 
     # -- state ----------------------------------------------------------------------------
     @property
     def store(self) -> SampleGroups | None:
         """The grouped samples (None until the names are built)."""
         return self.model.groups
+
+    def groups(self) -> tuple[SampleGroups | None, np.ndarray | None]:
+        """The grouped samples under the transforms, and the groups they keep (None:
+        every one): may be slow, in a worker."""
+        return self.transforms.store(self.model.groups)
 
     @property
     def ready(self) -> bool:
@@ -130,7 +138,7 @@ class ProfileData:
 
     def codes(self) -> GroupCodes | None:
         """The store's key codes and ranks (made once)."""
-        st = self.model.groups
+        st = self.groups()[0]
         if st is None:
             return None
         with self._lock:
@@ -160,23 +168,27 @@ class ProfileData:
 
     # -- weighing ---------------------------------------------------------------------------
     def selection(self, scope: Scope) -> Selection | None:
-        """The groups weighed under ``scope`` (None before the names)."""
-        st = self.model.groups
+        """The groups weighed under ``scope`` and the transforms (None before the
+        names)."""
+        st, keep = self.groups()
         if st is None:
             return None
-        got = self._selections.get(scope)
+        key = (scope, self.transforms.stack)
+        got = self._selections.get(key)
         if got is not None and got.store is st:
             return got
         mask = self._mask(st, scope.flt)
         if scope.attr == OFFCPU_ATTR:
-            charged, ns = self._offcpu_weights(st)
+            charged, ns = self._offcpu_weights(self.model.groups or st)
             sel = select(st, charged if mask is None else mask & charged,
                          self.offcpu_source(), ns)
         else:
             sel = select(st, mask, scope.attr)
         if scope.section is not None:
             sel = sel.restrict(self.section_groups(st, scope.section))
-        self._selections.put(scope, sel)
+        if keep is not None:
+            sel = sel.restrict(keep)
+        self._selections.put(key, sel)
         return sel
 
     def _mask(self, st: SampleGroups, flt: Filter) -> np.ndarray | None:
@@ -210,12 +222,12 @@ class ProfileData:
               ) -> GroupProfile | None:
         """The hotspot table of ``scope`` by ``keys`` (cached); ``children`` only counts
         when the recording has callchains."""
-        st = self.model.groups
         sel = self.selection(scope)
+        st = sel.store if sel is not None else None
         if st is None or sel is None:
             return None
         children = children and st.callchains
-        key = (scope, keys, children)
+        key = (scope, keys, children, self.transforms.stack)
         got = self._tables.get(key)
         if got is not None and got.selection.store is st:
             return got
@@ -250,14 +262,17 @@ class ProfileData:
 
     # -- names -----------------------------------------------------------------------------------
     def names(self) -> Names | None:
+        """The names of the locations (the collapsed frames' too, under transforms)."""
         sl = self.model.names
         if sl is None:
             return None
-        return Names(sl.locs, lambda c: sl.comm_names[c], sl.thread_comm)
+        st = self.groups()[0]
+        locs = st.locs if st is not None else sl.locs
+        return Names(locs, lambda c: sl.comm_names[c], sl.thread_comm)
 
     def labels(self) -> list[str]:
         """Every location's label, lower case (the name filter reads them)."""
-        st = self.model.groups
+        st = self.groups()[0]
         if st is None:
             return []
         with self._lock:
@@ -272,7 +287,7 @@ class ProfileData:
 
     def flame_labels(self) -> list[str]:
         """Every location's flame-graph name, lower case (``/`` paints by them)."""
-        st = self.model.groups
+        st = self.groups()[0]
         if st is None:
             return []
         with self._lock:

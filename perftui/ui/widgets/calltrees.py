@@ -15,10 +15,12 @@ from textual.binding import Binding
 from textual.message import Message
 
 from ...analysis.samplegroups import GroupTree
+from ...analysis.transforms import FOCUS_SUBTREE
 from ...present.report import time_text
 from ...symbols.naming.locations import Locations
 from .frames import frame_text, pct_text
 from .linelist import LineList
+from .transformkeys import TransformWanted, transform_bindings
 
 LINE_LIMIT = 100_000  # lines an "expand all" opens at most
 INDENT_CAP = 16  # levels drawn as indentation; deeper ones say their depth
@@ -70,6 +72,7 @@ class CallTreeList(LineList):
                 tooltip="the samples through the line (Enter on one: its record)"),
         Binding("a", "annotate", "Annotate", show=False, id="tree.annotate",
                 tooltip="annotate: the function of the line (perf's a)"),
+        *transform_bindings("tree", subtree=True),
     ]
 
     class SamplesWanted(Message):
@@ -279,6 +282,19 @@ class CallTreeList(LineList):
             return None
         groups: np.ndarray = self.forests[ln.forest].tree.groups_through(ln.node)
         return groups
+
+    def action_transform(self, kind: str) -> None:
+        """A transform on the line's frame; focus on a subtree takes the line's path, in a
+        top-down tree whose roots are threads."""
+        ln = self.current()
+        path: tuple[frozenset[int], ...] = ()
+        if ln is not None and ln.node >= 0:
+            f = self.forests[ln.forest]
+            if kind != FOCUS_SUBTREE:
+                path = (frozenset({int(f.tree.tree.frame[ln.node])}),)
+            elif f.top_down and ln.path and ln.path[0] < 0:
+                path = tuple(frozenset({p}) for p in ln.path)
+        self.post_message(TransformWanted(kind, path))
 
     def action_samples(self) -> None:
         ln = self.current()

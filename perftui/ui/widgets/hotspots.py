@@ -19,6 +19,7 @@ from ...textsafe import safe
 from ..messages import AnnotateWanted
 from .frames import pct_text
 from .linelist import LineList
+from .transformkeys import UNDO, TransformWanted, transform_bindings
 
 #: widest a key column gets (the last one takes what is left)
 WIDTH_CAP = {k.name: k.browser_width for k in SORT_KEYS.values()}
@@ -120,6 +121,7 @@ class HotspotTable(LineList):
                         "its record)"),
         Binding("a", "annotate", "Annotate", id="hot.annotate",
                 tooltip="annotate: the function of the row (perf's a)"),
+        *transform_bindings("hot", subtree=False),
     ]
 
     def __init__(self, **kw: object) -> None:
@@ -145,6 +147,19 @@ class HotspotTable(LineList):
         if v is None or not 0 <= self.cursor < len(v.rows):
             return None
         return int(v.rows[self.cursor])
+
+    def action_transform(self, kind: str) -> None:
+        """A transform on the row's function: every location of its symbol (a table
+        without a sym key has no function)."""
+        v, r = self.view, self.current_row()
+        ids: frozenset[int] = frozenset()
+        if v is not None and r is not None and "sym" in v.gp.keys:
+            code = v.gp.key[r, v.gp.keys.index("sym")]
+            ids = frozenset(np.flatnonzero(v.gp.codes.of("sym") == code).tolist())
+        elif kind != UNDO:
+            self.notify("a function's transforms: on a table sorted by sym (s)", timeout=3)
+            return
+        self.post_message(TransformWanted(kind, (ids,) if ids else ()))
 
     def current_key(self) -> tuple[int, ...] | None:
         r = self.current_row()

@@ -30,6 +30,7 @@ from .hotspots import HotspotTable, TableAction, TableView
 from .linelist import LineList
 from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
+from .transformkeys import TransformWanted, push_wanted
 
 #: ``S`` goes round these
 SORT_PRESETS: tuple[tuple[str, ...], ...] = (
@@ -228,6 +229,9 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         scope_text = self.data.model.scope_text()
         if scope_text:
             t.append(f"  {safe(scope_text, 80)}", style="bold yellow")
+        crumbs = self.data.transforms.crumbs()
+        if crumbs:
+            t.append(f"  {safe(crumbs, 100)}", style="bold magenta")
         if self.busy:
             t.append("  counting…", style="yellow")
         self.query_one("#profile-title", Label).update(t)
@@ -369,9 +373,24 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         res = self.data.model.names
         if res is None or self.level != "trees":
             return
-        self.trees.show(forests, gp.total_period, res.locs, res.comm_names, timed)
+        self.trees.show(forests, gp.total_period, gp.selection.store.locs, res.comm_names,
+                        timed)
         if fresh and self.trees.line_count() > 1:
             self.trees.cursor = 1  # the first root: the row's own frame
+
+    # -- transforms ---------------------------------------------------------------------------
+    def on_transform_wanted(self, msg: TransformWanted) -> None:
+        """A transform key of the table or the trees: on every view's stack; counted
+        again."""
+        msg.stop()
+        v = self.view
+        if v is None:
+            return
+        said = push_wanted(self.data.transforms, v.gp.selection.store, msg)
+        if said:
+            self.notify(said, timeout=3)
+            return
+        self.refresh_data()
 
     # -- the selected row's samples, for the timeline ---------------------------------------
     def on_line_list_moved(self, msg: LineList.Moved) -> None:

@@ -1,0 +1,100 @@
+"""The browser's transforms (issue 30): keys on a profile row or a tree line push a transform
+that every view shows, the title says them (a breadcrumb), ``u`` undoes the last.
+
+Oracle: each transform's definition applied to a folding of perf 6.1's ``perf script`` of
+the fresh callsites recording (tests/test_transforms.py), the table's self samples per
+symbol read off the screen."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from test_transforms import (
+    callsites_data,
+    drop_function,
+    focus_function,
+    focus_subtree,
+    fold,
+    merge_function,
+    perf_stacks,
+)
+from test_ui_pilot import browse
+from test_ui_profile import keys, prompt, table, table_lines
+from uihelpers import sync
+
+from perftui.ui.widgets.calltrees import CallTreeList
+from perftui.ui.widgets.profile import ProfilePane
+
+pytestmark = [pytest.mark.perf, pytest.mark.slow]
+
+
+def self_by_sym(folded: Counter[str]) -> dict[str, int]:
+    """Samples per leaf frame (what a sym-sorted Self table counts), leaving out the
+    unknown frames (perf script names them by dso, the table by address)."""
+    out: Counter[str] = Counter()
+    for line, n in folded.items():
+        out[line.rsplit(";", 1)[-1]] += n
+    return {k: v for k, v in out.items() if not k.startswith("[")}
+
+
+def shown_self(app: object) -> dict[str, int]:
+    _heads, rows = table_lines(app)  # type: ignore[arg-type]
+    out = {r[-1].removeprefix("[.] ").removeprefix("[k] "): int(r[1].replace(",", ""))
+           for r in rows}
+    return {k: v for k, v in out.items() if not k.startswith("0x")}
+
+
+async def to_row(pilot: object, app: object, name: str) -> None:
+    assert table(app).view is not None  # type: ignore[arg-type]
+    names = [r[-1].removeprefix("[.] ") for r in table_lines(app)[1]]  # type: ignore[arg-type]
+    await keys(pilot, "home")  # type: ignore[arg-type]
+    for _ in range(names.index(name)):
+        await keys(pilot, "down")  # type: ignore[arg-type]
+
+
+@sync
+async def test_table_transforms_equal_their_definition(shared_dir: Path) -> None:
+    data = callsites_data(shared_dir)
+    stacks = perf_stacks(data)
+    async with browse(data) as (app, pilot):
+        await keys(pilot, "p")
+        await prompt(pilot, "s", "sym")
+        await keys(pilot, "c")  # self only
+        pane = app.query_one(ProfilePane)
+        assert shown_self(app) == self_by_sym(fold(stacks))
+        cases = [("D", "work", drop_function("work"), "drop work"),
+                 ("M", "work", merge_function("work"), "merge work"),
+                 ("o", "work", focus_function("work"), "focus fn work")]
+        for key, name, definition, crumb in cases:
+            await to_row(pilot, app, name)
+            await keys(pilot, key)
+            assert shown_self(app) == self_by_sym(fold(stacks, definition)), key
+            assert crumb in str(pane.query_one("#profile-title").render()), key
+            await keys(pilot, "u")
+            assert shown_self(app) == self_by_sym(fold(stacks)), key
+        # two in turn, undone last first
+        await to_row(pilot, app, "leaf_a")
+        await keys(pilot, "M")
+        await to_row(pilot, app, "work")
+        await keys(pilot, "o")
+        assert shown_self(app) == self_by_sym(fold(stacks, merge_function("leaf_a"),
+                                                   focus_function("work")))
+        await keys(pilot, "u")
+        assert shown_self(app) == self_by_sym(fold(stacks, merge_function("leaf_a")))
+        await keys(pilot, "u")
+        assert shown_self(app) == self_by_sym(fold(stacks))
+        # focus on a subtree: a line of the top-down tree (thread, libc's start, main,
+        # site_two)
+        await keys(pilot, "t")
+        tl = app.query_one(CallTreeList)
+        want = ["__libc_start_call_main", "main", "site_two"]
+        line = next(i for i, ln in enumerate(tl.lines) if ln.forest == 0 and
+                    len(ln.path) == 4 and
+                    [tl.locs.name[f] for f in ln.path[1:]] == want)  # type: ignore[union-attr]
+        tl.cursor = line
+        await keys(pilot, "O")
+        await keys(pilot, "escape")
+        assert shown_self(app) == self_by_sym(fold(stacks, focus_subtree(";".join(want))))
+        assert "focus site_two" in str(pane.query_one("#profile-title").render())
