@@ -1,8 +1,9 @@
 """The transform keys of the views with a current frame.
 
-In the hotspot table, the call trees and the flame graph each key posts :class:`TransformWanted` with the frame's locations,
-and the pane that shows the view pushes the transform on every view's stack
-(:func:`push_wanted`) and counts again.  ``u`` undoes the last one."""
+In the hotspot table, the call trees and the flame graph each key posts
+:class:`TransformWanted` with the frame's locations, and the pane that shows the view
+pushes the transform on every view's stack (:func:`push_wanted`) and counts again.
+``u`` undoes the last one."""
 
 from __future__ import annotations
 
