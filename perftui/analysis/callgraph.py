@@ -228,13 +228,16 @@ def row_graphs(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
     has = r0 >= 0
     np.minimum.at(first_a, r0[has], g.first[has])
     np.minimum.at(first_a, ps_paths.row, g.first[ps_paths.group])
-    trie = build_trie(ps_paths, sl.stack_locs, fkey, caller, n_rows)
-    if opts.mode == "fractal":  # a node's least is its parent's: ceil(children_hit * min%)
+    fractal = opts.mode == "fractal"
+    least = int(prof.total_period * (opts.threshold / 100))
+    trie = build_trie(ps_paths, sl.stack_locs, fkey, caller, n_rows, least,
+                      opts.threshold / 100.0 if fractal else None)
+    if fractal:  # a node's least is its parent's: ceil(children_hit * min%)
         par = trie.parent[n_rows:]
         need = np.ceil((trie.cum[par] - trie.hit[par]) * (opts.threshold / 100.0))
         wanted = np.concatenate([np.ones(n_rows, bool), trie.cum[n_rows:] >= need])
     else:
-        wanted = trie.cum >= int(prof.total_period * (opts.threshold / 100))
+        wanted = trie.cum >= least
     roots = _nodes(trie, wanted)
     depth, first = depth_a.tolist(), first_a.tolist()
     parent = [r.children_period if prof.children else r.self_period for r in prof.rows]

@@ -93,9 +93,14 @@ class Trie:
 
 
 def build_trie(p: Paths, stack_locs: np.ndarray, fk: np.ndarray, caller: bool,
-               n_rows: int) -> Trie:
+               n_rows: int, least: int = 0, fraction: float | None = None) -> Trie:
     """The paths interned level by level: at level ``d`` every path still that long goes
-    from its node to the child of its ``d``-th frame's key."""
+    from its node to the child of its ``d``-th frame's key.  A path goes on below a node
+    only when a printout can reach the node: its period is at least ``least`` or, with
+    ``fraction`` (fractal mode), at least that share (rounded up) of its parent's
+    children's period.  The children of such a node are all made (their number is its
+    ``kids``), with exact sums; below the others nothing is (a system-wide recording's
+    23 K rows: 0.36 s without this, most of it for nodes no printout shows)."""
     n_fk = int(fk.max(initial=0)) + 1
     period, count = p.g_period[p.group], p.g_count[p.group]
     length = p.g_len[p.group] - p.start
@@ -108,6 +113,7 @@ def build_trie(p: Paths, stack_locs: np.ndarray, fk: np.ndarray, caller: bool,
     active = np.arange(len(node), dtype=np.int64)
     next_id = n_rows
     d = 0
+    up_cum, up_hit, up_base = cums[0], hits[0], 0  # the level above's sums
     while len(active):
         pos = p.start[active] + d  # in the tree's order
         glen = p.g_len[p.group[active]]
@@ -127,8 +133,14 @@ def build_trie(p: Paths, stack_locs: np.ndarray, fk: np.ndarray, caller: bool,
         ends = length[active] == d + 1
         hits.append(sum_by(inv[ends], period[active][ends], m))
         counts.append(sum_by(inv[ends], count[active][ends], m))
+        if fraction is None:
+            reach = cums[-1] >= least
+        else:
+            par = parents[-1] - up_base
+            reach = cums[-1] >= np.ceil((up_cum[par] - up_hit[par]) * fraction)
+        up_cum, up_hit, up_base = cums[-1], hits[-1], next_id
         next_id += m
-        active = active[~ends]
+        active = active[~ends & reach[inv]]
         d += 1
     return Trie(n_rows, np.concatenate(parents), np.concatenate(locs), np.concatenate(fks),
                 np.concatenate(hits), np.concatenate(counts), np.concatenate(cums),
