@@ -44,10 +44,8 @@ from ..origins import SourceFinder, file_ident, kernel_build_id, kernel_source
 from ..tables import diskcache
 from ..tables.cache import SymbolCache
 from ..tables.diskcache import TableStore
-from ..tables.kallsyms import (
-    Kallsyms,
-    load_kallsyms,
-)
+from ..tables.kallsymcache import load_kept_kallsyms
+from ..tables.kallsyms import Kallsyms
 from ..tables.perfmap import load_perf_map
 from ..tasks.callchain import frame_levels
 from ..tasks.dsonames import KERNEL_DSO, MapKind, perf_map_pid
@@ -195,7 +193,8 @@ class Resolver:
 
     def _load_kernel(self, kind: str, path: str) -> Kallsyms:
         if kind == "kallsyms":
-            return self.cache.get(("kallsyms", path), lambda: load_kallsyms(path))
+            return self.cache.get(("kallsyms", path),
+                                  lambda: load_kept_kallsyms(path, self.cache.disk))
         syms = self.cache.elf(path, kernel=True)
         return Kallsyms(source=path, kernel=syms.table)
 

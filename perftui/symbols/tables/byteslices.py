@@ -103,6 +103,10 @@ class SliceNames(Sequence[str]):
         dt = np.int32 if len(buf) < 2**31 else np.int64
         return SliceNames(buf, starts.astype(dt), ends.astype(dt))
 
+    def parts(self) -> tuple[bytes, np.ndarray, np.ndarray]:
+        """The buffer and every name's start and end in it."""
+        return self._data, self._starts, self._ends
+
     def take(self, rows: np.ndarray) -> SliceNames:
         """The names at ``rows``, in that order (still lazy)."""
         return SliceNames(self._data, self._starts[rows], self._ends[rows])

@@ -44,7 +44,8 @@ _HASHED = ("tables", "files")  # the code that decides a table (symbols/<these>/
 _code: str | None = None
 
 
-def _code_hash() -> str:
+def code_hash() -> str:
+    """A hash of perftui's code that decides a table (a changed rule: another key)."""
     global _code
     if _code is None:
         h = xxhash.xxh3_128()
@@ -72,7 +73,7 @@ def _hash_file(h: xxhash.xxh3_128, path: str) -> bool:
 def elf_key(path: str, runtime_path: str | None, build_id: str | None) -> str | None:
     """The key of a user ELF table (None: a file that cannot be read whole)."""
     h = xxhash.xxh3_128()
-    h.update(json.dumps([FORMAT, _code_hash(), build_id, runtime_path is not None]).encode())
+    h.update(json.dumps([FORMAT, code_hash(), build_id, runtime_path is not None]).encode())
     if not _hash_file(h, path):
         return None
     if runtime_path is not None and runtime_path != path and not _hash_file(h, runtime_path):
@@ -105,7 +106,7 @@ class TableStore:
                 got = {k: z[k] for k in z.files}
             syms = _syms_of(got, path, runtime_path)
         except (OSError, ValueError, KeyError, TypeError, IndexError, zipfile.BadZipFile):
-            self._remove(key)
+            self.remove(key)
             return None
         with contextlib.suppress(OSError):
             os.utime(file)  # the LRU clock
@@ -113,6 +114,26 @@ class TableStore:
         if "replay_ops" in got:
             t.set_tree_source(self._tree_source(key, t, got))
         return syms
+
+    def read_arrays(self, key: str) -> dict[str, np.ndarray] | None:
+        """The arrays kept under ``key`` (None: not kept, or unreadable: then removed)."""
+        file = self._path(key)
+        if not os.path.exists(file):
+            return None
+        try:
+            with np.load(file, allow_pickle=False) as z:
+                got = {k: z[k] for k in z.files}
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            self.remove(key)
+            return None
+        with contextlib.suppress(OSError):
+            os.utime(file)  # the LRU clock
+        return got
+
+    def write_arrays(self, key: str, arrays: dict[str, np.ndarray]) -> None:
+        """Keep ``arrays`` under ``key`` (quietly nothing when they cannot be written)."""
+        self._write(self._path(key), arrays)
+        self._bound()
 
     def _tree_source(self, key: str, table: DsoSymbolTable, got: dict[str, np.ndarray]
                      ) -> Callable[[], tuple[int, np.ndarray, np.ndarray]]:
@@ -187,7 +208,8 @@ class TableStore:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
 
-    def _remove(self, key: str) -> None:
+    def remove(self, key: str) -> None:
+        """The entry of ``key`` gone (its tree too)."""
         for what in ("", ".tree"):
             with contextlib.suppress(OSError):
                 os.unlink(self._path(key, what))
@@ -204,7 +226,7 @@ class TableStore:
         for _t, size, name in sorted(files):
             if total <= LIMIT:
                 break
-            self._remove(name[:-len(".npz")])
+            self.remove(name[:-len(".npz")])
             total -= size
 
 
