@@ -163,11 +163,15 @@ class FunctionAnnotation:
 
 def annotate_function(res: Resolver, leaves: SampleLeaves, ref: FunctionRef,
                       images: CodeImages, *, percent_type: str = "local-period",
-                      source: bool = True) -> FunctionAnnotation:
-    """Disassemble ``ref`` from its file and count its samples per instruction."""
+                      source: bool = True,
+                      samples: tuple[np.ndarray, np.ndarray] | None = None
+                      ) -> FunctionAnnotation:
+    """Disassemble ``ref`` from its file and count its samples per instruction
+    (``samples``: their offsets into it and periods given, not found from ``leaves``)."""
     code = function_code(res, ref)
     warnings = list(code.notes)
-    offs, periods = function_samples(res, leaves, ref.location(res.locs))
+    offs, periods = samples if samples is not None else \
+        function_samples(res, leaves, ref.location(res.locs))
     if code.problem is not None:
         return FunctionAnnotation(code, None, len(offs), code.problem, warnings)
     try:

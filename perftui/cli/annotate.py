@@ -16,6 +16,7 @@ from .options import (
     add_symbol_args,
     check_event,
     event_index,
+    made_offcpu,
     symbol_options,
 )
 
@@ -38,7 +39,10 @@ def add_parser(sp: Any) -> None:
                    help="the function, as perf annotate -s")
     p.add_argument("-d", "--dso", metavar="DSO",
                    help="only the function of this dso (short or long name, or module)")
-    p.add_argument("--event", metavar="NAME", help="only this event's samples")
+    p.add_argument("--event", metavar="NAME",
+                   help="only this event's samples; offcpu-time: the time off the CPU of "
+                        "the stacks through the function, at the instruction each resumes "
+                        "at (made from sched:sched_switch)")
     p.add_argument("--json", action="store_true", help="one stable JSON object")
     p.add_argument("--stdio", action="store_true", help="text as perf annotate --stdio "
                    "(the default)")
@@ -71,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     req = AnnotateRequest(symbol=symbol, dso=args.dso, attr=attr, json=args.json,
                           source=args.source, percent_type=args.percent_type,
                           show_nr_samples=args.show_nr_samples,
-                          symbols=symbol_options(args))
+                          symbols=symbol_options(args),
+                          offcpu=made_offcpu(rec, args.event))
     try:
         code = run_annotate(rec, req, sys.stdout, sys.stderr)
     except BrokenPipeError:

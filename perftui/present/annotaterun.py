@@ -24,6 +24,8 @@ from ..analysis.annotatefunction import (
     choose_function,
 )
 from ..analysis.filters import Filter
+from ..analysis.offcpu import OFFCPU_EVENT, off_cpu
+from ..analysis.offcpuannotate import waits
 from ..analysis.report import sample_rows
 from ..perfdata import Recording
 from ..symbols.code.codeloc import CodeImages, FunctionRef
@@ -32,6 +34,7 @@ from ..textsafe import safe
 from .annotate import function_dict
 from .annotatetext import print_annotation
 from .records import jsonable
+from .report import time_text
 
 __all__ = ["AnnotateRequest", "run_annotate"]
 
@@ -48,6 +51,9 @@ class AnnotateRequest:
     percent_type: str = "local-period"
     show_nr_samples: bool = False
     symbols: SymbolOptions = field(default_factory=SymbolOptions)
+    #: --event offcpu-time made from sched_switch (``attr`` is the sched_switch event):
+    #: the time off the CPU of the stacks through the function, where they pass it
+    offcpu: bool = False
 
 
 def _where(res: Resolver, ref: FunctionRef) -> str:
@@ -59,6 +65,8 @@ def run_annotate(rec: Recording, req: AnnotateRequest, out: TextIO, err: TextIO)
     """Annotate ``req.symbol``; return the exit status (see the module docstring)."""
     res = Resolver(rec, req.symbols)
     rows = sample_rows(rec, Filter(attr=req.attr) if req.attr is not None else None)
+    if req.offcpu:
+        return _annotate_waits(rec, res, rows, req, out, err)
     leaves = SampleLeaves.of(res, rows)
     choice = choose_function(res, leaves, req.symbol, req.dso)
     if choice is None:
@@ -94,6 +102,45 @@ def run_annotate(rec: Recording, req: AnnotateRequest, out: TextIO, err: TextIO)
     if problem is not None:
         err.write(safe(f"perftui annotate: cannot annotate {choice.ref.name}: {problem}")
                   + "\n")
+        return 1
+    return 0
+
+
+def _annotate_waits(rec: Recording, res: Resolver, rows: np.ndarray, req: AnnotateRequest,
+                    out: TextIO, err: TextIO) -> int:
+    """``--event offcpu-time``: the function's instructions weighed by the nanoseconds of
+    the switch-outs whose stacks pass through it (:mod:`~..analysis.offcpuannotate`)."""
+    oc = off_cpu(rec)
+    w = waits(res, rows, oc)
+    choice = choose_function(res, w.leaves, req.symbol, req.dso)
+    if choice is None:
+        err.write(safe(f"perftui annotate: no function {req.symbol!r} on the stacks of "
+                       f"{OFFCPU_EVENT}") + "\n")
+        return 2
+    for ref, n in choice.others:
+        err.write(safe(f"perftui annotate: {req.symbol} is also in {_where(res, ref)} "
+                       f"({n} samples); --dso picks one") + "\n")
+    fa = annotate_function(res, w.leaves, choice.ref, CodeImages(),
+                           percent_type=req.percent_type, source=req.source,
+                           samples=w.of(choice.loc))
+    dso = res.locs.dsos[choice.ref.dso].short_name
+    if req.json:
+        doc = function_dict(fa, dso, OFFCPU_EVENT)
+        if fa.annotation is not None:  # (each instruction's time, in ns)
+            for row, ns in zip(doc["instructions"], fa.annotation.counts.period.tolist(),
+                               strict=True):
+                row["period"] = int(ns)
+        doc["period_unit"] = "ns"
+        out.write(json.dumps(jsonable(doc)) + "\n")
+    elif fa.annotation is not None:
+        out.write(f"# Total time: {time_text(fa.annotation.counts.total_period)}\n")
+        print_annotation(fa.annotation, dso, OFFCPU_EVENT, out,
+                         show_nr_samples=req.show_nr_samples, source=req.source)
+    for note in dict.fromkeys([*fa.warnings, *oc.notes, *res.notes]):
+        err.write(safe(f"perftui annotate: {note}") + "\n")
+    if fa.problem is not None:
+        err.write(safe(f"perftui annotate: cannot annotate {choice.ref.name}: "
+                       f"{fa.problem}") + "\n")
         return 1
     return 0
 
