@@ -31,6 +31,8 @@ SCREENS: dict[str, tuple[str, ...]] = {
     "perf": ("v",),  # perf diff's dso,sym table
     "ratio": ("c", "c"),
     "range": ("o", *["shift+right"] * 20),  # OLD's first seconds only
+    # the differential flame graph, the cursor on the first thread's leaf
+    "flame": ("f", "down", "down", "down"),
 }
 
 

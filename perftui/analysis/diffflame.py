@@ -7,7 +7,8 @@ a frame is as wide as NEW's samples through it, and its colour is the change of 
 period, so a change is in percentage points, as ``perf diff``'s Delta.  A stack of OLD is
 matched to NEW's by its names (thread name, then the frames outermost first), so two
 builds of a program compare; OLD's period through a path NEW has no samples on is counted
-apart (``old_elsewhere``), not drawn.
+apart (``old_elsewhere``), not drawn; flamegraph.pl still counts such a stack's change
+in the largest change the colours are scaled by (:meth:`DiffFlame.max_delta`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .stacktree import StackTree, Trie
 
 #: a stack as the exports give it: frame names, outermost first (thread name first), and
 #: its period
@@ -38,6 +41,7 @@ class DiffFlame:
     new_sum: int
     old_sum: int
     old_elsewhere: int
+    old_elsewhere_max: int = 0  # the period of OLD's heaviest stack NEW has no path for
 
     def __len__(self) -> int:
         return len(self.name)
@@ -58,6 +62,24 @@ class DiffFlame:
         out: np.ndarray = self.share(self.new_total, "new") - \
             self.share(self.old_total, "old")
         return out
+
+    def max_delta(self) -> float:
+        """The largest change of one stack, in percentage points: what flamegraph.pl
+        scales its colours by (``$maxdelta``: every stack of the folded pair, drawn or
+        not)."""
+        d = self.self_delta()
+        gone = float(self.share(np.array([self.old_elsewhere_max]), "old")[0])
+        return max(float(np.abs(d).max(initial=0.0)), gone)
+
+    def stack_tree(self) -> StackTree:
+        """The tree as an icicle draws it, weighed by NEW: node ``k`` is node ``k + 1``
+        here (no "all"), the threads at the root level; a node's frame is its own id."""
+        n = len(self.name) - 1
+        parent = self.parent[1:] - 1  # "all"'s children: -1, the root level
+        trie = Trie(parent, np.arange(n, dtype=np.int64))
+        live = (self.new_total[1:] > 0).astype(np.int64)
+        return StackTree(trie, self.new_total[1:], self.new_self[1:], live,
+                         (self.new_self[1:] > 0).astype(np.int64))
 
     def path(self, node: int) -> list[str]:
         """The names from the outermost frame (the thread) down to ``node``."""
@@ -93,6 +115,7 @@ def diff_flame(old: Iterable[NamedStack], new: Iterable[NamedStack]) -> DiffFlam
     old_total = np.zeros(len(name), dtype=np.int64)
     old_self = np.zeros(len(name), dtype=np.int64)
     old_sum = elsewhere = 0
+    gone: dict[tuple[str, ...], int] = {}
     for frames, period in old:
         old_sum += period
         node, whole = 0, True
@@ -108,6 +131,9 @@ def diff_flame(old: Iterable[NamedStack], new: Iterable[NamedStack]) -> DiffFlam
             old_self[node] += period
         else:
             elsewhere += period
+            key = tuple(frames)
+            gone[key] = gone.get(key, 0) + period
     return DiffFlame(name, np.asarray(parent, dtype=np.int64),
                      np.asarray(new_total, dtype=np.int64), np.asarray(new_self, dtype=np.int64),
-                     old_total, old_self, new_sum, old_sum, elsewhere)
+                     old_total, old_self, new_sum, old_sum, elsewhere,
+                     max(gone.values(), default=0))

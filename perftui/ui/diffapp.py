@@ -31,6 +31,7 @@ from ..textsafe import safe
 from .crashing import CrashReportingApp
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level, Line, Shown, first_section
 from .typeahead import TypeAheadApp
+from .widgets.diffflame import DiffFlameGraph
 from .widgets.panes import bar
 from .widgets.timeline import Timeline
 
@@ -172,9 +173,12 @@ class DiffApp(TypeAheadApp, CrashReportingApp):
                 tooltip="the compared table"),
         Binding("e", "next_event", "Event", show=False, id="diffapp.event",
                 tooltip="the next event, when the recordings have several"),
+        Binding("f", "flame", "Flame", id="diffapp.flame",
+                tooltip="the differential flame graph: NEW's stacks, red where a frame's "
+                        "self share grew against OLD, blue where it shrank"),
     ]
 
-    MAIN_ONLY = frozenset({"up", "focus_side", "focus_table", "next_event"})
+    MAIN_ONLY = frozenset({"up", "focus_side", "focus_table", "next_event", "flame"})
 
     def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
         """The main screen's keys do nothing (and are not shown) on the help screen."""
@@ -189,6 +193,7 @@ class DiffApp(TypeAheadApp, CrashReportingApp):
         self.cursor_of: dict[Level, int] = {}  # where the cursor was on each level
         self.progress = {"OLD": "", "NEW": ""}
         self.comparing = False  # a regroup or a compare asked for and not shown yet
+        self.want_symbol: str | None = None  # the flame graph's frame: its row, once shown
 
     def compose(self) -> ComposeResult:
         m = self.model
@@ -271,6 +276,9 @@ class DiffApp(TypeAheadApp, CrashReportingApp):
         self.shown_level = msg.level
         self.comparing = False
         self.fill(table, msg.shown, msg.level)
+        if self.want_symbol is not None:
+            self.show_symbol(self.want_symbol)
+            self.want_symbol = None
         self.update_head()
 
     def on_side_timeline_side_range(self, msg: SideTimeline.SideRange) -> None:
@@ -468,6 +476,32 @@ class DiffApp(TypeAheadApp, CrashReportingApp):
         if len(m.events()) > 1:
             m.event += 1
             self.refresh_diff()
+
+    def action_flame(self) -> None:
+        if not self.model.ready:
+            self.notify("the recordings are still being read", timeout=2)
+            return
+        from .diffflamescreen import DiffFlameScreen
+
+        self.push_screen(DiffFlameScreen(self.model))
+
+    def on_diff_flame_graph_row_wanted(self, msg: DiffFlameGraph.RowWanted) -> None:
+        """A frame of the flame graph: its function's row in perf diff's dso,sym table."""
+        self.pop_screen()
+        self.want_symbol = msg.name
+        self.model.levels = [Level("symbols")]
+        self.refresh_diff()
+
+    def show_symbol(self, name: str) -> None:
+        i = next((k for k, ln in enumerate(self.lines) if "sym" in ln.of.keys
+                  and ln.row.key[ln.of.keys.index("sym")] == name), None)
+        if i is None:
+            self.notify(f"{safe(name, 60)}: no row of its own in the table", timeout=3,
+                        markup=False)
+            return
+        table = self.query_one(DiffTable)
+        table.move_cursor(row=i)
+        table.focus()
 
     def action_focus_side(self, side: str) -> None:
         self.query_one("#old" if side == "OLD" else "#new", SideTimeline).focus()

@@ -22,9 +22,11 @@ from ..analysis.diff import (
     mismatches,
     recording_tables,
 )
+from ..analysis.diffflame import DiffFlame, NamedStack, diff_flame
 from ..analysis.filters import Filter
 from ..analysis.sortkeys import NO_VALUE
 from ..perfdata import Recording
+from ..present.diffstacks import event_stacks
 from ..present.session import named_samples
 from ..symbols.naming.resolver import SymbolOptions
 from ..symbols.naming.samplelocs import SampleLocs
@@ -140,6 +142,7 @@ class DiffSide:
         self.symbols = symbols
         self.cache = cache
         self.sl: SampleLocs | None = None
+        self.stack_sl: SampleLocs | None = None  # named with their stacks (the flame graph)
         self.tables: Tables = {}
         self.time_range: tuple[int, int] | None = None
         self.ready = False
@@ -163,6 +166,15 @@ class DiffSide:
             if rng == self.time_range:
                 self.tables = tables
             return tables
+
+    def stacks(self, event: tuple[int, int]) -> list[NamedStack]:
+        """The named stacks of ``event`` in the current time range (in a worker: the
+        first call names every sample's stack)."""
+        with self.lock:
+            if self.stack_sl is None:
+                self.stack_sl = named_samples(self.rec, self.symbols, True, self.cache)
+            sl, rng = self.stack_sl, self.time_range
+        return event_stacks(self.rec, sl, Filter().within(rng), event)
 
     @property
     def notes(self) -> list[str]:
@@ -225,6 +237,16 @@ class DiffModel:
         ident = ev[self.event % len(ev)][0]
         o, n = self.old.tables.get(ident), self.new.tables.get(self.pairs().get(ident, ident))
         return (o[1] if o else empty_table(FULL_KEYS), n[1] if n else empty_table(FULL_KEYS))
+
+    def flame(self) -> DiffFlame | None:
+        """The differential flame graph of the current event (in a worker; None: no
+        event has samples)."""
+        ev = self.events()
+        if not ev:
+            return None
+        ident = ev[self.event % len(ev)][0]
+        old = self.old.stacks(ident)
+        return diff_flame(old, self.new.stacks(self.pairs().get(ident, ident)))
 
     def diff(self, level: Level, compute: str | None = None) -> Diff:
         """The compared table of ``level`` (in a worker: rolls up every row)."""

@@ -81,6 +81,8 @@ def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
 def diff_help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
     """The diff browser's keys (``perftui OLD NEW``), from its bindings."""
     from .diffapp import DiffApp, DiffTable
+    from .diffflamescreen import DiffFlameScreen
+    from .widgets.diffflame import DiffFlameGraph
     from .widgets.timeline import Timeline
 
     return [
@@ -88,6 +90,8 @@ def diff_help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
                         ("Tab/shift+Tab", "next / previous pane")]),
         ("compared table", binding_lines(DiffTable.BINDINGS)),
         ("OLD and NEW timelines", binding_lines(Timeline.BINDINGS)),
+        ("differential flame graph (f)", binding_lines([*DiffFlameGraph.BINDINGS,
+                                                        *DiffFlameScreen.BINDINGS])),
     ]
 
 

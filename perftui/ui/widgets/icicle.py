@@ -103,6 +103,8 @@ class Icicle(Widget, can_focus=True):
     """The icicle of one :class:`StackTree`; a subclass gives :meth:`label`,
     :meth:`frame_style`, :meth:`legend` and :meth:`match_nodes`."""
 
+    cursor_style = CURSOR
+
     class Moved(Message):
         """The cursor, the zoom or the search changed: the status line follows."""
 
@@ -229,7 +231,7 @@ class Icicle(Widget, can_focus=True):
             name = self.label(f.node)
             text = name if len(name) <= w else (name[:w - 1] + "…" if w > 1 else " ")
             if level == cur_level and f.node == cur_node:
-                style = CURSOR
+                style = self.cursor_style
             elif self.match is not None and f.node >= 0 and bool(self.match[f.node]):
                 style = MATCH
             else:
