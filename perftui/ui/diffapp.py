@@ -173,7 +173,7 @@ class DiffApp(TypeAheadApp, CrashReportingApp):
                 tooltip="the compared table"),
         Binding("e", "next_event", "Event", show=False, id="diffapp.event",
                 tooltip="the next event, when the recordings have several"),
-        Binding("f", "flame", "Flame", id="diffapp.flame",
+        Binding("f", "flame", "Flame", show=False, id="diffapp.flame",
                 tooltip="the differential flame graph: NEW's stacks, red where a frame's "
                         "self share grew against OLD, blue where it shrank"),
     ]
