@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_transforms import (
     callsites_data,
+    collapse_resource,
     drop_function,
     focus_function,
     focus_subtree,
@@ -21,10 +23,11 @@ from test_transforms import (
     perf_stacks,
 )
 from test_ui_pilot import browse
-from test_ui_profile import keys, prompt, table, table_lines
-from uihelpers import sync
+from test_ui_profile import keys, prompt, status, table, table_lines
+from uihelpers import screen_text, sync
 
 from perftui.ui.widgets.calltrees import CallTreeList
+from perftui.ui.widgets.flamegraph import FlameGraph
 from perftui.ui.widgets.profile import ProfilePane
 
 pytestmark = [pytest.mark.perf, pytest.mark.slow]
@@ -98,3 +101,49 @@ async def test_table_transforms_equal_their_definition(shared_dir: Path) -> None
         await keys(pilot, "escape")
         assert shown_self(app) == self_by_sym(fold(stacks, focus_subtree(";".join(want))))
         assert "focus site_two" in str(pane.query_one("#profile-title").render())
+
+
+def flame_folded(app: object) -> Counter[str]:
+    """The flame graph drawn as folded lines: each node's own samples under the path of
+    its labels (thread, then frames)."""
+    g = app.query_one(FlameGraph)  # type: ignore[attr-defined]
+    tree = g.gtree.tree
+    out: Counter[str] = Counter()
+    for node in np.flatnonzero(tree.self_count > 0).tolist():
+        out[";".join(g.label(n) for n in tree.trie.nodes(node))] += int(tree.self_count[node])
+    return out
+
+
+@sync
+async def test_flame_graph_transforms_every_view(shared_dir: Path) -> None:
+    """The whole flame graph after each key equals the definition over perf script (an
+    unknown frame: its dso, as both name it); a transform made there shows in the
+    profile too."""
+    data = callsites_data(shared_dir)
+    stacks = perf_stacks(data)
+    async with browse(data) as (app, pilot):
+        await keys(pilot, "f")
+        assert flame_folded(app) == fold(stacks)
+        cases = [("work", "D", [drop_function("work")], "drop work"),
+                 ("work", "o", [focus_function("work")], "focus fn work"),
+                 ("msort_with_tmp", "L", [collapse_resource("libc.so.6")],
+                  "collapse libc.so.6"),
+                 ("site_two", "O", [focus_subtree("__libc_start_call_main;main;site_two")],
+                  "focus site_two")]
+        for name, key, defs, crumb in cases:
+            await prompt(pilot, "slash", name)
+            await keys(pilot, "home", "n")
+            assert name in status(app), status(app)
+            await keys(pilot, key, "escape")
+            assert flame_folded(app) == fold(stacks, *defs), key
+            assert crumb in screen_text(app), key
+            await keys(pilot, "u")
+            assert flame_folded(app) == fold(stacks), key
+        # made in the flame graph, shown in the profile
+        await prompt(pilot, "slash", "work")
+        await keys(pilot, "home", "n", "M", "escape", "p")
+        await prompt(pilot, "s", "sym")
+        await keys(pilot, "c")
+        assert shown_self(app) == self_by_sym(fold(stacks, merge_function("work")))
+        assert "merge work" in str(app.query_one(ProfilePane).query_one(
+            "#profile-title").render())

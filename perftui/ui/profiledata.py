@@ -68,7 +68,7 @@ class ProfileData:
         self._tables: LRU[tuple[object, ...], GroupProfile] = LRU(16)
         self._labels: list[str] | None = None
         self._flame_labels: list[str] | None = None
-        self._flame: tuple[SampleGroups, Trie, np.ndarray] | None = None
+        self._flame: tuple[SampleGroups, Trie, np.ndarray, np.ndarray] | None = None
         #: (store, charged, ns per store sample) of the off-CPU time
         self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
         #: the transforms every view shows (focus, merge, drop, collapse)
@@ -253,12 +253,22 @@ class ProfileData:
         with self._lock:
             got = self._flame
         if got is None or got[0] is not st:
-            got = (st, *flame_paths(st))
+            canon = unknown_by_dso(st)
+            got = (st, *flame_paths(st, canon), canon)
             with self._lock:
                 self._flame = got
-        _st, trie, end = got
+        _st, trie, end, _canon = got
         tree = trie.weigh(end, sel.period, sel.count)
         return GroupTree(tree, np.arange(st.groups, dtype=np.int64), end, st.groups)
+
+    def flame_locations(self, frame: int) -> frozenset[int]:
+        """The locations a frame of the last flame graph stands for (an address no symbol
+        covers: every one of its dso's; a thread: itself)."""
+        with self._lock:
+            got = self._flame
+        if frame < 0 or got is None:
+            return frozenset({frame})
+        return frozenset(np.flatnonzero(got[3] == frame).tolist())
 
     # -- names -----------------------------------------------------------------------------------
     def names(self) -> Names | None:
@@ -337,10 +347,11 @@ def unknown_by_dso(st: SampleGroups) -> np.ndarray:
     return out
 
 
-def flame_paths(st: SampleGroups) -> tuple[Trie, np.ndarray]:
+def flame_paths(st: SampleGroups, canon: np.ndarray | None = None
+                ) -> tuple[Trie, np.ndarray]:
     """The trie of every group's stack under its thread, unresolved addresses merged by
-    dso (:func:`unknown_by_dso`), and the node each group's path ends at."""
-    canon = unknown_by_dso(st)
+    dso (``canon``, :func:`unknown_by_dso`'s), and the node each group's path ends at."""
+    canon = unknown_by_dso(st) if canon is None else canon
     lengths = np.diff(st.path_start) + 1
     starts = np.zeros(st.groups + 1, np.int64)
     np.cumsum(lengths, out=starts[1:])

@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.widgets import Label
 from textual.worker import get_current_worker
 
-from ...analysis.samplegroups import GroupTree
+from ...analysis.samplegroups import GroupTree, SampleGroups
 from ...crash import crash_line, write_traceback
 from ...textsafe import safe
 from ..messages import BodyWanted
@@ -27,6 +27,7 @@ from .icicle import Icicle
 from .profile import event_bindings
 from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
+from .transformkeys import TransformWanted, push_wanted
 
 __all__ = ["FlameGraph", "FlamePane"]
 
@@ -61,6 +62,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         self.busy = False
         self.came_from = "records"
         self.samples = 0
+        self.store: SampleGroups | None = None  # the grouped samples the graph shows
 
     def compose(self) -> ComposeResult:
         yield Label("", id="flame-title", classes="flame-line")
@@ -112,7 +114,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._grown, tree, sel.total_period, sel.total_samples,
-                                      names)
+                                      names, sel.store)
 
     def _failed(self, error: Exception) -> None:
         line = safe(crash_line(error, write_traceback(error)), 300)
@@ -121,17 +123,19 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         self._title()
         self.notify(line, severity="error", markup=False)
 
-    def _grown(self, tree: GroupTree, total: int, samples: int, names: list[str]) -> None:
+    def _grown(self, tree: GroupTree, total: int, samples: int, names: list[str],
+               store: SampleGroups) -> None:
         res = self.data.model.names
         self.busy = False
         self.samples = samples
+        self.store = store
         if res is None:
             return
         empty = ""
         if not samples:
             scope = self.data.model.scope_text()
             empty = f"no samples under {safe(scope, 80)}" if scope else "no samples"
-        self.graph.set_tree(tree, total, res.locs, res.comm_names, empty, names)
+        self.graph.set_tree(tree, total, store.locs, res.comm_names, empty, names)
         self._title()
 
     def _title(self) -> None:
@@ -153,9 +157,27 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         scope_text = self.data.model.scope_text()
         if scope_text:
             t.append(f"  {safe(scope_text, 80)}", style="bold yellow")
+        crumbs = self.data.transforms.crumbs()
+        if crumbs:
+            t.append(f"  {safe(crumbs, 100)}", style="bold magenta")
         if self.busy:
             t.append("  counting…", style="yellow")
         self.query_one("#flame-title", Label).update(t)
+
+    def on_transform_wanted(self, msg: TransformWanted) -> None:
+        """A transform key of the graph: its frames as the locations they stand for, on
+        every view's stack; drawn again."""
+        msg.stop()
+        if self.store is None:
+            return
+        path = tuple(frozenset().union(*(self.data.flame_locations(f) for f in level))
+                     for level in msg.path)
+        said = push_wanted(self.data.transforms, self.store,
+                           TransformWanted(msg.kind, path))
+        if said:
+            self.notify(said, timeout=3)
+            return
+        self.refresh_data()
 
     def _status(self) -> None:
         g = self.graph

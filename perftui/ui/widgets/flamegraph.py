@@ -15,10 +15,12 @@ from textual.message import Message
 from textual.strip import Strip
 
 from ...analysis.samplegroups import GroupTree
+from ...analysis.transforms import FOCUS_SUBTREE
 from ...symbols.naming.locations import Locations
 from ...textsafe import safe
 from .frames import KIND_COLOURS, LEGEND, frame_kind, frame_name, where_text
 from .icicle import ICICLE_BINDINGS, TEXT, Icicle
+from .transformkeys import TransformWanted, transform_bindings
 
 
 class FlameGraph(Icicle):
@@ -30,6 +32,7 @@ class FlameGraph(Icicle):
                 tooltip="the samples through the frame (Enter on one: its record)"),
         Binding("a", "annotate", "Annotate", show=False, id="flame.annotate",
                 tooltip="annotate: the function of the frame (perf's a)"),
+        *transform_bindings("flame", subtree=True),
     ]
     DEFAULT_CSS = "FlameGraph { height: 1fr; }"
 
@@ -142,6 +145,16 @@ class FlameGraph(Icicle):
         cur = self.current()
         if cur is not None:
             self.post_message(self.SamplesWanted(cur.node))
+
+    def action_transform(self, kind: str) -> None:
+        """A transform on the frame (focus on a subtree: its path from the thread)."""
+        cur = self.current()
+        path: tuple[frozenset[int], ...] = ()
+        if cur is not None and cur.node >= 0 and self.gtree is not None:
+            frames = self.gtree.tree.trie.path(cur.node)
+            path = tuple(frozenset({f}) for f in
+                         (frames if kind == FOCUS_SUBTREE else frames[-1:]))
+        self.post_message(TransformWanted(kind, path))
 
     def action_annotate(self) -> None:
         from .hotspots import annotate_location
