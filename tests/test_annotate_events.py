@@ -4,7 +4,8 @@ annotates the function once per event that has samples of it, in the recording's
 Oracle: ``perf annotate --stdio`` (percentages and ``-n``) on fresh recordings of
 tests/programs/hotprog with ``-e cpu-clock,task-clock`` (both events sample every function)
 and ``-e cpu-clock,page-faults`` (whichever events perf shows for a function, perftui must
-show the same).  Compared: each annotation's title and dashes, and every instruction line
+show the same), a recorded group ``{cpu-clock,task-clock}`` (one annotation, a column per
+member), a group beside other events, and perf's ``--group``.  Compared: each annotation's title and dashes, and every instruction line
 (the value column, the address, objdump's text).  Source lines are left out: perf prints
 ``objdump -S``'s context lines, perftui the line itself (present/annotatetext.py).
 """
@@ -49,18 +50,33 @@ def _titles(lines: list[str]) -> list[str]:
     return [ln for ln in lines if "Source code & Disassembly of" in ln]
 
 
-@pytest.mark.parametrize("events", ["cpu-clock,task-clock", "cpu-clock,page-faults"])
-@pytest.mark.parametrize("opts", [[], ["-n"]], ids=["percent", "samples"])
+CASES = [
+    ("cpu-clock,task-clock", []), ("cpu-clock,task-clock", ["-n"]),
+    ("cpu-clock,page-faults", []), ("cpu-clock,page-faults", ["-n"]),
+    # a recorded group: one annotation, a column per member (the title's samples the
+    # leader's); perf's --group makes one group of every event
+    ("{cpu-clock,task-clock}", []), ("{cpu-clock,task-clock}", ["-n"]),
+    ("{cpu-clock,task-clock},page-faults,cpu-clock", []),
+    ("cpu-clock,task-clock", ["--group"]), ("cpu-clock,task-clock", ["--group", "-n"]),
+]
+
+
+@pytest.mark.parametrize(("events", "opts"), CASES, ids=lambda v: v if isinstance(v, str)
+                         else " ".join(v) or "percent")
 def test_every_event_is_annotated_as_perf_does(capsys: pytest.CaptureFixture[str],
                                                built: Built, recorded, events: str,
                                                opts: list[str]) -> None:
     data = recorded("two_events", built.hotprog, "2", events=events)
+    planned = {"cpu-clock,task-clock": 1 if "--group" in opts else 2,
+               "{cpu-clock,task-clock}": 1}.get(events)
     for sym in ("hot_alpha", "hot_beta", "lib_spin"):
         theirs = _shown(_perf(data, *opts, sym))
         mine, err = _perftui(capsys, data, sym, *opts)
         assert _titles(theirs), sym  # perf annotated it at least once
-        if events.endswith("task-clock"):
-            assert len(_titles(theirs)) == 2, sym  # the recording is as planned
+        if planned is not None:  # the recording is as planned
+            assert len(_titles(theirs)) == planned, sym
+        if "{" in events or "--group" in opts:  # perf's two columns
+            assert re.match(r" (Percent|Samples) {9}\|", _titles(theirs)[0]), sym
         assert _shown(mine) == theirs, sym
         assert "also" not in err  # nothing left out to say
 

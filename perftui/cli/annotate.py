@@ -53,6 +53,9 @@ def add_parser(sp: Any) -> None:
     p.add_argument("--percent-type", default="local-period",
                    choices=("local-period", "local-hits"),
                    help="share of the function's period (perf's default) or samples")
+    p.add_argument("--group", action="store_true",
+                   help="every event in one annotation, a column each (perf's --group; "
+                   "a recorded event group is shown so without it)")
     add_symbol_args(p)
     add_cache_options(p)
     p.set_defaults(func=run)
@@ -74,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     attr = event_index(rec, args.event, "annotate") if args.event else None
     req = AnnotateRequest(symbol=symbol, dso=args.dso, attr=attr, json=args.json,
                           source=args.source, percent_type=args.percent_type,
-                          show_nr_samples=args.show_nr_samples,
+                          show_nr_samples=args.show_nr_samples, group=args.group,
                           symbols=symbol_options(args),
                           offcpu=made_offcpu(rec, args.event))
     try:

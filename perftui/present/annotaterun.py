@@ -23,6 +23,7 @@ from ..analysis.annotatefunction import (
     annotate_function,
     choose_function,
 )
+from ..analysis.eventgroup import event_groups
 from ..analysis.filters import Filter
 from ..analysis.offcpu import OFFCPU_EVENT, off_cpu
 from ..analysis.offcpuannotate import waits
@@ -50,6 +51,7 @@ class AnnotateRequest:
     source: bool = True
     percent_type: str = "local-period"
     show_nr_samples: bool = False
+    group: bool = False  # --group: every event in one annotation
     symbols: SymbolOptions = field(default_factory=SymbolOptions)
     #: --event offcpu-time made from sched_switch (``attr`` is the sched_switch event):
     #: the time off the CPU of the stacks through the function, where they pass it
@@ -82,17 +84,19 @@ def run_annotate(rec: Recording, req: AnnotateRequest, out: TextIO, err: TextIO)
     images = CodeImages()
     problem: str | None = None
     warned: set[str] = set()
-    for ev_leaves, event in _events(rec, leaves, choice, req, err):
-        fa = annotate_function(res, ev_leaves, choice.ref, images,
-                               percent_type=req.percent_type, source=req.source)
+    for columns, event in _events(rec, leaves, choice, req, err):
+        fas = [annotate_function(res, c, choice.ref, images, percent_type=req.percent_type,
+                                 source=req.source) for c in columns]
+        fa = fas[0]
         if req.json:
             others = [{"dso": res.locs.dsos[r.dso].short_name, "sym": r.name,
                        "section": r.section, "samples": n} for r, n in choice.others]
             doc: dict[str, Any] = function_dict(fa, dso, event, others)
             out.write(json.dumps(jsonable(doc)) + "\n")
-        elif fa.annotation is not None:
-            print_annotation(fa.annotation, dso, event, out,
-                             show_nr_samples=req.show_nr_samples, source=req.source)
+        elif all(f.annotation is not None for f in fas):
+            print_annotation([f.annotation for f in fas if f.annotation is not None], dso,
+                             event, out, show_nr_samples=req.show_nr_samples,
+                             source=req.source)
         for w in fa.warnings:
             if w not in warned:
                 warned.add(w)
@@ -134,7 +138,7 @@ def _annotate_waits(rec: Recording, res: Resolver, rows: np.ndarray, req: Annota
         out.write(json.dumps(jsonable(doc)) + "\n")
     elif fa.annotation is not None:
         out.write(f"# Total time: {time_text(fa.annotation.counts.total_period)}\n")
-        print_annotation(fa.annotation, dso, OFFCPU_EVENT, out,
+        print_annotation([fa.annotation], dso, OFFCPU_EVENT, out,
                          show_nr_samples=req.show_nr_samples, source=req.source)
     for note in dict.fromkeys([*fa.warnings, *oc.notes, *res.notes]):
         err.write(safe(f"perftui annotate: {note}") + "\n")
@@ -145,32 +149,47 @@ def _annotate_waits(rec: Recording, res: Resolver, rows: np.ndarray, req: Annota
     return 0
 
 
+def _units(rec: Recording, force: bool) -> list[tuple[list[int], str]]:
+    """What perf annotates apart, in the recording's order: each event group as one
+    (its members, perf's group name), each event in no group alone (``force``: every
+    event in one group, perf's ``--group``)."""
+    names = [a.display_name for a in rec.attrs] or ["?"]
+    groups = {g.leader: g for g in event_groups(rec, force)}
+    members = {m for g in groups.values() for m in g.members}
+    return [(list(groups[a].members), groups[a].name) if a in groups else ([a], names[a])
+            for a in range(len(names)) if a in groups or a not in members]
+
+
 def _events(rec: Recording, leaves: SampleLeaves, choice: FunctionChoice,
-            req: AnnotateRequest, err: TextIO) -> list[tuple[SampleLeaves, str]]:
-    """The events to annotate and the samples of each.  ``--event``: that one.  Text:
-    every event with samples of the chosen function, in the recording's order, as perf
-    annotates each event apart (``__cmd_annotate`` walks the evlist); a function without
-    samples: the event with the most samples.  JSON (one object): the event with the most
-    samples of the function, the others named on ``err``."""
+            req: AnnotateRequest, err: TextIO) -> list[tuple[list[SampleLeaves], str]]:
+    """The annotations to print, each the samples of its columns and its title's event.
+    ``--event``: that one.  Text: every event with samples of the chosen function, in the
+    recording's order, as perf annotates each event apart (``__cmd_annotate`` walks the
+    evlist); an event group as one annotation of a column per member, when its leader
+    has samples of the function (perf walks the leader's entries); a function without
+    samples: the event with the most samples (its group).  JSON (one object): the event
+    with the most samples of the function, the others named on ``err``."""
     names = [a.display_name for a in rec.attrs] or ["?"]
     if req.attr is not None:
-        return [(leaves, names[req.attr])]
+        return [([leaves], names[req.attr])]
     if len(names) <= 1:
-        return [(leaves, names[0])]
+        return [([leaves], names[0])]
     attrs = rec.columns["attr"][leaves.rows].astype(np.int64)
-    mine = leaves.leaf == choice.loc
-    per = np.bincount(attrs[mine], minlength=len(names))
+
+    def of(a: int) -> SampleLeaves:
+        return SampleLeaves(leaves.rows[attrs == a], leaves.leaf[attrs == a])
+
+    per = np.bincount(attrs[leaves.leaf == choice.loc], minlength=len(names))
     best = int(np.argmax(per if per.any() else np.bincount(attrs, minlength=len(names))))
-    if not req.json and per.any():
-        chosen = np.flatnonzero(per).tolist()
-    else:
-        chosen = [best]
-        for a in np.flatnonzero(per).tolist():
-            if a != best:
-                err.write(safe(f"perftui annotate: also {int(per[a])} samples of event "
-                               f"{names[a]} (--event {names[a]})") + "\n")
-    return [(SampleLeaves(leaves.rows[attrs == a], leaves.leaf[attrs == a]), names[a])
-            for a in chosen]
+    if not req.json:
+        units = _units(rec, req.group)
+        shown = [u for u in units if per[u[0][0]]] or [u for u in units if best in u[0]]
+        return [([of(a) for a in m], name) for m, name in shown]
+    for a in np.flatnonzero(per).tolist():
+        if a != best:
+            err.write(safe(f"perftui annotate: also {int(per[a])} samples of event "
+                           f"{names[a]} (--event {names[a]})") + "\n")
+    return [([of(best)], names[best])]
 
 
 def _notes(res: Resolver, err: TextIO) -> None:

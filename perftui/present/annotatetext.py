@@ -20,6 +20,7 @@ including the file's context lines and objdump's headers, perftui only the line 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TextIO
 
 from ..analysis.annotate import Annotation
@@ -33,20 +34,26 @@ __all__ = ["PERCENT_TITLES", "print_annotation"]
 PERCENT_TITLES = {"local-period": "local period", "local-hits": "local hits"}
 
 
-def print_annotation(ann: Annotation, dso: str, event: str, out: TextIO, *,
+def print_annotation(anns: Sequence[Annotation], dso: str, event: str, out: TextIO, *,
                      show_nr_samples: bool = False, source: bool = True,
                      files: SourceFiles | None = None) -> None:
-    """Write one function's annotation (``dso``: perf's short dso name)."""
+    """Write one function's annotation (``dso``: perf's short dso name): a column per
+    annotation of ``anns`` (the same disassembly; several for an event group, as perf's
+    ``symbol__annotate_printf``: 8 characters a member, the title's samples the leader's)."""
+    ann = anns[0]
     column = "Samples" if show_nr_samples else "Percent"
-    title = (f" {column} |\tSource code & Disassembly of {safe(dso)} for {safe(event)} "
-             f"({ann.samples} samples, percent: {PERCENT_TITLES[ann.percent_type]})")
+    width = 8 * len(anns)
+    blank = " " * (width + 1) + ":"
+    title = (f" {column:<{width}}|\tSource code & Disassembly of {safe(dso)} for "
+             f"{safe(event)} ({ann.samples} samples, percent: "
+             f"{PERCENT_TITLES[ann.percent_type]})")
     out.write(title + "\n")
     out.write("-" * (len(title) + 1 + 4) + "\n")
     d = ann.disasm
     if not d.is_code:
-        out.write(f"         :      {safe(d.note or 'not code')}\n")
+        out.write(f"{blank}      {safe(d.note or 'not code')}\n")
         return
-    width = len(f"{d.instructions[-1].addr:x}") if d.instructions else 1
+    addr_width = len(f"{d.instructions[-1].addr:x}") if d.instructions else 1
     files = files if files is not None else SourceFiles()
     prev: SourceLine | None = None
     for k, insn in enumerate(d.instructions):
@@ -54,8 +61,8 @@ def print_annotation(ann: Annotation, dso: str, event: str, out: TextIO, *,
         if line is not None and line != prev:
             text = files.line(line.file, line.line)
             shown = text.strip() if text is not None else str(line)
-            out.write(safe(f"         : {line.line:<4} {shown}") + "\n")
+            out.write(safe(f"{blank} {line.line:<4} {shown}") + "\n")
         prev = line if line is not None else prev
-        value = f" {int(ann.counts.hits[k]):7d}" if show_nr_samples else \
-            f" {float(ann.percent[k]):7.2f}"
-        out.write(value + " :   " + f"{insn.addr:>{width}x}:   " + safe(insn.asm) + "\n")
+        values = "".join(f" {int(a.counts.hits[k]):7d}" if show_nr_samples else
+                         f" {float(a.percent[k]):7.2f}" for a in anns)
+        out.write(values + " :   " + f"{insn.addr:>{addr_width}x}:   " + safe(insn.asm) + "\n")
