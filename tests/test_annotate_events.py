@@ -5,8 +5,9 @@ Oracle: ``perf annotate --stdio`` (percentages and ``-n``) on fresh recordings o
 tests/programs/hotprog with ``-e cpu-clock,task-clock`` (both events sample every function)
 and ``-e cpu-clock,page-faults`` (whichever events perf shows for a function, perftui must
 show the same), a recorded group ``{cpu-clock,task-clock}`` (one annotation, a column per
-member), a group beside other events, and perf's ``--group``.  Compared: each annotation's title and dashes, and every instruction line
-(the value column, the address, objdump's text).  Source lines are left out: perf prints
+member), a group beside other events, and perf's ``--group``.  Compared: each annotation's
+title and dashes, and every instruction line (the value column, the address, objdump's
+text).  Source lines are left out: perf prints
 ``objdump -S``'s context lines, perftui the line itself (present/annotatetext.py).
 """
 
