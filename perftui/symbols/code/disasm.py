@@ -21,7 +21,7 @@ dropped when a register operand already gives the size (``mov %edx,%edx``, not `
 and never written on call/jmp/ret/push/pop/leave at the mode's default size; it stays where only
 memory and immediates are involved (``addq $0x1,0x0(%rip)``, ``cvtsi2sdl 0x8(%rsp),%xmm0``:
 a vector register gives no integer size).  Operands are written as objdump writes them
-(:mod:`perftui.symbols.code.attformat`).
+(:mod:`perftui.symbols.code.attformat`; aarch64's by :mod:`perftui.symbols.code.armformat`).
 
 Names.  ``lookup`` (:data:`~perftui.symbols.code.elfcode.SymbolLookup`, address ->
 ``(symbol, offset)``) names direct jump and call targets and RIP-relative data
@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from perftui.symbols.code.armformat import objdump_arm
 from perftui.symbols.code.attformat import objdump_operands
 from perftui.symbols.code.elfcode import (
     CodeRange,
@@ -215,6 +216,9 @@ def disassemble_bytes(
         mnemonic = insn.mnemonic
         ops = insn.op_str
         words: list[str] = []
+        arm_comment = None
+        if not x86 and insn.id:
+            mnemonic, ops, arm_comment = objdump_arm(insn, lambda a: _name(lookup, a))
         if att:
             mnemonic = _objdump_mnemonic(insn, machine)
             if insn.id:
@@ -256,6 +260,7 @@ def disassemble_bytes(
             ops = _with_target(ops, machine, target, target_name, rels)
         shown = " ".join([*words, mnemonic])
         asm = f"{shown:<6} {ops}".rstrip() if ops else shown
+        comment = comment or arm_comment
         if comment:
             asm += ("  # " if x86 else "  // ") + comment
         out.append(
