@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shlex
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from ..analysis.timespec import format_seconds
@@ -62,19 +62,28 @@ def print_info(d: dict[str, Any], rec: Recording, out: TextIO,
         w(safe(f"warning: feature {feature_name(bit)}: {msg}") + "\n")
 
 
-def print_name_notes(notes: list[str] | None, out: TextIO, width: int = 0) -> None:
+def print_name_notes(notes: list[str] | None, out: TextIO, width: int = 0,
+                     quiet: Sequence[str] = ()) -> None:
     """What naming the samples had to say (symbol files not found, stacks that could not be
     unwound, with counts and DSOs), once each, wrapped at ``width`` (0: not); ``None``: not
-    named yet."""
+    named yet.  ``quiet``: the files expected to be missing (a memfd, a JIT without its
+    /tmp/perf-PID.map), said here only, as perf says nothing of them."""
     out.write("\nsymbols and call stacks:\n")
     if notes is None:
         out.write("  the samples are not named yet (see this screen again once they are)\n")
         return
-    if not notes:
+    if not notes and not quiet:
         out.write("  nothing to say: every file was found and every stack read\n")
+    _wrapped(notes, out, width)
+    if quiet:
+        out.write("  expected to have no file (perf is silent about them):\n")
+        _wrapped(quiet, out, width, "    ")
+
+
+def _wrapped(notes: Sequence[str], out: TextIO, width: int, indent: str = "  ") -> None:
     for n in dict.fromkeys(notes):
         text = safe(n, 2000)
         if width > 8:
-            text = textwrap.fill(text, width - 2, subsequent_indent="    ",
+            text = textwrap.fill(text, width - len(indent), subsequent_indent="    ",
                                  break_on_hyphens=False)
-        out.write("  " + text.replace("\n", "\n  ") + "\n")
+        out.write(indent + text.replace("\n", "\n" + indent) + "\n")

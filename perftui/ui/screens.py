@@ -304,7 +304,8 @@ class InfoScreen(BackScreen):
                    errors=True)
         names = m.names
         print_name_notes(names.notes if names is not None else None, buf,
-                         self.app.size.width - 4)
+                         self.app.size.width - 4,
+                         quiet=names.quiet_notes if names is not None else ())
         scroll = VerticalScroll()
         scroll.border_title = "recording information"
         with scroll:

@@ -73,6 +73,9 @@ class SampleLocs:
     origin: str = "resolved"  # or "cache"
     #: tells these names from any other (what was computed from them is kept with it)
     token: str = field(default_factory=lambda: os.urandom(8).hex())
+    #: files expected to be missing (a memfd, no /tmp/perf-PID.map): the info screen's,
+    #: never stderr's, as perf says nothing of them
+    quiet_notes: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -157,7 +160,7 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
     return SampleLocs(rows, comm, leaf, period, stack, *table_csr, res.locs,
                       list(res.comm_names), off_stack, offsets_csr[0],
                       offsets_csr[1].view(np.uint32), threads, list(res.notes), other_rows,
-                      other_comm)
+                      other_comm, quiet_notes=list(dict.fromkeys(res.quiet_notes)))
 
 
 class _FastNames:

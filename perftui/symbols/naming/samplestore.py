@@ -167,7 +167,7 @@ def save(cache: IndexCache, store: ColumnStore, key: str, name: str, rec: Record
             "dsos": [[d.name, d.kernel, d.module, d.assumed_text] for d in locs.dsos],
             "names": locs.name, "sections": sections, "comm_names": sl.comm_names,
             "threads": [[t, n] for t, n in sl.thread_names.items()], "notes": sl.notes,
-            "token": sl.token}
+            "quiet_notes": sl.quiet_notes, "token": sl.token}
     return cache.commit_attachment(store, key, name, {"rows": len(sl), "meta": meta}, arrays)
 
 
@@ -259,7 +259,8 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     return SampleLocs(rows, a["comm"], a["leaf"], a["period"], a.get("stack"), starts,
                       stack_locs, locs, comm_names, a["off_stack"], off_starts,
                       a["off_vals"], threads, [str(x) for x in meta["notes"]],
-                      other_rows, other_comm, origin="cache", token=str(meta["token"]))
+                      other_rows, other_comm, origin="cache", token=str(meta["token"]),
+                      quiet_notes=[str(x) for x in meta.get("quiet_notes", [])])
 
 
 def _in_range(a: np.ndarray, lo: int, hi: int, what: str) -> None:
