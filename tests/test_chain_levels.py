@@ -10,6 +10,8 @@ frame-pointer unwinder; most samples are in the kernel).
   Its samples disagree (kernel ones ``[k]``, user ones ``[.]``) and perf marks the row by
   the first in its processing order, perftui by the first in the file
   (docs/architecture.md): compared without the mark.
+* ``dropped``: a return address of ~0, an unknown context marker to perf 6.1, which drops
+  the chain: no frames, as ``perf script`` shows.
 * a system-wide ``-a -g`` recording made while ``middle`` runs (issue 29: where the
   disagreement was seen): every address in no map of the program's samples alone that
   perf's rule gives one level in all of them is marked as perf marks it under
@@ -25,6 +27,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import io
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -146,3 +149,48 @@ def test_system_wide_unmapped_entries_have_perfs_level(built: Built, recorded) -
     ours = [a for a in one if comms[a] == {"fakeframes"}]
     assert int(PLANTED, 16) in ours
     assert {hex(a): our_marks.get(a) for a in ours if our_marks.get(a) != perf_marks[a]} == {}
+
+
+def _perf_script_samples(data: Path) -> list[list[str]]:
+    """perf script's frames per sample (its lines under each sample's header)."""
+    out = subprocess.run([require("perf"), "script", "-i", str(data), "-F", "comm,tid,ip"],
+                         capture_output=True, text=True, timeout=300, check=True).stdout
+    samples: list[list[str]] = []
+    for line in out.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith(("\t", " " * 8)):
+            samples[-1].append(line.strip())
+        else:
+            samples.append([])
+    return samples
+
+
+def test_dropped_chain_has_no_frames(built: Built, recorded) -> None:
+    """``dropped``: a return address of ~0 that perf 6.1 reads as an unknown context
+    marker, so it drops the chain whole and ``perf script`` prints no frame for the sample
+    (issue 29: perftui folded it as ``comm;syscall``).  Oracles: ``perf script``'s frames,
+    and a folding of them (test_report_perf's, stackcollapse-perf's rules): ``--folded``
+    equals it, the dropped samples folded as the thread name alone; ``dump --json`` gives
+    those samples ``"frames": []``, as many as perf script has."""
+    from test_report_perf import fold_perf_script
+
+    data = recorded("fakeframes-dropped", built.fakeframes, "dropped")
+    bare = sum(1 for frames in _perf_script_samples(data) if not frames)
+    assert bare > 10  # the program ran as planned
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        assert perftui_main(["report", str(data), "--no-cache", "--folded"]) == 0
+    folded = {}
+    for ln in buf.getvalue().splitlines():
+        stack, n = ln.rsplit(" ", 1)
+        folded[stack] = int(n)
+    want = fold_perf_script(data)
+    assert want["fakeframes"] == bare
+    assert folded == dict(want)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        assert perftui_main(["dump", str(data), "--json", "--type", "SAMPLE"]) == 0
+    docs = [json.loads(ln) for ln in buf.getvalue().splitlines()]
+    assert all("frames" in d for d in docs)
+    assert sum(1 for d in docs if d["frames"] == []) == bare

@@ -3,9 +3,12 @@ period: what folded stacks and speedscope files list (from a
 :class:`~perftui.symbols.naming.samplelocs.SampleLocs`).
 
 A stack is what :func:`.profile.stacks` gives a sample: its callchain where it has one,
-else its own location.  Samples that share their thread name and stack id are counted as
-one (:func:`.sampleprofile.group_samples`), so nothing is named again: the names come
-from the cache when it has them.
+else its own location; with ``bare`` (every event samples callchains) a sample whose chain
+gives no frame, as perf 6.1 drops a chain with a context marker it does not know, has no
+frames, as ``perf script`` prints none for it (a folded stack of the thread name alone).
+Samples that share their thread name and stack id are counted as one
+(:func:`.sampleprofile.group_samples`), so nothing is named again: the names come from the
+cache when it has them.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class StackCounts:
     leaf: np.ndarray
     count: np.ndarray
     period: np.ndarray
+    bare: bool = False  # a chain that gives no frame: no frames (see the module docstring)
 
     def __len__(self) -> int:
         return len(self.comm)
@@ -41,7 +45,9 @@ class StackCounts:
         if s < 0:
             return [int(self.leaf[i])]
         lo, hi = int(self.sl.stack_starts[s]), int(self.sl.stack_starts[s + 1])
-        if hi - lo <= 1:  # no callchain: the own location
+        if hi - lo <= 1:  # no callchain: the own location (none: a chain perf drops)
+            if self.bare:
+                return []
             return [int(self.sl.stack_locs[lo])] if hi > lo else [int(self.leaf[i])]
         out: list[int] = self.sl.stack_locs[lo + 1:hi][::-1].tolist()
         return out
@@ -54,8 +60,9 @@ class StackCounts:
             yield int(self.comm[i]), self.frames(i), int(weight[i])
 
 
-def stack_counts(sl: SampleLocs, pos: np.ndarray | slice) -> StackCounts:
-    """The distinct stacks of the samples at positions ``pos`` of ``sl``."""
+def stack_counts(sl: SampleLocs, pos: np.ndarray | slice, bare: bool = False) -> StackCounts:
+    """The distinct stacks of the samples at positions ``pos`` of ``sl`` (``bare``: see the
+    module docstring)."""
     n, take = taker(pos, len(sl))
     by = sl.stack if sl.stack is not None else sl.leaf
     ranges: list[int | None] = [
@@ -69,7 +76,7 @@ def stack_counts(sl: SampleLocs, pos: np.ndarray | slice) -> StackCounts:
     g = group_samples(n, columns, lambda lo, hi: sl.period[take(lo, hi)], ranges)
     if not len(g.first):
         empty = np.zeros(0, np.int64)
-        return StackCounts(sl, empty, empty, empty, empty, empty)
+        return StackCounts(sl, empty, empty, empty, empty, empty, bare)
     comm, ids = (c.astype(np.int64) for c in g.cols)
     if sl.stack is not None:
         stack, leaf = ids, sl.stack_locs[sl.stack_starts[ids]].astype(np.int64)
@@ -77,4 +84,4 @@ def stack_counts(sl: SampleLocs, pos: np.ndarray | slice) -> StackCounts:
         stack, leaf = np.full(len(ids), -1, np.int64), ids
     order = np.lexsort([comm, stack, leaf])  # (a stable order, whatever the grouping's)
     return StackCounts(sl, comm[order], stack[order], leaf[order], g.count[order],
-                       g.period[order])
+                       g.period[order], bare and sl.stack is not None)

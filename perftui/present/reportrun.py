@@ -32,7 +32,7 @@ from ..analysis.stackcounts import stack_counts
 from ..analysis.summary import lost_samples
 from ..analysis.transformlocs import transform_samples
 from ..heap import trim
-from ..perfdata import Recording
+from ..perfdata import Recording, Sample
 from ..symbols.modules.sectionmap import build_section_map
 from ..symbols.naming.resolver import SymbolOptions
 from ..symbols.naming.samplelocs import SampleLocs
@@ -132,7 +132,8 @@ def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
 
     if req.pprof:
         write_pprof(rec, sl, pos, req.pprof, loc_name)
-    counts = stack_counts(sl, pos) if req.folded or req.speedscope else None
+    chains = bool(rec.attrs) and all(a.sample_type & Sample.CALLCHAIN for a in rec.attrs)
+    counts = stack_counts(sl, pos, chains) if req.folded or req.speedscope else None
     if req.folded and counts is not None:
         for line, count in folded_stacks(counts.paths(timed), loc_name, comm_name):
             out.write(f"{line} {count}\n")
