@@ -21,10 +21,15 @@ from pathlib import Path
 import pytest
 from inproc import run_cli
 from perfprograms import require, shared
+from test_diff_ui import press, shown
 from test_offcpu import perf_offcpu
 from test_tracefmt import OFFCPU_C
+from uihelpers import sync
 
 from conftest import skip_or_fail
+from perftui.perfdata import open_recording
+from perftui.ui.diffapp import DiffApp
+from perftui.ui.diffmodel import DiffModel
 
 pytestmark = pytest.mark.perf
 
@@ -37,7 +42,7 @@ def recording(shared_dir: Path, side: str) -> Path:
     """The program of ``side``'s plan under ``-e sched:sched_switch -g --switch-events``."""
 
     def make(d: Path, env: dict[str, str]) -> Path:
-        prog, data = d / f"offcpu-{side}", d / f"offcpu-{side}.data"
+        prog, data = d / "offcpu", d / f"offcpu-{side}.data"  # (one dso name: dso,sym match)
         subprocess.run([require("cc"), "-O1", "-g", "-fno-omit-frame-pointer", *PLANS[side],
                         "-o", str(prog), str(OFFCPU_C)], check=True, capture_output=True)
         p = subprocess.run([require("perf"), "record", "-q", "-e", "sched:sched_switch", "-g",
@@ -123,3 +128,41 @@ def test_diff_of_an_event_neither_has(shared_dir: Path) -> None:
     p = run_cli("diff", "--stdio", "--event", "cycles", str(old), str(old))
     assert p.returncode == 2 and "no event 'cycles'" in p.stderr, p.stderr
     assert len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+@pytest.mark.slow
+@sync
+async def test_diff_browser_offcpu_time(shared_dir: Path) -> None:
+    """The diff browser offers offcpu-time after the recorded event (``e``); its dso,sym
+    table (``v``) weighs each row by the stacks through it, and the status line says each
+    side's time."""
+    old, new = recording(shared_dir, "old"), recording(shared_dir, "new")
+    (o_under, o_total), (n_under, n_total) = perf_side(old), perf_side(new)
+    app = DiffApp(DiffModel.of(open_recording(old), open_recording(new)))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await shown(pilot)
+        assert app.model.event_name() == "sched:sched_switch"
+        await press(pilot, "e", "v")
+        assert app.model.event_name() == "offcpu-time"
+        rows = {ln.row.key[-1]: (k, ln.row) for k, ln in enumerate(app.lines)}
+        for func in ("sleep_long", "sleep_short"):
+            k, r = rows[func]
+            assert r.old is not None and r.new is not None
+            assert (r.old.period, r.new.period) == (o_under[func], n_under[func])
+            assert r.baseline == pytest.approx(100 * o_under[func] / o_total, abs=1e-6)
+            assert r.share == pytest.approx(100 * n_under[func] / n_total, abs=1e-6)
+        k, _r = rows["sleep_long"]
+        app.update_status(k)
+        status = str(app.query_one("#status").render())
+        times = re.findall(r"(\d+(?:\.\d+)?) (s|ms)\b", status)
+        got = [float(v) * (1e9 if u == "s" else 1e6) for v, u in times]
+        assert got == [pytest.approx(o_under["sleep_long"], rel=1e-3),
+                       pytest.approx(n_under["sleep_long"], rel=1e-3)], status
+        # the differential flame graph of offcpu-time: each side's stacks by their ns
+        fl = app.model.flame()
+        assert fl is not None and (fl.old_sum, fl.new_sum) == (o_total, n_total)
+        for func in ("sleep_long", "sleep_short"):
+            at = [i for i, n in enumerate(fl.name) if n == func]
+            assert at, fl.name
+            assert int(sum(fl.new_total[i] for i in at)) == n_under[func]
+            assert int(sum(fl.old_total[i] for i in at)) == o_under[func]

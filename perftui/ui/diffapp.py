@@ -27,6 +27,7 @@ from ..analysis.diff import Diff, DiffRow
 from ..analysis.sortkeys import SORT_KEYS
 from ..present.diff import COMPUTE_COLUMNS, is_kernel, mismatch_text
 from ..present.diff import key_text as diff_key_text
+from ..present.report import time_text
 from ..textsafe import safe
 from .crashing import CrashReportingApp
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level, Line, Shown, first_section
@@ -397,8 +398,9 @@ class DiffApp(TypeAheadApp, CrashReportingApp):
             if e is None:
                 t.append(f" {side} none ", style="dim")
             else:
+                weight = time_text(e.period) if self.model.timed else f"period {e.period:,}"
                 t.append(f" {side} {share:.2f}% ({e.samples:,} {plural(e.samples, 'sample')}"
-                         f", period {e.period:,}) ")
+                         f", {weight}) ")
         if r.ratio is not None:
             t.append(f" ratio {r.ratio:.3f}")
         status.update(t)

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from ..analysis.diff import (
     DEFAULT_COMPUTE,
@@ -21,11 +23,15 @@ from ..analysis.diff import (
     event_pairs,
     mismatches,
     recording_tables,
+    side_tables,
 )
 from ..analysis.diffflame import DiffFlame, NamedStack, diff_flame
-from ..analysis.filters import Filter
+from ..analysis.filters import Filter, FilterContext
+from ..analysis.offcpu import OFFCPU_EVENT, charged, off_cpu, offcpu_attr
+from ..analysis.report import sample_rows
 from ..analysis.sortkeys import NO_VALUE
 from ..perfdata import Recording
+from ..present.diffrun import OFFCPU_IDENT
 from ..present.diffstacks import event_stacks
 from ..present.session import named_samples
 from ..symbols.naming.resolver import SymbolOptions
@@ -38,6 +44,27 @@ FULL_KEYS = ("module", "section", "dso", "sym")
 COMPUTE_CYCLE = ("delta-abs", "delta", "ratio")
 
 Tables = dict[tuple[int, int], tuple[str, SideTable]]
+#: the keys of every table the levels show (offcpu-time's children tables are made for
+#: each: a table of children's periods cannot be rolled up)
+VIEW_KEYS: tuple[tuple[str, ...], ...] = (
+    ("module", "section"), ("module",), ("module", "section", "sym"), ("dso", "sym"))
+
+
+def offcpu_tables(rec: Recording, sl: SampleLocs, flt: Filter) -> dict[tuple[str, ...],
+                                                                       SideTable]:
+    """offcpu-time made from sched_switch (none without it): for each of
+    :data:`VIEW_KEYS`, every row weighing the ns off the CPU of the stacks through it
+    (``sl``: with its stacks)."""
+    made = offcpu_attr(rec)
+    if made is None:
+        return {}
+    rows = sample_rows(rec, replace(flt, attr=made), FilterContext())
+    sl, rows = charged(sl, rows, off_cpu(rec))
+    out: dict[tuple[str, ...], SideTable] = {}
+    for keys in VIEW_KEYS:
+        got = next(iter(side_tables(rec, sl, rows, keys, children=True).values()), None)
+        out[keys] = got[1] if got is not None else empty_table(keys)
+    return out
 
 
 @dataclass(frozen=True)
@@ -144,6 +171,7 @@ class DiffSide:
         self.sl: SampleLocs | None = None
         self.stack_sl: SampleLocs | None = None  # named with their stacks (the flame graph)
         self.tables: Tables = {}
+        self.offcpu: dict[tuple[str, ...], SideTable] = {}  # offcpu-time's, by keys
         self.time_range: tuple[int, int] | None = None
         self.ready = False
         self.error: str | None = None
@@ -153,7 +181,9 @@ class DiffSide:
         """Index the recording, name its samples, then group them (in a worker)."""
         self.rec.build_index(progress=progress, budget=0.25)
         self.model.update_stats()
-        self.sl = named_samples(self.rec, self.symbols, False, self.cache)
+        # (offcpu-time's tables weigh the stacks through each row: the names keep them)
+        self.sl = named_samples(self.rec, self.symbols, offcpu_attr(self.rec) is not None,
+                                self.cache)
         self.compute()
         self.ready = True
 
@@ -162,9 +192,11 @@ class DiffSide:
         with self.lock:
             rng = self.time_range
             assert self.sl is not None
-            tables = recording_tables(self.rec, self.sl, FULL_KEYS, Filter().within(rng))
+            flt = Filter().within(rng)
+            tables = recording_tables(self.rec, self.sl, FULL_KEYS, flt)
+            offcpu = offcpu_tables(self.rec, self.sl, flt)
             if rng == self.time_range:
-                self.tables = tables
+                self.tables, self.offcpu = tables, offcpu
             return tables
 
     def stacks(self, event: tuple[int, int]) -> list[NamedStack]:
@@ -174,6 +206,13 @@ class DiffSide:
             if self.stack_sl is None:
                 self.stack_sl = named_samples(self.rec, self.symbols, True, self.cache)
             sl, rng = self.stack_sl, self.time_range
+        made = offcpu_attr(self.rec) if event == OFFCPU_IDENT else None
+        if made is not None:  # each switch-out's stack weighs its ns off the CPU
+            oc = off_cpu(self.rec)
+            sl, _ = charged(sl, sl.rows[:0], oc)
+            sl.period[~np.isin(sl.rows, oc.rows)] = 0  # (charged's own copy)
+            a = self.rec.attrs[made]
+            event = (a.type, a.config)
         return event_stacks(self.rec, sl, Filter().within(rng), event)
 
     @property
@@ -216,7 +255,15 @@ class DiffModel:
             ident = (a.type, a.config)
             if ident in self.old.tables or pairs.get(ident, ident) in self.new.tables:
                 out.setdefault(ident, a.display_name)
+        if any(t.total_samples for side in (self.old, self.new)
+               for t in side.offcpu.values()):
+            out[OFFCPU_IDENT] = OFFCPU_EVENT
         return list(out.items())
+
+    @property
+    def timed(self) -> bool:
+        """Whether the event shown is offcpu-time (periods in ns: shown as times)."""
+        return self.event_name() == OFFCPU_EVENT
 
     def pairs(self) -> dict[tuple[int, int], tuple[int, int]]:
         """NEW's event compared with each of OLD's (:func:`event_pairs`)."""
@@ -255,10 +302,12 @@ class DiffModel:
     def compare(self, keys: tuple[str, ...], where: dict[str, str] | None = None,
                 compute: str | None = None) -> Diff:
         """Both sides' tables rolled up by ``keys``, their rows under ``where``, compared."""
-        o, n = self.side_tables()
-        o = o.rollup(keys).only(where or {})
-        n = n.rollup(keys).only(where or {})
-        return diff_tables(o, n, compute or self.compute)
+        ev = self.events()
+        if ev and ev[self.event % len(ev)][0] == OFFCPU_IDENT:
+            o, n = (side.offcpu.get(keys) or empty_table(keys) for side in (self.old, self.new))
+        else:
+            o, n = (t.rollup(keys) for t in self.side_tables())
+        return diff_tables(o.only(where or {}), n.only(where or {}), compute or self.compute)
 
     def shown(self, level: Level, compute: str | None = None) -> Shown:
         """The lines of ``level`` (in a worker); at the top, each module's total (the
