@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from perfprograms import Built, require
+from perfprograms import Built, require, shared
 from test_differential import README_COUNTS
 from test_report_perf import fold_perf_script, perf_rows
 
@@ -386,3 +386,44 @@ def test_nothing_kept_is_said(option: str, tmp_path: Path,
         assert out.stat().st_size > 0
     else:
         assert captured.out == ""
+
+
+def test_build_ids_from_mmap2(built: Built, shared_dir: Path, tmp_path: Path) -> None:
+    """A ``perf record --buildid-mmap`` recording has no BUILD_ID feature (perf's header
+    says it is missing): the mappings' build ids come from its MMAP2 records, and equal
+    perf buildid-list's and readelf -n's of the program; pprof reads them."""
+    def make(d: Path, env: dict[str, str]) -> Path:
+        data = d / "bm.data"
+        p = subprocess.run([require("perf"), "record", "-q", "--buildid-mmap", "-g", "-F",
+                            "4000", "-o", str(data), "--", str(built.hotprog), "1"],
+                           cwd=d, env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr[-400:]
+        return data
+
+    data = shared(shared_dir, "pprof buildid-mmap", make)
+    head = subprocess.run([require("perf"), "report", "-i", str(data), "--header-only"],
+                          capture_output=True, text=True, check=True).stdout
+    missing = re.search(r"^# missing features: (.*)$", head, re.M)
+    assert missing and "BUILD_ID" in missing[1].split(), head[-400:]
+    prof = tmp_path / "bm.pb.gz"
+    write_pprof(data, prof)
+    pb = read_profile(prof)
+    mapped = {pb.string_table[m.filename]: pb.string_table[m.build_id] for m in pb.mapping}
+
+    def elf_id(path: str) -> str:
+        notes = subprocess.run([require("readelf"), "-n", path], capture_output=True,
+                               text=True, check=True).stdout
+        m = re.search(r"Build ID: ([0-9a-f]+)", notes)
+        assert m, path
+        return m[1]
+
+    # every file's (perf buildid-list names only the dsos of samples' own ips: not libc,
+    # reached through callchains alone)
+    files = [n for n in mapped if n.startswith("/")]
+    assert str(built.hotprog) in files and len(files) >= 2, mapped
+    assert {n: mapped[n] for n in files} == {n: elf_id(n) for n in files}
+    perf_ids = perf_build_ids(data)
+    assert mapped["[kernel.kallsyms]"] == perf_ids["[kernel.kallsyms]"]
+    assert all(mapped[n] == b for n, b in perf_ids.items() if n in mapped)
+    assert re.search(rf" {re.escape(str(built.hotprog))} {elf_id(str(built.hotprog))} ",
+                     go_pprof("-raw", str(prof)))

@@ -64,10 +64,16 @@ class Strings:
         return i
 
 
+#: the kernel's dso, as its MMAP names it (``[kernel.kallsyms]_text``) without the map
+KERNEL_MMAP = "[kernel.kallsyms]"
+
+
 def build_ids(rec: Recording) -> dict[str, str]:
-    """File name -> build id (hex), from the BUILD_ID feature and HEADER_BUILD_ID records."""
+    """File name -> build id (hex), from the BUILD_ID feature and HEADER_BUILD_ID records,
+    then from MMAP2 records that carry one (``perf record --buildid-mmap``, which writes no
+    BUILD_ID feature; the kernel's ``[kernel.kallsyms]_text`` map names the kernel)."""
     entries = list(rec.feature(Feature.BUILD_ID) or [])
-    for i in rec.rows_of_type(RecordType.HEADER_BUILD_ID):
+    for i in rec.rows_of_type(RecordType.HEADER_BUILD_ID, RecordType.MMAP2):
         try:
             entries.append(rec.decode(int(i)))
         except ValueError:
@@ -75,7 +81,10 @@ def build_ids(rec: Recording) -> dict[str, str]:
     out: dict[str, str] = {}
     for e in entries:
         if isinstance(e, dict) and e.get("filename") and e.get("build_id"):
-            out.setdefault(str(e["filename"]), str(e["build_id"]))
+            name = str(e["filename"])
+            if name.startswith(KERNEL_MMAP):
+                name = KERNEL_MMAP
+            out.setdefault(name, str(e["build_id"]))
     return out
 
 
