@@ -147,3 +147,71 @@ async def test_flame_graph_transforms_every_view(shared_dir: Path) -> None:
         assert shown_self(app) == self_by_sym(fold(stacks, merge_function("work")))
         assert "merge work" in str(app.query_one(ProfilePane).query_one(
             "#profile-title").render())
+
+
+def perf_folded_graph(data: Path, order: str, sym: str) -> Counter[str]:
+    """perf report --children --sort sym -g folded,0,ORDER,function,count: the chains under
+    ``sym``'s row, each with its samples."""
+    import subprocess
+
+    from perfprograms import require
+
+    p = subprocess.run([require("perf"), "report", "-i", str(data), "--stdio", "--children",
+                        "--sort", "sym", "-g", f"folded,0,{order},function,count",
+                        f"--symbol-filter={sym}"], capture_output=True, text=True,
+                       timeout=300, cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-400:]
+    out: Counter[str] = Counter()
+    inside = False
+    for line in p.stdout.splitlines():
+        if line.rstrip().endswith(f"[.] {sym}") and "%" in line:
+            inside = True
+            continue
+        if inside and (not line.strip() or "%" in line):
+            break
+        if inside:
+            n, chain = line.strip().split(" ", 1)
+            out[chain] += int(n)
+    return out
+
+
+def tree_paths(app: object, forest: int) -> Counter[str]:
+    """Each path of a tree of the call tree list, root first, with the samples ending
+    there (a thread at the end left out, as perf's chains have none)."""
+    tl = app.query_one(CallTreeList)  # type: ignore[attr-defined]
+    tree = tl.forests[forest].tree.tree
+    out: Counter[str] = Counter()
+    for node in np.flatnonzero(tree.self_count > 0).tolist():
+        frames = [int(tree.trie.frame[n]) for n in tree.trie.nodes(node)]
+        names = [tl.locs.name[f] for f in frames if f >= 0]
+        out[";".join(names)] += int(tree.self_count[node])
+    return out
+
+
+@sync
+async def test_sandwich_equals_perfs_call_graphs_of_the_symbol(shared_dir: Path) -> None:
+    """``w`` on work (called from three sites): its callers above, equal to perf's
+    ``-g callee`` chains of the work row, and its callees below, equal to its ``-g
+    caller`` chains (perf gives a self sample's chain whole, from the root: here it is
+    work alone)."""
+    data = callsites_data(shared_dir)
+    callers = perf_folded_graph(data, "callee", "work")
+    callees: Counter[str] = Counter()
+    for chain, n in perf_folded_graph(data, "caller", "work").items():
+        callees["work" if not chain.startswith("work") else chain] += n
+    assert len(callers) == 3 and sum(callers.values()) == sum(callees.values())
+    async with browse(data) as (app, pilot):
+        await keys(pilot, "f")
+        await prompt(pilot, "slash", "work")
+        await keys(pilot, "home", "n", "w")
+        assert app.body == "profile"
+        pane = app.query_one(ProfilePane)
+        assert pane.level == "trees" and "sandwich of work" in pane.tree_title
+        assert tree_paths(app, 0) == callers
+        assert tree_paths(app, 1) == callees
+        # from the table, the same
+        await keys(pilot, "escape")
+        await prompt(pilot, "s", "sym")
+        await to_row(pilot, app, "work")
+        await keys(pilot, "w")
+        assert tree_paths(app, 0) == callers and tree_paths(app, 1) == callees

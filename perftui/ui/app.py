@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from .profiledata import ProfileData
     from .widgets.flame import FlamePane
     from .widgets.profile import ProfilePane
+    from .widgets.transformkeys import SandwichWanted
 
 
 class PerftuiApp(TypeAheadApp, CrashReportingApp):
@@ -328,6 +329,13 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp):
             panes[0].refresh_data()
         elif panes is not None and self.body == "flame":
             panes[1].refresh_data()
+
+    def on_sandwich_wanted(self, msg: SandwichWanted) -> None:
+        """``w`` in the flame graph: the profile shows the frame's sandwich."""
+        panes = self._panes()
+        if panes is not None and msg.ids:
+            self.show_body("profile")
+            panes[0].open_sandwich(msg.ids)
 
     def on_sections_pane_profile_wanted(self, msg: SectionsPane.ProfileWanted) -> None:
         panes = self._panes()

@@ -20,7 +20,7 @@ from ...present.report import time_text
 from ...symbols.naming.locations import Locations
 from .frames import frame_text, pct_text
 from .linelist import LineList
-from .transformkeys import TransformWanted, transform_bindings
+from .transformkeys import SandwichWanted, TransformWanted, transform_bindings
 
 LINE_LIMIT = 100_000  # lines an "expand all" opens at most
 INDENT_CAP = 16  # levels drawn as indentation; deeper ones say their depth
@@ -295,6 +295,13 @@ class CallTreeList(LineList):
             elif f.top_down and ln.path and ln.path[0] < 0:
                 path = tuple(frozenset({p}) for p in ln.path)
         self.post_message(TransformWanted(kind, path))
+
+    def action_sandwich(self) -> None:
+        ln = self.current()
+        if ln is not None and ln.node >= 0:
+            frame = int(self.forests[ln.forest].tree.tree.frame[ln.node])
+            if frame >= 0:
+                self.post_message(SandwichWanted(frozenset({frame}), whole=True))
 
     def action_samples(self) -> None:
         ln = self.current()

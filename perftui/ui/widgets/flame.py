@@ -27,7 +27,7 @@ from .icicle import Icicle
 from .profile import event_bindings
 from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
-from .transformkeys import TransformWanted, push_wanted
+from .transformkeys import SandwichWanted, TransformWanted, push_wanted
 
 __all__ = ["FlameGraph", "FlamePane"]
 
@@ -163,6 +163,15 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         if self.busy:
             t.append("  counting…", style="yellow")
         self.query_one("#flame-title", Label).update(t)
+
+    def on_sandwich_wanted(self, msg: SandwichWanted) -> None:
+        """``w`` on a frame: the locations it stands for, on to the app (the profile shows
+        the sandwich)."""
+        if msg.whole:
+            return
+        msg.stop()
+        ids = frozenset().union(*(self.data.flame_locations(f) for f in msg.ids))
+        self.post_message(SandwichWanted(ids, whole=True))
 
     def on_transform_wanted(self, msg: TransformWanted) -> None:
         """A transform key of the graph: its frames as the locations they stand for, on

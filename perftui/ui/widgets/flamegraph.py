@@ -20,7 +20,7 @@ from ...symbols.naming.locations import Locations
 from ...textsafe import safe
 from .frames import KIND_COLOURS, LEGEND, frame_kind, frame_name, where_text
 from .icicle import ICICLE_BINDINGS, TEXT, Icicle
-from .transformkeys import TransformWanted, transform_bindings
+from .transformkeys import SandwichWanted, TransformWanted, transform_bindings
 
 
 class FlameGraph(Icicle):
@@ -155,6 +155,13 @@ class FlameGraph(Icicle):
             path = tuple(frozenset({f}) for f in
                          (frames if kind == FOCUS_SUBTREE else frames[-1:]))
         self.post_message(TransformWanted(kind, path))
+
+    def action_sandwich(self) -> None:
+        cur = self.current()
+        if cur is not None and cur.node >= 0 and self.gtree is not None:
+            frame = int(self.gtree.tree.frame[cur.node])
+            if frame >= 0:
+                self.post_message(SandwichWanted(frozenset({frame})))
 
     def action_annotate(self) -> None:
         from .hotspots import annotate_location

@@ -19,7 +19,7 @@ from ...textsafe import safe
 from ..messages import AnnotateWanted
 from .frames import pct_text
 from .linelist import LineList
-from .transformkeys import UNDO, TransformWanted, transform_bindings
+from .transformkeys import UNDO, SandwichWanted, TransformWanted, transform_bindings
 
 #: widest a key column gets (the last one takes what is left)
 WIDTH_CAP = {k.name: k.browser_width for k in SORT_KEYS.values()}
@@ -148,18 +148,30 @@ class HotspotTable(LineList):
             return None
         return int(v.rows[self.cursor])
 
-    def action_transform(self, kind: str) -> None:
-        """A transform on the row's function: every location of its symbol (a table
-        without a sym key has no function)."""
+    def _function(self) -> frozenset[int] | None:
+        """Every location of the row's symbol (None: a table without a sym key)."""
         v, r = self.view, self.current_row()
-        ids: frozenset[int] = frozenset()
-        if v is not None and r is not None and "sym" in v.gp.keys:
-            code = v.gp.key[r, v.gp.keys.index("sym")]
-            ids = frozenset(np.flatnonzero(v.gp.codes.of("sym") == code).tolist())
-        elif kind != UNDO:
+        if v is None or "sym" not in v.gp.keys:
+            return None
+        if r is None:
+            return frozenset()
+        code = v.gp.key[r, v.gp.keys.index("sym")]
+        return frozenset(np.flatnonzero(v.gp.codes.of("sym") == code).tolist())
+
+    def action_transform(self, kind: str) -> None:
+        """A transform on the row's function (a table without a sym key has none)."""
+        ids = self._function()
+        if ids is None and kind != UNDO:
             self.notify("a function's transforms: on a table sorted by sym (s)", timeout=3)
             return
         self.post_message(TransformWanted(kind, (ids,) if ids else ()))
+
+    def action_sandwich(self) -> None:
+        ids = self._function()
+        if ids is None:
+            self.notify("the sandwich: on a table sorted by sym (s)", timeout=3)
+        elif ids:
+            self.post_message(SandwichWanted(ids, whole=True))
 
     def current_key(self) -> tuple[int, ...] | None:
         r = self.current_row()

@@ -20,7 +20,7 @@ from textual.worker import get_current_worker
 from ...analysis.samplegroups import GroupProfile
 from ...analysis.sortkeys import DEFAULT_SORT, EVENT_KEYS, SORT_KEYS, SortKeyError, parse_sort
 from ...crash import crash_line, write_traceback
-from ...present.report import time_text
+from ...present.report import frame_name, time_text
 from ...textsafe import safe
 from ..messages import BodyWanted
 from ..profiledata import ProfileData, Scope
@@ -30,7 +30,7 @@ from .hotspots import HotspotTable, TableAction, TableView
 from .linelist import LineList
 from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
-from .transformkeys import TransformWanted, push_wanted
+from .transformkeys import SandwichWanted, TransformWanted, push_wanted
 
 #: ``S`` goes round these
 SORT_PRESETS: tuple[tuple[str, ...], ...] = (
@@ -82,6 +82,8 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         self.section: tuple[str, str | None] | None = None
         self.level = "table"  # or "trees"
         self.tree_row: tuple[int, ...] | None = None  # the focused row's key (None: whole)
+        #: the sandwich's function (its locations; None: no sandwich)
+        self.sandwich: frozenset[int] | None = None
         self.tree_title = ""
         self.note = ""  # what the indexing worker is doing (names)
         self.busy = False
@@ -299,6 +301,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
     def action_back(self) -> None:
         if self.level == "trees":
             self.level = "table"
+            self.sandwich = None
             self.set_class(False, "-trees")
             self.table.focus()
             self._title()
@@ -310,9 +313,17 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         self.post_message(BodyWanted("records"))
 
     # -- trees --------------------------------------------------------------------------------
-    def _open_trees(self, key: tuple[int, ...] | None) -> None:
+    def open_sandwich(self, ids: frozenset[int]) -> None:
+        """The sandwich of the function whose locations are ``ids``: its callers merged
+        above it and its callees below, across every call site and thread (its ``sym``
+        row's callers and callees)."""
+        self._open_trees(None, ids)
+
+    def _open_trees(self, key: tuple[int, ...] | None,
+                    sandwich: frozenset[int] | None = None) -> None:
         self.level = "trees"
         self.tree_row = key
+        self.sandwich = sandwich
         self.set_class(True, "-trees")
         self.trees.clear_trees("making the trees…")
         self.trees.forests = []
@@ -324,6 +335,13 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         if v is None:
             return
         row = None
+        if self.sandwich is not None:
+            st = v.gp.selection.store
+            name = frame_name(st.locs, min(self.sandwich)) if self.sandwich else "?"
+            self.tree_title = f"sandwich of {name}: its callers above, its callees below"
+            self._title()
+            self._grow(v.gp, None, fresh, v.timed, self.scope(), self.sandwich)
+            return
         if self.tree_row is not None:
             gp = v.gp
             hit = np.nonzero((gp.key == np.asarray(self.tree_row)).all(axis=1))[0] \
@@ -347,9 +365,14 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         return " ".join(key_text(v.shell, v.names, row, i) for i in range(len(v.gp.keys)))
 
     @work(thread=True, exclusive=True, group="profile-trees")
-    def _grow(self, gp: GroupProfile, row: int | None, fresh: bool, timed: bool) -> None:
+    def _grow(self, gp: GroupProfile, row: int | None, fresh: bool, timed: bool,
+              scope: Scope | None = None, sandwich: frozenset[int] | None = None) -> None:
         try:
-            if row is None:
+            if sandwich is not None and scope is not None:
+                gp, row = self._sandwich_row(scope, sandwich)
+            if row is None and sandwich is not None:
+                forests = []
+            elif row is None:
                 td, bu = self.data.whole_of(gp.selection)
                 forests = [Forest("top-down: callers first", td),
                            Forest("bottom-up: sampled functions first", bu, top_down=False)]
@@ -368,17 +391,35 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._grown, forests, gp, fresh, timed)
 
+    def _sandwich_row(self, scope: Scope, ids: frozenset[int]
+                      ) -> tuple[GroupProfile, int | None]:
+        """The table by ``sym`` (with Children) and the row of the function ``ids``."""
+        gp = self.data.table(scope, ("sym",), True)
+        if gp is None:
+            raise RuntimeError("no profile")
+        code = gp.codes.of("sym")[min(ids)]
+        hit = np.flatnonzero(gp.key[:, 0] == code)
+        return gp, (int(hit[0]) if len(hit) else None)
+
     def _grown(self, forests: list[Forest], gp: GroupProfile, fresh: bool,
                timed: bool) -> None:
         res = self.data.model.names
         if res is None or self.level != "trees":
+            return
+        if not forests:
+            self.trees.clear_trees("the function has no samples under this filter and range")
             return
         self.trees.show(forests, gp.total_period, gp.selection.store.locs, res.comm_names,
                         timed)
         if fresh and self.trees.line_count() > 1:
             self.trees.cursor = 1  # the first root: the row's own frame
 
-    # -- transforms ---------------------------------------------------------------------------
+    # -- transforms and the sandwich ------------------------------------------------------------
+    def on_sandwich_wanted(self, msg: SandwichWanted) -> None:
+        msg.stop()
+        if msg.ids:
+            self.open_sandwich(msg.ids)
+
     def on_transform_wanted(self, msg: TransformWanted) -> None:
         """A transform key of the table or the trees: on every view's stack; counted
         again."""

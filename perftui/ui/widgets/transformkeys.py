@@ -43,12 +43,27 @@ def transform_bindings(prefix: str, subtree: bool) -> list[Binding]:
         Binding("u", f"transform('{UNDO}')", "Undo", show=False, id=f"{prefix}.undo",
                 tooltip="undo the last transform (the breadcrumb in the title says them)"),
     ]
+    out.append(Binding("w", "sandwich", "Sandwich", show=False, id=f"{prefix}.sandwich",
+                       tooltip="the sandwich: the function's callers merged above it and its "
+                               "callees below, across every call site"))
     if subtree:
         out.insert(0, Binding("O", f"transform('{FOCUS_SUBTREE}')", "Focus", show=False,
                               id=f"{prefix}.focus_subtree",
                               tooltip="focus on the subtree: only the stacks through this "
                                       "node, from it"))
     return out
+
+
+class SandwichWanted(Message):
+    """``w``: the sandwich of the function whose locations are ``ids`` (the profile shows
+    it)."""
+
+    def __init__(self, ids: frozenset[int], whole: bool = False) -> None:
+        """``whole``: ``ids`` are every location of the function (a flame graph's frame
+        is first widened by its pane)."""
+        super().__init__()
+        self.ids = ids
+        self.whole = whole
 
 
 class TransformWanted(Message):
