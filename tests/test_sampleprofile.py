@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from test_profile_engine import key_of_row, make_locs, random_block, reference
 
-from perftui.analysis import sampleprofile
+from perftui.analysis import sampleprofile, tablerows
 from perftui.analysis.keycodes import KeyCodes
 from perftui.analysis.profile import Profile, ProfileRow, order_rows
 from perftui.analysis.sampleprofile import profile_of
@@ -63,7 +63,7 @@ def test_equals_reference(keys: tuple[str, ...], children: bool, chunk: int, mer
                           entries: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sampleprofile, "CHUNK", chunk)
     monkeypatch.setattr(sampleprofile, "MERGE_AT", merge_at)
-    monkeypatch.setattr(sampleprofile, "CHILD_ENTRIES", entries)
+    monkeypatch.setattr(tablerows, "CHILD_ENTRIES", entries)
     rng = random.Random(hash((keys, children)) & 0xFFFF)
     locs = make_locs()
     blocks = [random_block(rng, 300, len(locs)) for _ in range(3)]
@@ -138,7 +138,7 @@ def test_children_rows_in_blocks_keep_each_rows_location(
         return {r.key: (r.loc, r.self_period, r.children_period, r.samples) for r in prof.rows}
 
     whole = table()
-    monkeypatch.setattr(sampleprofile, "CHILD_ENTRIES", entries)
+    monkeypatch.setattr(tablerows, "CHILD_ENTRIES", entries)
     assert table() == whole and len(whole) >= 3
 
 

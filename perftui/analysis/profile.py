@@ -70,9 +70,8 @@ def _group(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def order_rows(prof: Profile, comm_names: Sequence[str] | None = None) -> None:
-    """perf's output order: overhead (children first when shown) descending, then each
-    sort key ascending as perf compares what it prints (:meth:`.sortkeys.SortKey.order`;
-    ties keep the rows' order: the sort is stable)."""
+    """Put ``prof``'s rows in perf's output order (:func:`perf_order`; ties keep the rows'
+    order: the sort is stable)."""
     codes = prof.codes
     if comm_names is not None:
         codes.comm_names = comm_names
@@ -81,19 +80,31 @@ def order_rows(prof: Profile, comm_names: Sequence[str] | None = None) -> None:
         return
     key = np.array([r.key for r in rows], dtype=np.int64).reshape(len(rows), -1)
     loc = np.array([r.loc for r in rows], dtype=np.int64)
-    ranks = [codes.ranks(k, key[:, i], loc) for i, k in enumerate(prof.keys)]
     first = [r.children_period if prof.children else r.self_period for r in rows]
-    second = [r.self_period for r in rows] if prof.children else []
-    if max(max(first), max(second, default=0)) < 1 << 62:
-        primary = [-np.array(first, dtype=np.int64)]
-        if prof.children:
-            primary.append(-np.array(second, dtype=np.int64))
-        order = np.lexsort([*reversed(ranks), *reversed(primary)]).tolist()
+    second = [r.self_period for r in rows]
+    if max(max(first), max(second)) < 1 << 62:
+        order = perf_order(codes, prof.keys, prof.children, key, loc,
+                           np.array(second, dtype=np.int64),
+                           np.array(first, dtype=np.int64)).tolist()
     else:  # (periods past int64's negation: Python's integers)
-        cols = [r.tolist() for r in ranks]
+        cols = [codes.ranks(k, key[:, i], loc).tolist() for i, k in enumerate(prof.keys)]
         order = sorted(range(len(rows)), key=lambda j: (
             -first[j], *([-second[j]] if prof.children else []), *(c[j] for c in cols)))
     prof.rows = [rows[j] for j in order]
+
+
+def perf_order(codes: KeyCodes, keys: tuple[str, ...], children: bool, key: np.ndarray,
+               loc: np.ndarray, self_p: np.ndarray, child_p: np.ndarray) -> np.ndarray:
+    """The order perf prints rows in: overhead (children first when shown) descending,
+    then each sort key ascending as perf compares what it prints
+    (:meth:`.sortkeys.SortKey.order`); ties keep the rows' order (a stable sort).  ``key``:
+    the rows' codes, one column per key; ``loc``: a location of each row."""
+    if not len(loc):
+        return np.zeros(0, np.int64)
+    ranks = [codes.ranks(k, key[:, i], loc) for i, k in enumerate(keys)]
+    primary = [-child_p, -self_p] if children else [-self_p]
+    out: np.ndarray = np.lexsort([*reversed(ranks), *reversed(primary)])
+    return out
 
 
 def sum_by(groups: np.ndarray, values: np.ndarray, m: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 import numpy as np
@@ -25,9 +26,10 @@ import numpy as np
 from ..symbols.naming.locations import Locations
 from ..symbols.naming.samplelocs import SampleLocs
 from .keycodes import KeyCodes
-from .profile import Profile, ProfileRow, _group, sum_by
+from .profile import Profile, ProfileRow, sum_by
 from .sortkeys import SORT_KEYS
 from .stacktree import Interner, PathInterner, StackTree, Trie, TrieBuilder, spans
+from .tablerows import Stacks, Weighed, table_rows
 
 SELECT_BLOCK = 1 << 20  # samples weighed at a time
 ROW_BLOCK = 1 << 18  # samples listed at a time by Selection.row_blocks
@@ -79,6 +81,19 @@ class SampleGroups:
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    @cached_property
+    def stacks(self) -> Stacks:
+        """Each group's stack as the names keep one (stack ``g`` is group ``g``'s): its
+        own location, then its path innermost first."""
+        n = len(self.node)
+        starts = self.path_start + np.arange(n + 1, dtype=np.int64)
+        locs = np.empty(int(starts[-1]), np.int64)
+        locs[starts[:-1]] = self.leaf
+        g = self.path_group
+        at = np.arange(len(g), dtype=np.int64)
+        locs[starts[g] + self.path_start[g + 1] - at] = self.path_loc
+        return Stacks(starts, locs)
 
     @property
     def groups(self) -> int:
@@ -282,42 +297,6 @@ class GroupCodes:
     def __init__(self, st: SampleGroups) -> None:
         self.master = KeyCodes(st.locs, (), st.comm_names)
         self.master.freeze()  # the store's locations are all there
-        # each key's codes as [low, low + card): codes fold into one int64
-        self.low: dict[str, int] = {}
-        self.card: dict[str, int] = {}
-        for k in SORT_KEYS.values():
-            if k.offcpu_only:  # (the groups have no state: the browser has no such key)
-                continue
-            if k.column is not None:
-                col = getattr(st, k.column)
-                lo = int(col.min()) if len(col) else 0
-                hi = int(col.max()) if len(col) else 0
-            else:
-                lo, hi = 0, int(self.master.of(k.name).max(initial=0))
-            self.low[k.name], self.card[k.name] = lo, hi - lo + 1
-
-    def flat(self, keys: tuple[str, ...], st: SampleGroups, groups: np.ndarray,
-             loc: np.ndarray) -> np.ndarray | None:
-        """The key codes of entries (group, location) folded into one int64 (mixed
-        radix, in key order), or None when they do not fit."""
-        if float(np.prod([float(self.card[k]) for k in keys])) * (st.groups + 1) >= 2.0**62:
-            return None
-        out = np.zeros(len(groups), np.int64)
-        for name in keys:
-            k = SORT_KEYS[name]
-            col = (getattr(st, k.column)[groups] if k.column is not None
-                   else self.master.of(name)[loc])
-            out = out * self.card[name] + (col - self.low[name])
-        return out
-
-    def unfold(self, keys: tuple[str, ...], flat: np.ndarray) -> np.ndarray:
-        """Key code columns of folded codes (:meth:`flat`'s inverse)."""
-        cols = []
-        rest = flat.copy()
-        for k in reversed(keys):
-            rest, col = np.divmod(rest, self.card[k])
-            cols.append(col + self.low[k])
-        return np.stack(cols[::-1], axis=1) if cols else np.zeros((len(flat), 0), np.int64)
 
     def codes(self, keys: tuple[str, ...]) -> KeyCodes:
         """A :class:`KeyCodes` for ``keys`` sharing the master's arrays."""
@@ -392,67 +371,31 @@ class GroupProfile:
 def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
                   gc: GroupCodes | None = None) -> GroupProfile:
     """The hotspot table of ``sel`` by ``keys`` (``children``: with the cumulative
-    column), rows in perf's order (``gc``: the store's codes, made here if not given)."""
+    column), counted as ``perftui report`` counts (:func:`.tablerows.table_rows`, each
+    weighed group standing for its samples), rows in perf's order (``gc``: the store's
+    codes, made here if not given).  Rows that weigh nothing are left out."""
     st = sel.store
     gc = gc if gc is not None else GroupCodes(st)
     codes = gc.codes(keys)
     live = np.nonzero(sel.count > 0)[0]
-    period = sel.period[live]
+    columns = [getattr(st, str(SORT_KEYS[k].column)) for k in keys
+               if not SORT_KEYS[k].per_location]
+    w = Weighed([c[live].astype(np.int64) for c in columns], st.leaf[live], sel.period[live],
+                sel.count[live], live, live if children else None)
+    t = table_rows(codes, keys, children, w, st.stacks if children else None)
+    shown = np.nonzero((t.self_p > 0) | (t.child_p > 0) | (t.count > 0))[0]
+    pos = np.full(len(t) + 1, -1, np.int64)  # (the last: not a row)
+    pos[shown] = np.arange(len(shown))
+    row_of_group = np.full(st.groups, -1, np.int64)
+    row_of_group[live] = pos[t.find(w.cols, w.own)]
     # the stack entries of the live groups
     ent = spans(st.path_start[live], st.path_start[live + 1])
     eg = st.path_group[ent]
-    eloc = st.path_loc[ent]
-    # one int64 code per key tuple: folded when it fits, else numbered by np.unique
-    f_self = gc.flat(keys, st, live, st.leaf[live])
-    f_ent = gc.flat(keys, st, eg, eloc)
-    table: np.ndarray | None = None
-    if f_self is None or f_ent is None:
-        both = np.concatenate([codes.entry_codes(st, live, st.leaf[live]),
-                               codes.entry_codes(st, eg, eloc)]).reshape(-1, len(keys))
-        table, dense, _f = _group(both)
-        f_self, f_ent = dense[:len(live)], dense[len(live):]
-    # each distinct row once per group (a recursive stack counts once)
-    slot = np.full(st.groups, -1, np.int64)
-    slot[live] = np.arange(len(live))
-    span = int(max(f_self.max(initial=0), f_ent.max(initial=0))) + 1
-    pair, first, pair_inv = np.unique(eg * span + f_ent, return_index=True,
-                                      return_inverse=True)
-    del eg, f_ent  # (the per-entry temporaries go as soon as they are used: memory)
-    pg, pcode = np.divmod(pair, span)
-    npairs = len(pair)
-    del pair
-    own = pcode == f_self[slot[pg]]
-    other = np.nonzero(~own)[0]
-    other_loc = eloc[first[other]]
-    del eloc, first
-    zeros = np.zeros(len(other), np.int64)
-    # without children, rows only stacks reach are not shown, but entries still find them
-    uniq, ufirst, inv = np.unique(np.concatenate([f_self, pcode[other]]), return_index=True,
-                                  return_inverse=True)
-    m = len(uniq)
-    self_p = sum_by(inv, np.concatenate([period, zeros]), m)
-    child_p = (sum_by(inv, np.concatenate([period, sel.period[pg[other]]]), m) if children
-               else np.zeros(m, np.int64))
-    count = sum_by(inv, np.concatenate([sel.count[live], zeros]), m)
-    loc = np.concatenate([st.leaf[live], other_loc])[ufirst]
-    key = gc.unfold(keys, uniq) if table is None else table[uniq]
-    shown = np.nonzero((self_p > 0) | (child_p > 0) | (count > 0))[0]
-    # perf's order: overhead (children first when shown) descending, then each key as
-    # printed; ties keep the codes' order (as the report engine's stable sort does)
-    sort_keys = [gc.ranks(k, key[shown, i], loc[shown]) for i, k in enumerate(keys)]
-    primary = [-child_p[shown], -self_p[shown]] if children else [-self_p[shown]]
-    order = shown[np.lexsort([*reversed(sort_keys), *reversed(primary)])]
-    pos = np.full(m, -1, np.int64)
-    pos[order] = np.arange(len(order))
-    row_of_group = np.full(st.groups, -1, np.int64)
-    row_of_group[live] = pos[inv[:len(live)]]
-    pair_uid = np.empty(npairs, np.int64)
-    pair_uid[own] = inv[slot[pg[own]]]
-    pair_uid[other] = inv[len(live) + np.arange(len(other))]
     path_row = np.full(len(st.path_loc), -1, np.int64)
-    path_row[ent] = pos[pair_uid[pair_inv.reshape(-1)]]
-    return GroupProfile(keys, children, sel, codes, key[order], loc[order], self_p[order],
-                        child_p[order], count[order], row_of_group, path_row)
+    path_row[ent] = pos[t.find([c[eg].astype(np.int64) for c in columns], st.path_loc[ent])]
+    return GroupProfile(keys, children, sel, codes, t.key[shown], t.loc[shown],
+                        t.self_p[shown], t.child_p[shown], t.count[shown], row_of_group,
+                        path_row)
 
 
 # -- call trees ------------------------------------------------------------------------------
