@@ -10,17 +10,16 @@ import random
 import numpy as np
 import pytest
 
-from perftui.symbols.tables import dsotable
+from perftui.symbols.tables import symbuilder
 from perftui.symbols.tables.byteslices import slices_text
 from perftui.symbols.tables.demangle import demangle
 from perftui.symbols.tables.dsotable import (
     STB_GLOBAL,
     STB_LOCAL,
     STB_WEAK,
-    NamePool,
-    PerfSymbolBuilder,
-    StrtabNames,
 )
+from perftui.symbols.tables.symbuilder import PerfSymbolBuilder
+from perftui.symbols.tables.symnames import NamePool, StrtabNames
 
 
 # -- perf 6.1, transcribed -----------------------------------------------------------------------
@@ -144,7 +143,7 @@ def test_fixup_duplicate_erases_what_perf_erases(mangled: bool, n: int, spread: 
                                                  numpy_from: int,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """Few ties and many, names demangled or not, the names rule in numpy or not."""
-    monkeypatch.setattr(dsotable, "_MANY_PAIRS", numpy_from)
+    monkeypatch.setattr(symbuilder, "_MANY_PAIRS", numpy_from)
     for seed in range(25 if n < 1000 else 4):
         rng = random.Random(seed * 1000 + n)
         b, names = _builder(rng, n, spread, mangled)

@@ -34,8 +34,9 @@ import xxhash
 from ..files.elfheaders import Segment
 from ..files.safefile import is_regular_file
 from .demangle import demangle
-from .dsotable import KIND_NAMES, DsoSymbolTable, LazyNames, _same_name
+from .dsotable import KIND_NAMES, DsoSymbolTable
 from .elfsyms import ElfSymbols
+from .symnames import LazyNames, _same_name
 
 FORMAT = 1
 LIMIT = 1 << 30

@@ -61,10 +61,9 @@ from perftui.symbols.tables.dsotable import (
     KIND_PLT,
     STB_GLOBAL,
     DsoSymbolTable,
-    LazyNames,
-    PerfSymbolBuilder,
-    StrtabNames,
 )
+from perftui.symbols.tables.symbuilder import PerfSymbolBuilder
+from perftui.symbols.tables.symnames import LazyNames, StrtabNames
 
 __all__ = ["ElfSymbols", "load_elf_symbols"]
 

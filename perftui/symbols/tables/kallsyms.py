@@ -49,9 +49,9 @@ from perftui.symbols.tables.dsotable import (
     STB_LOCAL,
     STB_WEAK,
     DsoSymbolTable,
-    PerfSymbolBuilder,
 )
 from perftui.symbols.tables.kallsymscan import KallsymsLines, scan_kallsyms
+from perftui.symbols.tables.symbuilder import PerfSymbolBuilder
 
 __all__ = [
     "DEFAULT_MAX_KALLSYMS",
