@@ -19,35 +19,14 @@ ends at ``_etext``; the resolver can call :meth:`MapTable.set_range`); DWARF unw
 Guest samples get no map, as in perf 6.1 without ``--guest``, and ``perf script`` does not
 print them at all (they are filtered, HIST_FILTER__GUEST).
 
-The rules, as read in perf 6.1 and checked against its output:
-
-* Threads are keyed by tid.  A record naming an unknown tid creates the thread, named
-  ``:<tid>`` (``thread__new``); a thread whose pid differs from its tid shares its process
-  leader's maps (the leader is created when missing); tid 0 exists from the start, named
-  ``swapper`` (``perf_session__register_idle_thread``).  A sample's thread is found by tid;
-  a thread whose pid was unknown (-1) takes the first pid a record gives it and joins that
-  process's maps.
-* COMM names the thread from then on.  The exec flag (``PERF_RECORD_MISC_COMM_EXEC``) changes
-  nothing else in perf 6.1: the maps are NOT dropped on exec (the new image's MMAPs replace
-  what they overlap; a sample after exec at an address only the parent image mapped still
-  resolves to the parent's dso in ``perf script``).
-* FORK: a parent found with another pid is replaced by a fresh thread; an existing thread
-  with the child's tid is replaced; the child takes the parent's current name only if the
-  parent has had a name set (COMM, an inherited name, or ``swapper``), else it keeps
-  ``:<tid>``; a new process gets a copy of the parent's maps unless the FORK is perf's own
-  synthesized one (``PERF_RECORD_MISC_FORK_EXEC``); a new thread shares its process's maps.
-* EXIT removes nothing: later records of that tid still find the same thread.
-* Names and maps are those in force when perf processes the row, which is what
-  ``perf script`` prints (``thread__comm_str`` of the thread at that moment).
+The rules perf models threads and maps by are in :mod:`.replay`.
 """
 
 from __future__ import annotations
 
 import os
-from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -57,17 +36,11 @@ from ...perfdata.constants import Misc
 from ...perfdata.index import NO_SOURCE
 from .callchain import MARKER, chain_cpumodes, sample_callchains
 from .dsonames import (
-    ENTRY_TRAMPOLINE,
-    KERNEL_DSO,
-    KERNEL_MMAP_PREFIX,
-    KMAP_NAME_LEN,
     VDSO,
-    MapKind,
-    kmod_name,
-    user_map_name,
 )
-from .maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
+from .maps import KERNEL_MAPS, MapTable
 from .order import processing_seq, queue_times
+from .replay import IDLE_COMM, Replay
 from .taskrecords import (
     Comm,
     Ksymbol,
@@ -79,11 +52,9 @@ from .taskrecords import (
     header_build_id,
 )
 
-IDLE_COMM = "swapper"
 _TASK_TYPES = (RecordType.COMM, RecordType.FORK, RecordType.EXIT, RecordType.MMAP,
                RecordType.MMAP2, RecordType.KSYMBOL, RecordType.NAMESPACES,
                RecordType.HEADER_BUILD_ID)
-_KERNEL_MODES = (Misc.KERNEL, Misc.GUEST_KERNEL)
 _CHUNK = 1 << 22  # callchain entries looked up at a time
 # task records decoded at a time during the replay: each block's records and its Python
 # ints are short-lived small objects among the model's long-lived ones; 2^10, not 2^14,
@@ -92,191 +63,6 @@ _EVENTS = 1 << 10
 _FORK_EXIT = (RecordType.FORK, RecordType.EXIT)
 
 
-@dataclass(slots=True)
-class _Thread:
-    pid: int
-    tid: int
-    obj: int = -1
-    comm: int = -1  # index into names
-    comm_set: bool = False
-    ns_pid: int = 0  # the pid the thread was created with (perf's thread->nsinfo)
-
-
-class _Replay:
-    """perf's machine: threads by tid, maps objects, kernel maps, dsos."""
-
-    def __init__(self, x86_64: bool) -> None:
-        self.b = MapsBuilder()
-        self.threads: dict[int, _Thread] = {}
-        self.names: list[str] = []
-        self._name_ids: dict[str, int] = {}
-        # flat int64 logs (a tuple an entry took ~180 bytes: ~20 MB at 10^5 comms)
-        self.comm_log = array("q")  # (tid, seq+1, name, time) an entry
-        self.state_log = array("q")  # (tid, seq+1, maps object) an entry
-        self.vmlinux = -1
-        self.x86_64 = x86_64
-        self.kernel_dso = -1
-        self.kernel_candidates: list[tuple[str, str]] = []  # (name, build id)
-        self.kmod_dsos: dict[str, int] = {}
-        self.user_bids: dict[str, str] = {}
-
-    def name_id(self, s: str) -> int:
-        k = self._name_ids.get(s)
-        if k is None:
-            k = self._name_ids[s] = len(self.names)
-            self.names.append(s)
-        return k
-
-    # -- threads -----------------------------------------------------------------------------
-    def _set_comm(self, th: _Thread, name: int, seq: int, time: int) -> None:
-        th.comm = name
-        # a time past int64 (a damaged trailer) as the latest one int64 holds: it sorts last
-        self.comm_log.extend((th.tid, seq + 1, name, min(time, _TIME_MAX)))
-
-    def findnew(self, pid: int, tid: int, seq: int, time: int) -> _Thread:
-        th = self.threads.get(tid)
-        if th is not None:
-            self._update_pid(th, pid, seq, time)
-            return th
-        th = _Thread(pid, tid, ns_pid=pid)
-        self.threads[tid] = th
-        self._set_comm(th, self.name_id(f":{tid}"), seq, time)
-        if pid in (tid, -1):
-            th.obj = self.b.new_object(pid)
-        else:
-            th.obj = self.findnew(pid, pid, seq, time).obj
-        self.state_log.extend((tid, seq + 1, th.obj))
-        return th
-
-    def _update_pid(self, th: _Thread, pid: int, seq: int, time: int) -> None:
-        """machine__update_thread_pid: a thread of unknown pid joins its process."""
-        if pid in (th.pid, -1) or th.pid != -1:
-            return
-        th.pid = pid
-        if pid == th.tid:
-            return
-        leader = self.findnew(pid, pid, seq, time)
-        if th.obj != leader.obj:
-            th.obj = leader.obj
-            self.state_log.extend((th.tid, seq + 1, th.obj))
-
-    def find(self, pid: int, tid: int, seq: int, time: int) -> _Thread | None:
-        th = self.threads.get(tid)
-        if th is not None:
-            self._update_pid(th, pid, seq, time)
-        return th
-
-    def remove(self, th: _Thread) -> None:
-        if self.threads.get(th.tid) is th:
-            del self.threads[th.tid]
-
-    def idle(self) -> None:
-        th = self.findnew(0, 0, -1, 0)
-        self._set_comm(th, self.name_id(IDLE_COMM), -1, 0)
-        th.comm_set = True
-
-    def comm(self, ev: Comm, seq: int, time: int) -> None:
-        th = self.findnew(ev.pid, ev.tid, seq, time)
-        self._set_comm(th, self.name_id(ev.comm), seq, time)
-        th.comm_set = True
-
-    def fork(self, pid: int, ppid: int, tid: int, ptid: int, fork_exec: bool, seq: int,
-             time: int) -> None:
-        child = self.find(pid, tid, seq, time)
-        parent = self.findnew(ppid, ptid, seq, time)
-        if parent.pid != ppid:
-            self.remove(parent)
-            parent = self.findnew(ppid, ptid, seq, time)
-        if child is not None:
-            self.remove(child)
-        child = self.findnew(pid, tid, seq, time)
-        if parent.comm_set:
-            self._set_comm(child, parent.comm, seq, time)
-            child.comm_set = True
-        if child.pid != parent.pid and child.obj != parent.obj and not fork_exec:
-            self.b.clone(child.obj, parent.obj, seq)
-
-    # -- maps --------------------------------------------------------------------------------
-    def mmap(self, ev: Mmap, row: int, seq: int, time: int) -> None:
-        end = (ev.start + ev.length) & U64_MAX
-        if ev.cpumode in _KERNEL_MODES:
-            self._kernel_mmap(ev, end, row, seq)
-            return
-        th = self.findnew(ev.pid, ev.tid, seq, time)
-        name, kind = user_map_name(ev.filename, ev.prot, ev.flags, th.ns_pid)
-        pgoff = 0 if kind == MapKind.VDSO else ev.pgoff
-        bid = ev.build_id or self.user_bids.get(ev.filename, "")
-        path = ev.filename if kind == MapKind.USER else name
-        dso = self.b.dso(name, kind, path, bid if kind in (MapKind.USER, MapKind.VDSO) else "")
-        self.b.insert_fixup(th.obj, ev.start, end, pgoff, dso, kind, ev.prot, ev.flags, row, seq)
-
-    def _kernel_dso(self) -> int:
-        if self.kernel_dso < 0:
-            name, bid = (self.kernel_candidates[0] if self.kernel_candidates
-                         else (KERNEL_DSO, ""))
-            self.kernel_dso = self.b.dso(name, MapKind.KERNEL, name, bid)
-        return self.kernel_dso
-
-    def _kernel_mmap(self, ev: Mmap, end: int, row: int, seq: int) -> None:
-        """machine__process_kernel_mmap_event (host machine)."""
-        name = ev.filename.encode("utf-8", "surrogateescape")[:KMAP_NAME_LEN - 1].decode(
-            "utf-8", "replace")
-        is_kernel = name.startswith(KERNEL_MMAP_PREFIX)
-        if name.startswith("/") or (not is_kernel and name.startswith("[")):
-            short, _ = kmod_name(name)
-            dso = self.kmod_dsos.get(short)
-            if dso is None:
-                dso = self.kmod_dsos[short] = self.b.dso(short, MapKind.MODULE, name,
-                                                         ev.build_id)
-            elif ev.build_id:
-                self.b.set_build_id(dso, ev.build_id)
-            self.b.insert(KERNEL_MAPS, ev.start, end, ev.pgoff, dso, MapKind.MODULE, ev.prot,
-                          ev.flags, row, seq)
-        elif is_kernel:
-            if self.vmlinux >= 0:
-                self.b.remove(KERNEL_MAPS, self.vmlinux, seq)
-            if ev.start == 0 and end == 0:
-                end = U64_MAX
-            dso = self._kernel_dso()
-            if ev.build_id:
-                self.b.set_build_id(dso, ev.build_id)
-            self.vmlinux = self.b.insert(KERNEL_MAPS, ev.start, end, ev.pgoff, dso,
-                                         MapKind.KERNEL, ev.prot, ev.flags, row, seq)
-        elif self.x86_64 and name == ENTRY_TRAMPOLINE:
-            self.b.insert(KERNEL_MAPS, ev.start, end, ev.pgoff, self._kernel_dso(),
-                          MapKind.KERNEL_EXTRA, ev.prot, ev.flags, row, seq)
-
-    def ksymbol(self, ev: Ksymbol, row: int, seq: int) -> None:
-        """machine__process_ksymbol: a map only where no kernel map covers the address."""
-        found = self.b.find(KERNEL_MAPS, ev.addr)
-        if ev.unregister:
-            if found >= 0 and found != self.vmlinux:
-                self.b.remove(KERNEL_MAPS, found, seq)
-            return
-        if found >= 0:
-            return  # perf adds the symbol to the covering map's dso
-        dso = self.b.dso(ev.name, MapKind.KSYMBOL, "", "")
-        self.b.insert(KERNEL_MAPS, ev.addr, (ev.addr + ev.length) & U64_MAX, 0, dso,
-                      MapKind.KSYMBOL, 0, 0, row, seq)
-
-    def build_id(self, entry: dict[str, Any]) -> None:
-        """__event_process_build_id: what a build-id table entry does to later maps."""
-        if entry.get("pid") != -1:
-            return
-        cpumode = int(entry.get("cpumode", 0))
-        name, bid = str(entry.get("filename", "")), str(entry.get("build_id", ""))
-        if cpumode in _KERNEL_MODES:
-            short, kmod = kmod_name(name)
-            if kmod:
-                if short not in self.kmod_dsos:
-                    self.kmod_dsos[short] = self.b.dso(name, MapKind.MODULE, name, bid)
-            else:
-                self.kernel_candidates.append((name, bid))
-        elif cpumode in (Misc.USER, Misc.GUEST_USER):
-            self.user_bids.setdefault(name, bid)
-
-
-_TIME_MAX = 2**63 - 1
 
 
 @dataclass
@@ -333,7 +119,7 @@ class ThreadModel:
     again when asked for (``fork_exit_times``: the FORK/EXIT trailer times to make them).
     """
 
-    def __init__(self, rec: Recording, replay: _Replay, seq: np.ndarray,
+    def __init__(self, rec: Recording, replay: Replay, seq: np.ndarray,
                  fork_exit_times: np.ndarray) -> None:
         self.rec = rec
         self.seq = seq
@@ -405,7 +191,7 @@ class ThreadModel:
         del times  # made again when map_at needs them
         touch = cls._touch_rows(rec, seq)
         arch = rec.feature(Feature.ARCH) or os.uname().machine
-        replay = _Replay(x86_64=arch == "x86_64")
+        replay = Replay(x86_64=arch == "x86_64")
         for e in feature_build_ids(rec):
             replay.build_id(e)
         replay.idle()
@@ -416,7 +202,7 @@ class ThreadModel:
         return cls(rec, replay, seq, fork_exit_times)
 
     @staticmethod
-    def _replay_block(rec: Recording, reader: TaskRecordReader, replay: _Replay,
+    def _replay_block(rec: Recording, reader: TaskRecordReader, replay: Replay,
                       seq: np.ndarray, rows: np.ndarray) -> None:
         """Apply task records and touching samples ``rows`` (in processing order)."""
         c = rec.columns
