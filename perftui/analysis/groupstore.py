@@ -23,6 +23,7 @@ import xxhash
 
 from ..engine import compiled
 from ..perfdata import Recording
+from ..perfdata.cacheentry import in_range, one_per, starts_of
 from ..perfdata.colstore import ColumnStore
 from ..perfdata.indexcache import ATTACHMENT_PREFIX, CacheError, IndexCache
 from ..symbols.naming.samplelocs import SampleLocs
@@ -32,7 +33,6 @@ from .stacktree import Interner
 #: Bump when what the attachment holds changes meaning (the code hash catches the rest).
 GROUPS_FORMAT = 1
 _CODE = ("samplegroups.py", "stacktree.py", "groupstore.py", "hashids.py")
-TABLES = ("path_starts", "path_frames", "group_keys", "pair_keys", "slot_keys")
 
 
 def groups_name(names_attachment: str) -> str:
@@ -114,9 +114,7 @@ def _load(cache: IndexCache, key: str, name: str, sl: SampleLocs,
                 or meta.get("callchains") != callchains:
             cache.discard(att.directory)  # made from other names: grouped again
             return None
-        for k in att.arrays:
-            att.check(k)
-        a = {k: att.array(k) for k in ("group", *TABLES)}
+        a = att.checked(DTYPES)
         _validate(a, sl)
         return assemble(a, sl.rows, a["group"], sl.period.view(np.int64), sl.locs,
                         sl.comm_names, callchains)
@@ -126,32 +124,27 @@ def _load(cache: IndexCache, key: str, name: str, sl: SampleLocs,
         return None
 
 
+#: what each array of the groups is
+DTYPES = {"group": "i4", "path_starts": "i8", "path_frames": "i8", "group_keys": "i8",
+          "pair_keys": "i8", "slot_keys": "i8"}
+
+
 def _validate(a: dict[str, Any], sl: SampleLocs) -> None:
-    """Every id in range, every array of its type and length (else CacheError)."""
-    want = {"group": "i4", "path_starts": "i8", "path_frames": "i8", "group_keys": "i8",
-            "pair_keys": "i8", "slot_keys": "i8"}
-    for k, dt in want.items():
-        if a[k].dtype != np.dtype(dt):
-            raise CacheError(f"{k}: not an array of this perftui")
-    if len(a["group"]) != len(sl):
-        raise CacheError("group: not one per sample")
+    """Every id in range, every array of its length (else CacheError)."""
+    for k in DTYPES:
+        if k not in a:
+            raise CacheError(f"{k}: missing")
+    one_per(a, ("group",), len(sl), "sample")
     starts, frames = a["path_starts"], a["path_frames"]
-    if (not len(starts) or starts[0] != 0 or np.any(np.diff(starts) <= 0)
-            or starts[-1] != len(frames)):
-        raise CacheError("path_starts: not the starts of the paths")
-    _in_range(frames, -len(sl.comm_names), len(sl.locs), "path_frames")
+    starts_of(starts, len(frames), "path_starts", "paths", empty=False)
+    in_range(frames, -len(sl.comm_names), len(sl.locs), "path_frames")
     head = np.zeros(len(frames), dtype=bool)
     head[starts[:-1]] = True
     if np.any((frames < 0) != head):
         raise CacheError("path_frames: not a thread, then locations")
     gk, pk, sk = a["group_keys"], a["pair_keys"], a["slot_keys"]
-    _in_range(gk >> 32, 0, len(starts) - 1, "group_keys")
-    _in_range(gk & 0xFFFFFFFF, 0, len(pk), "group_keys")
-    _in_range(pk >> 32, 0, len(sk), "pair_keys")
-    _in_range(pk & 0xFFFFFFFF, 0, len(sl.locs), "pair_keys")
-    _in_range(a["group"], 0, len(gk), "group")
-
-
-def _in_range(x: np.ndarray, lo: int, hi: int, what: str) -> None:
-    if len(x) and (int(x.min()) < lo or int(x.max()) >= hi):
-        raise CacheError(f"{what}: out of range")
+    in_range(gk >> 32, 0, len(starts) - 1, "group_keys")
+    in_range(gk & 0xFFFFFFFF, 0, len(pk), "group_keys")
+    in_range(pk >> 32, 0, len(sk), "pair_keys")
+    in_range(pk & 0xFFFFFFFF, 0, len(sl.locs), "pair_keys")
+    in_range(a["group"], 0, len(gk), "group")

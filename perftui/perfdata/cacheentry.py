@@ -104,8 +104,42 @@ class CachedIndex:
             if xxhash.xxh3_128_hexdigest(part) != blocks[b]:
                 raise CacheError(f"{name}: block {b} does not match its checksum")
 
+    def checked(self, dtypes: dict[str, str]) -> dict[str, np.ndarray]:
+        """Every array, each checked against its checksums, those named in ``dtypes`` of
+        that dtype (an attachment's arrays, read back: raises CacheError)."""
+        for k in self.arrays:
+            self.check(k)
+        out = {k: self.array(k) for k in self.arrays}
+        for k, dt in dtypes.items():
+            if k in out and out[k].dtype != np.dtype(dt):
+                raise CacheError(f"{k}: not an array of this perftui")
+        return out
+
     def close(self) -> None:
         self._maps.clear()
+
+
+# -- what a derived result read back must hold (every attachment's loader uses these) ------
+def in_range(a: np.ndarray, lo: int, hi: int, what: str) -> None:
+    """Every value of ``a`` in ``[lo, hi)``, else CacheError."""
+    if len(a) and (int(a.min()) < lo or int(a.max()) >= hi):
+        raise CacheError(f"{what}: out of range")
+
+
+def one_per(arrays: dict[str, np.ndarray], names: tuple[str, ...], n: int, what: str
+            ) -> None:
+    """Arrays ``names`` (those there) of ``n`` values each (``what``: one per what)."""
+    for k in names:
+        if k in arrays and len(arrays[k]) != n:
+            raise CacheError(f"{k}: not one per {what}")
+
+
+def starts_of(starts: np.ndarray, n: int, name: str, parts: str, empty: bool = True) -> None:
+    """``starts`` (array ``name``) splits ``n`` values into ``parts`` (CSR): from 0,
+    ascending, to ``n``; a part may be empty only when ``empty``."""
+    if (not len(starts) or starts[0] != 0 or starts[-1] != n
+            or np.any(np.diff(starts) < (0 if empty else 1))):
+        raise CacheError(f"{name}: not the starts of the {parts}")
 
 
 def _is_regular(st: os.stat_result) -> bool:

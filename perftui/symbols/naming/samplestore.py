@@ -26,6 +26,7 @@ import xxhash
 
 from ...engine import forced
 from ...perfdata import Recording, RecordType
+from ...perfdata.cacheentry import in_range, one_per, starts_of
 from ...perfdata.colstore import ColumnStore
 from ...perfdata.indexcache import CachedIndex, CacheError, IndexCache
 from ..modules.modlocate import default_debug_dir
@@ -196,55 +197,44 @@ def load(cache: IndexCache, key: str, name: str, rec: Recording, opts: SymbolOpt
         return None
 
 
+#: what each array of the names is
+DTYPES = {"comm": "i4", "leaf": "i4", "period": "u8", "stack": "i4", "stack_starts": "i8",
+          "stack_locs": "i4", "off_stack": "i4", "off_starts": "i8", "off_vals": "u4",
+          "other_rows": "i8", "other_comm": "i4", "loc_dso": "i4", "loc_start": "u8",
+          "loc_end": "u8", "loc_section": "i4", "loc_inlined": "i4"}
+
+
 def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> SampleLocs:
-    for k in att.arrays:
-        att.check(k)
-    a = {k: att.array(k) for k in att.arrays}
-    want = {"comm": "i4", "leaf": "i4", "period": "u8", "stack": "i4", "stack_starts": "i8",
-            "stack_locs": "i4", "off_stack": "i4", "off_starts": "i8", "off_vals": "u4",
-            "other_rows": "i8", "other_comm": "i4",
-            "loc_dso": "i4", "loc_start": "u8", "loc_end": "u8",
-            "loc_section": "i4", "loc_inlined": "i4"}
-    for k, dt in want.items():
-        if k in a and a[k].dtype != np.dtype(dt):
-            raise CacheError(f"{k}: not an array of this perftui")
+    a = att.checked(DTYPES)
     n = len(rows)
     dsos = [LocationDso(str(d[0]), bool(d[1]), None if d[2] is None else str(d[2]), bool(d[3]))
             for d in meta["dsos"]]
     names = meta["names"]
     sections = [str(s) for s in meta["sections"]]
     nloc = len(names)
-    for k in ("loc_dso", "loc_start", "loc_end", "loc_section"):
-        if len(a[k]) != nloc:
-            raise CacheError(f"{k}: not one per location")
-    _in_range(a["loc_dso"], 0, len(dsos), "loc_dso")
-    _in_range(a["loc_section"], -1, len(sections), "loc_section")
+    one_per(a, ("loc_dso", "loc_start", "loc_end", "loc_section"), nloc, "location")
+    in_range(a["loc_dso"], 0, len(dsos), "loc_dso")
+    in_range(a["loc_section"], -1, len(sections), "loc_section")
     inlined = a["loc_inlined"]
-    _in_range(inlined, 0, nloc, "loc_inlined")
+    in_range(inlined, 0, nloc, "loc_inlined")
     if any(names[int(i)] is None for i in inlined.tolist()):
         raise CacheError("loc_inlined: an inlined location without a name")
     comm_names = [str(c) for c in meta["comm_names"]]
-    for k in ("comm", "leaf", "period", "off_stack", *(("stack",) if "stack" in a else ())):
-        if len(a[k]) != n:
-            raise CacheError(f"{k}: not one per sample")
-    _in_range(a["comm"], 0, len(comm_names), "comm")
-    _in_range(a["leaf"], 0, nloc, "leaf")
+    one_per(a, ("comm", "leaf", "period", "off_stack", "stack"), n, "sample")
+    in_range(a["comm"], 0, len(comm_names), "comm")
+    in_range(a["leaf"], 0, nloc, "leaf")
     starts, stack_locs = a["stack_starts"], a["stack_locs"]
-    if (not len(starts) or starts[0] != 0 or np.any(np.diff(starts) < 0)
-            or starts[-1] != len(stack_locs)):
-        raise CacheError("stack_starts: not the starts of the stacks")
-    _in_range(stack_locs, 0, nloc, "stack_locs")
+    starts_of(starts, len(stack_locs), "stack_starts", "stacks")
+    in_range(stack_locs, 0, nloc, "stack_locs")
     if "stack" in a:
-        _in_range(a["stack"], 1, len(starts) - 1, "stack")  # never the empty one
+        in_range(a["stack"], 1, len(starts) - 1, "stack")  # never the empty one
     off_starts = a["off_starts"]
-    if (not len(off_starts) or off_starts[0] != 0 or np.any(np.diff(off_starts) < 0)
-            or off_starts[-1] != len(a["off_vals"])):
-        raise CacheError("off_starts: not the starts of the offsets")
-    _in_range(a["off_stack"], 1, len(off_starts) - 1, "off_stack")  # never the empty one
+    starts_of(off_starts, len(a["off_vals"]), "off_starts", "offsets")
+    in_range(a["off_stack"], 1, len(off_starts) - 1, "off_stack")  # never the empty one
     other_rows, other_comm = a["other_rows"], a["other_comm"]
     if len(other_rows) != len(other_comm) or np.any(np.diff(other_rows) <= 0):
         raise CacheError("other_rows: not ascending rows, one name each")
-    _in_range(other_comm, -1, len(comm_names), "other_comm")
+    in_range(other_comm, -1, len(comm_names), "other_comm")
     locs = Locations()
     locs.dsos = dsos
     locs.dso_ids = {(d.name, d.kernel): i for i, d in enumerate(dsos)}
@@ -262,7 +252,3 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
                       other_rows, other_comm, origin="cache", token=str(meta["token"]),
                       quiet_notes=[str(x) for x in meta.get("quiet_notes", [])])
 
-
-def _in_range(a: np.ndarray, lo: int, hi: int, what: str) -> None:
-    if len(a) and (int(a.min()) < lo or int(a.max()) >= hi):
-        raise CacheError(f"{what}: out of range")
