@@ -24,7 +24,7 @@ import numpy as np
 from ..symbols.naming.locations import Locations
 from ..symbols.naming.samplelocs import SampleLocs
 from .chaintrees import Trie, build_trie, paths
-from .profile import Profile, ProfileRow
+from .profile import Profile, ProfileRow, _group
 from .sampleprofile import group_samples, taker
 from .sortkeys import SORT_KEYS
 
@@ -203,7 +203,7 @@ def row_graphs(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
     lk, lk_ids = _loc_key_ids([c for _j, c in loc_codes], len(locs))
     n_lk = max(len(lk_ids), 1)
     if ps_at and len(g.first):
-        ps_table, g_ps = np.unique(np.stack(g.cols[:-1], axis=1), axis=0, return_inverse=True)
+        ps_table, g_ps, _first = _group(np.stack(g.cols[:-1], axis=1))
         ps_ids = {tuple(t): i for i, t in enumerate(ps_table.tolist())}
     else:
         g_ps, ps_ids = np.zeros(len(g.first), np.int64), {(): 0}
@@ -273,8 +273,8 @@ def _loc_key_ids(cols: list[np.ndarray], n: int) -> tuple[list[int], dict[tuple[
     """A dense id of each location's per-location key codes, and the ids by codes."""
     if not cols or not n:
         return [0] * n, {(): 0}
-    table = np.stack(cols, axis=1)
-    uniq, inv = np.unique(table, axis=0, return_inverse=True)
+    # (ids in no particular order: only their equality is used)
+    uniq, inv, _first = _group(np.stack(cols, axis=1))
     ids = {tuple(u): i for i, u in enumerate(uniq.tolist())}
     got: list[int] = inv.reshape(-1).tolist()
     return got, ids

@@ -15,7 +15,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..perfdata import Recording, RecordType, type_code
-from ..symbols.code.codeloc import dso_matches
 from ..symbols.modules.sectionmap import SectionMap
 from ..symbols.naming.locations import LocationDso, Locations
 from .tasks import CommModel, comm_mask
@@ -217,6 +216,9 @@ class Filter:
 def _dso_matches(dso: LocationDso, want: NameMatch) -> bool:
     """perf's --dsos: the short or the long name; a module also by its bare name."""
     if want.whole:
+        # (imported here: codeloc brings the disassembler and the ELF code reader)
+        from ..symbols.code.codeloc import dso_matches
+
         return dso_matches(dso, want.value)
     return want.matches(dso.name) or want.matches(dso.short_name)
 

@@ -225,6 +225,8 @@ class GraphPrinter:
 
     def write(self, row: int, out: Callable[[str], object]) -> None:
         """Row ``row``'s call graph in the mode asked for."""
+        if not self.g.roots[row].children:  # (most rows: none over the threshold)
+            return
         mode = self.o.mode
         if mode in ("graph", "fractal"):
             self.graph(row, out)

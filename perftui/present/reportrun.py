@@ -28,7 +28,6 @@ from ..analysis.report import (
     sample_rows,
 )
 from ..analysis.sampleprofile import taker
-from ..analysis.stackcounts import stack_counts
 from ..analysis.summary import lost_samples
 from ..analysis.transformlocs import transform_samples
 from ..heap import trim
@@ -39,8 +38,6 @@ from ..symbols.naming.samplelocs import SampleLocs
 from ..textsafe import safe
 from .atomicfile import atomic_file
 from .callgraph import GraphPrinter
-from .export import folded_stacks, speedscope
-from .pprof import write_pprof
 from .records import jsonable
 from .report import (
     Names,
@@ -108,6 +105,11 @@ def run_report(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
 def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> None:
     """Folded stacks, a speedscope file and/or a pprof file, from every sample's names
     (the cache's when they have them, as the table's)."""
+    # (imported here: a table's report does without them, protobuf's ~0.1 s among them)
+    from ..analysis.stackcounts import stack_counts
+    from .export import folded_stacks, speedscope
+    from .pprof import write_pprof
+
     sl = named_samples(rec, req.symbols, True)
     notes = list(sl.notes)
     keep = None
