@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, BinaryIO
 
+from rich.markup import escape
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Footer
@@ -212,6 +213,10 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp):
         self.update_scope()
         self.recount()
         self.refresh_body()
+        timeline = self.query_one(Timeline)  # its bars: of what the filter keeps
+        timeline.border_title = "timeline" + (
+            f" · {escape(safe(m.flt.text, 80))}" if not m.flt.empty else "")
+        timeline.refresh_data()
 
     def update_scope(self) -> None:
         """The active filter and range with the matching count, on the record list."""

@@ -344,6 +344,14 @@ class Model:
         self._view, self._view_n = rows, n
         return rows
 
+    def filtered_rows(self, flt: Filter) -> np.ndarray:
+        """The index rows ``flt`` keeps, in file order (the timeline's bars under the
+        ``/`` filter: its own range is not part of it).  Callable from a thread."""
+        n, ctx = self.n, self.context
+        parts = [np.arange(lo, min(n, lo + BLOCK)) for lo in range(0, n, BLOCK)]
+        kept = [b[flt.mask(self.rec, b, ctx)] for b in parts]
+        return np.concatenate(kept) if kept else np.empty(0, np.int64)
+
     def _mask(self, rows: np.ndarray) -> np.ndarray | None:
         flt = self.flt.within(self.time_range)
         if flt.empty:

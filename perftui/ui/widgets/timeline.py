@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 from ...analysis.timeline import Bins, bins_are_kept, rows_counts, timeline_bins
 from ...crash import write_traceback
 from ..model import Model
+from .timerange import range_prompt, typed_range
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 LABEL_W = 9
@@ -46,8 +47,9 @@ class SamplesSelected(Message):
         self.pane = pane
 
 
-#: a window of (t0, t1, columns, by, rows drawn) to bin
-BinsWanted = tuple[int, int, int, str, int]
+#: a window of (t0, t1, columns, by, rows drawn) to bin, and the ``/`` filter's text ("":
+#: every record)
+BinsWanted = tuple[int, int, int, str, int, str]
 #: above this many index rows a window the kept bins do not cover is binned in a thread
 SYNC_ROWS = 1 << 20
 
@@ -61,6 +63,8 @@ def _columns_key(b: Bins) -> ColumnsKey:
 
 
 if TYPE_CHECKING:
+    from ...analysis.filters import Filter
+
     _WidgetMixin = Widget
 else:  # a plain mixin: a Widget base before DataTable's hid its component classes
     _WidgetMixin = object
@@ -123,6 +127,10 @@ class Timeline(Widget, can_focus=True):
                 tooltip="reset the zoom and clear the range"),
         Binding("c", "toggle_rows", "Kind/CPU", id="timeline.rows",
                 tooltip="one row per record kind / per CPU"),
+        Binding("R", "type_range", "Type range", id="timeline.type_range",
+                tooltip="type the range as perf report --time takes it: 1.5s,3s (from the "
+                        "first sample), 757.81,758.2 (perf's timestamps), 50%/2 (the "
+                        "second half), 0%-10%"),
         Binding("home", "move_to_end(0)", "First", show=False, id="timeline.home",
                 tooltip="the cursor to the first / last column (drops the range)"),
         Binding("end", "move_to_end(1)", "Last", show=False, id="timeline.end",
@@ -197,19 +205,27 @@ class Timeline(Widget, can_focus=True):
             self._set_kind_bins(None, keep_time)
             return
         t0, t1 = self.window()
-        want = (t0, t1, self.width_cols(), self.by, max(1, self.content_size.height - 1))
+        flt = m.flt
+        want = (t0, t1, self.width_cols(), self.by, max(1, self.content_size.height - 1),
+                "" if flt.empty else flt.text)
         if m.done and want == self._kind_for and self._kind_bins is not None:
             self._binning = None  # (made for this very window of the complete index)
             self._set_kind_bins(self._kind_bins, keep_time)
             return
-        if m.done and m.n > SYNC_ROWS and not bins_are_kept(m.rec, *want[:4]):
+        if m.done and m.n > SYNC_ROWS and (want[5] or not bins_are_kept(m.rec, *want[:4])):
             if want != self._binning:
                 self._binning = want
-                self._bin_in_thread(want, keep_time)
+                self._bin_in_thread(want, keep_time, flt)
             return
         self._binning = None
         self._kind_for = want if m.done else None
-        self._set_kind_bins(timeline_bins(m.rec, *want[:4], max_rows=want[4]), keep_time)
+        self._set_kind_bins(self._bins(want, flt), keep_time)
+
+    def _bins(self, want: BinsWanted, flt: Filter) -> Bins:
+        """The bins of ``want``: of the records ``flt`` keeps when it keeps not all."""
+        m = self.model
+        rows = m.filtered_rows(flt) if want[5] else None
+        return timeline_bins(m.rec, *want[:4], max_rows=want[4], rows=rows)
 
     def _set_kind_bins(self, b: Bins | None, keep_time: int | None) -> None:
         self._kind_bins = b
@@ -219,8 +235,8 @@ class Timeline(Widget, can_focus=True):
         self.cursor = min(max(self.cursor, 0), self.width_cols() - 1)
 
     @work(thread=True, exclusive=True, group="timeline-bins")
-    def _bin_in_thread(self, want: BinsWanted, keep_time: int | None) -> None:
-        b = timeline_bins(self.model.rec, *want[:4], max_rows=want[4])
+    def _bin_in_thread(self, want: BinsWanted, keep_time: int | None, flt: Filter) -> None:
+        b = self._bins(want, flt)
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._binned, want, b, keep_time)
 
@@ -416,6 +432,27 @@ class Timeline(Widget, can_focus=True):
         self.selection = (min(self._anchor[0], here[0]), max(self._anchor[1], here[1]))
         self.refresh()
         self.post_message(self.RangeChanged(self.selection))
+
+    def action_type_range(self) -> None:
+        """R: the range typed, in ``perftui report --time``'s syntax."""
+        self.app.push_screen(range_prompt(self.model, self.selection), self._typed_range)
+
+    def _typed_range(self, text: str | None) -> None:
+        if text is None:
+            return
+        got = typed_range(self.model, text) if text.strip() else None  # empty: no range
+        if isinstance(got, str):
+            self.app.notify(got, severity="error", markup=False)
+            return
+        self._clear_selection()
+        self.selection = got
+        t0, t1 = self.window()
+        if got is not None:
+            self._cursor_time = got[0]
+            if got[0] < t0 or got[1] >= t1:  # zoomed elsewhere: the whole span shows it
+                self.view = None
+        self.refresh_data(keep_time=self._cursor_time)
+        self.post_message(self.RangeChanged(got))
 
     def action_zoom(self, direction: int) -> None:
         t0, t1 = self.window()

@@ -1,0 +1,114 @@
+"""Type-ahead in a real terminal (issue 29): keys sent by tmux in one ``send-keys``, as they
+arrive over a slow ssh link, lead to the screen the same keys typed slowly lead to.
+
+The oracle is the slow run: the same keys on a fresh browser of the same recording, each
+sent once the screen has not changed for a while (what the issue saw work: "with 50 ms
+between keys all of these work").  The burst sends every key in one ``send-keys``.  Both
+runs end on a screen that has stopped changing; the screens' text must be equal.
+
+No burst has Escape right before a printable key: a terminal sends Alt+q as ESC q, and
+Textual's parser reads ESC and a printable key in one read as that Alt key (``alt+q``), or
+drops the ESC (ESC ``/`` is ``/``).  ESC before another escape sequence (an arrow) is two
+keys.  (Seen here: Escape q in one send-keys went back one level, not two.)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from test_ui_tmux import PERFTUI, Term
+
+pytestmark = [pytest.mark.needs("tmux"), pytest.mark.slow]  # two terminals per case
+
+STILL = 1.0  # seconds without a change of the screen: settled
+TOAST = 3.5  # a toast the keys caused (timeout 3 s) is gone after this
+
+
+@pytest.fixture
+def term(tmp_path: Path) -> Iterator[Callable[[], Term]]:
+    """``--demo`` in a new terminal, once its recording is indexed and named."""
+    made: list[Term] = []
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "TEXTUAL_ANIMATIONS": "none"}
+
+    def start() -> Term:
+        t = Term(f"{PERFTUI} --demo", env, tmp_path)
+        made.append(t)
+        t.wait(lambda s: "[demo_kvm]" in s and not any(
+               w in s for w in ("indexing", "checking", "naming")),
+               "the demo indexed and named")
+        settled(t)
+        return t
+
+    yield start
+    for t in made:
+        t.close()
+
+
+def settled(t: Term, still: float = STILL, timeout: float = 60.0) -> str:
+    """The screen once it has not changed for ``still`` seconds (or the app has exited)."""
+    deadline = time.monotonic() + timeout
+    last, since = t.screen(), time.monotonic()
+    while time.monotonic() - since < still:
+        if t.pane("#{pane_dead}") == "1":
+            return "exited"
+        if time.monotonic() > deadline:
+            pytest.fail(f"the screen never settled; it was:\n{last}")
+        time.sleep(0.1)
+        now = t.screen()
+        if now != last:
+            last, since = now, time.monotonic()
+    return last
+
+
+# (what is typed slowly first, the keys of the burst): the issue's own, and every screen
+# change and dialog (the pilot's tests/test_ui_typeahead.py has each apart)
+CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "m Enter: the section's drill-down": ((), ("m", "Enter")),
+    "the filter prompt, cancelled, then typed and applied": (
+        (), ("/", "cpu=1", "Escape", "Down", "/", "comm=iperf3", "Enter", "Down")),
+    "the go-to prompt, help and info": (
+        (), ("g", "0x3a4", "Enter", "?", "q", "i", "Escape", "Down")),
+    "a section, its samples, a record and back": (
+        (), ("m", "Down", "Enter", "Down", "Enter", "Enter", "Escape", "Up", "q", "Down")),
+    "the profile, callers and callees, the flame graph, zoom, back": (
+        (), ("p", "Down", "Enter", "f", "Down", "Enter", "Escape", "Right")),
+    "annotate from the symbols": (("m", "Enter"), ("a", "n", "n", "Escape", "Down")),
+}
+
+
+def run(start: Callable[[], Term], before: tuple[str, ...], keys: tuple[str, ...],
+        burst: bool) -> str:
+    t = start()
+    for key in before:
+        t.keys(key)
+        settled(t)
+    if burst:
+        t.keys(*keys)
+    else:
+        for key in keys:
+            t.keys(key)
+            settled(t)
+    return settled(t, TOAST)
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_burst_through_tmux_does_what_slow_keys_do(term: Callable[[], Term],
+                                                     case: str) -> None:
+    before, keys = CASES[case]
+    slow = run(term, before, keys, burst=False)
+    fast = run(term, before, keys, burst=True)
+    assert fast == slow, f"slow:\n{slow}\nburst:\n{fast}"
+
+
+def test_q_q_in_the_flame_graph_quits(term: Callable[[], Term]) -> None:
+    """``q q`` sent at once in the flame graph: back to the records, then out (issue 29:
+    only one q was applied)."""
+    t = term()
+    t.keys("f")
+    t.wait_for("flame graph")
+    settled(t)
+    t.keys("q", "q")
+    assert t.wait_exit() == 0
