@@ -127,7 +127,7 @@ class Timeline(Widget, can_focus=True):
                 tooltip="reset the zoom and clear the range"),
         Binding("c", "toggle_rows", "Kind/CPU", id="timeline.rows",
                 tooltip="one row per record kind / per CPU"),
-        Binding("R", "type_range", "Type range", id="timeline.type_range",
+        Binding("R", "type_range", "Type range", show=False, id="timeline.type_range",
                 tooltip="type the range as perf report --time takes it: 1.5s,3s (from the "
                         "first sample), 757.81,758.2 (perf's timestamps), 50%/2 (the "
                         "second half), 0%-10%"),
