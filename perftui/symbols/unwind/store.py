@@ -1,19 +1,113 @@
-"""The joined chains kept in the index cache (filled in below)."""
+"""The joined chains (:class:`~.overlay.ChainOverlay`) kept in the index cache, so a
+reopened recording is never unwound again.
+
+They are an attachment of the recording's index cache entry
+(:meth:`~perftui.perfdata.indexcache.IndexCache.attachment`), going when the entry goes.
+Its name hashes what the chains depend on besides the recording, as the names' attachment
+does (:func:`~..naming.samplestore.signature`: perftui's code, the symbol options; not
+``--inline``, which the chains do not depend on).  Its manifest says which files each
+DSO's CFI was looked for in (the unwinder's finder, keys as :mod:`..origins` checks
+them); before the chains are used every one is found again and must be the same file
+(path, size, mtime, inode), else the recording is unwound again and the attachment
+replaced.  The arrays are checksummed and range-checked: a damaged one is removed.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
+import xxhash
 
 from ...perfdata import Recording
+from ...perfdata.indexcache import CacheError
+from ..origins import kernel_build_id, still_valid
 from .overlay import ChainOverlay
+
+#: Bump when what the attachment holds changes meaning (the code hash catches the rest).
+CHAINS_FORMAT = 1
+_ARRAYS = {"rows": "i8", "at": "i8", "count": "i8", "buf": "u1", "outcome": "u1"}
+
+
+def _signature(opts: Any) -> dict[str, Any]:
+    from ..naming.samplestore import signature
+
+    sig = {k: v for k, v in signature(opts).items() if k not in ("inline", "engine", "format")}
+    plain: dict[str, Any] = json.loads(json.dumps({**sig, "chains_format": CHAINS_FORMAT}))
+    return plain
+
+
+def _name(opts: Any) -> str:
+    text = json.dumps(_signature(opts), sort_keys=True)
+    return "chains-" + xxhash.xxh3_64_hexdigest(text.encode())
+
+
+def _key(rec: Recording) -> str | None:
+    ident = rec.identity() if rec.cache is not None else None
+    return ident[0] if ident is not None else None
 
 
 def load_chains(rec: Recording, opts: Any, rows: np.ndarray) -> ChainOverlay | None:
-    return None
+    """The kept chains of DWARF sample ``rows`` (ascending), or None (none kept, or no
+    longer right: then removed, and said in the cache's notes)."""
+    cache, key = rec.cache, _key(rec)
+    if cache is None or key is None:
+        return None
+    att = cache.attachment(key, _name(opts))
+    if att is None:
+        return None
+    try:
+        meta = att.meta
+        if meta.get("signature") != _signature(opts):
+            raise CacheError("made with other symbol options")
+        if meta.get("samples") != len(rows) or meta.get("order") != rec.order:
+            raise CacheError("made from other samples")
+        if not still_valid(rec, opts, meta["sources"], kernel_build_id(rec)):
+            cache.note("binaries changed since their stacks were unwound: unwinding again")
+            cache.discard(att.directory)
+            return None
+        return _restore(att, meta, rows)
+    except (CacheError, KeyError, TypeError, ValueError, IndexError, OSError) as e:
+        cache.discard(att.directory, f"cached call chains not usable ({e}): unwinding again")
+        return None
+
+
+def _restore(att: Any, meta: dict[str, Any], rows: np.ndarray) -> ChainOverlay:
+    if set(att.arrays) != set(_ARRAYS):
+        raise CacheError("not the arrays of this perftui")
+    for k, dt in _ARRAYS.items():
+        att.check(k)
+        if att.array(k).dtype != np.dtype(dt):
+            raise CacheError(f"{k}: not an array of this perftui")
+    kept, at, count = att.array("rows"), att.array("at"), att.array("count")
+    buf, outcome = att.array("buf"), att.array("outcome")
+    n = len(kept)
+    if len(at) != n or len(count) != n or len(outcome) != n:
+        raise CacheError("not one offset, count and outcome per chain")
+    if n and (np.any(np.diff(kept) <= 0) or not np.all(np.isin(kept, rows))):
+        raise CacheError("rows: not ascending DWARF sample rows")
+    if n and (int(at.min()) < 0 or int(count.min()) < 0 or np.any(at % 8)
+              or int((at + count * 8).max()) > len(buf)):
+        raise CacheError("a chain outside its words")
+    notes = meta["notes"]
+    if not isinstance(notes, list):
+        raise CacheError("notes: not a list")
+    return ChainOverlay(kept, at, count, buf, [str(x) for x in notes], outcome)
 
 
 def save_chains(rec: Recording, opts: Any, rows: np.ndarray, ov: ChainOverlay,
                 sources: dict[str, Any]) -> None:
-    return None
+    """Keep ``ov`` (the chains of DWARF sample ``rows``) with the recording's index cache
+    entry, when there is one that can take it (else the cache's notes say why)."""
+    cache, key = rec.cache, _key(rec)
+    store = cache.begin_attachment(key) if cache is not None and key is not None else None
+    if store is None or cache is None or key is None:
+        return
+    got = {"rows": ov.rows, "at": ov.at, "count": ov.count, "buf": ov.buf,
+           "outcome": ov.outcome}
+    arrays = {k: np.asarray(got[k], np.dtype(dt)) for k, dt in _ARRAYS.items()}
+    meta = {"signature": _signature(opts), "samples": len(rows), "order": rec.order,
+            "sources": json.loads(json.dumps(sources)), "notes": list(ov.notes)}
+    cache.commit_attachment(store, key, _name(opts), {"rows": len(ov.rows), "meta": meta},
+                            arrays)
