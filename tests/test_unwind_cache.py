@@ -129,11 +129,14 @@ def test_report_with_other_names_takes_the_kept_chains(own: tuple[Path, Path, In
                                                        monkeypatch: pytest.MonkeyPatch
                                                        ) -> None:
     """Another engine names the samples again (another names attachment) but the chains
-    do not depend on it: the second report unwinds nothing, and its rows are perf's."""
+    do not depend on it: the second report unwinds nothing, and its rows are perf's.
+    (``tree_broken``: perf 6.1 files some inlined rows twice, e.g. ``_dl_start_final
+    (inlined)`` as 0.78% + 0.52% where perftui has one row of 1.30%, as in
+    test_unwind_perf's report test: each of ours must be an exact sum of perf's.)"""
     data, _prog, cache = own
     monkeypatch.setenv("PERFTUI_CACHE_DIR", cache.directory)
     monkeypatch.setenv("PERFTUI_ENGINE", "plain")
-    compare(data, "dso,sym", children=True, once=True)
+    compare(data, "dso,sym", children=True, tree_broken=True, once=True)
     Counted(monkeypatch, fail=True)
     monkeypatch.setenv("PERFTUI_ENGINE", "compiled")
-    compare(data, "dso,sym", children=True, once=True)
+    compare(data, "dso,sym", children=True, tree_broken=True, once=True)
