@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -140,3 +142,22 @@ def test_report_with_other_names_takes_the_kept_chains(own: tuple[Path, Path, In
     Counted(monkeypatch, fail=True)
     monkeypatch.setenv("PERFTUI_ENGINE", "compiled")
     compare(data, "dso,sym", children=True, tree_broken=True, once=True)
+
+
+def test_a_reopen_imports_no_numba(own: tuple[Path, Path, IndexCache]) -> None:
+    """A report whose names and chains are kept checks the DWARF files they came from
+    (symbols/dwarf/dwarffile.py) without the compiled DWARF readers: numba's import and
+    cached code are ~0.9 s of CPU, four times perf's whole report of such a file."""
+    data, _prog, cache = own
+    env = dict(os.environ, PERFTUI_CACHE_DIR=cache.directory, PERFTUI_ENGINE="")
+    code = ("import sys, contextlib, io\nfrom perftui.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main(['report', {str(data)!r}, '--children']) == 0\n"
+            "print('numba' in sys.modules)")
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert first.stdout.split() == ["True"], first.stderr[-2000:]  # unwound: compiled
+    again = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, timeout=300)
+    assert again.stdout.split() == ["False"], again.stderr[-2000:]
+    assert "DWARF unwinding: " in again.stderr  # the notes are kept with the chains

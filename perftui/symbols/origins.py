@@ -186,7 +186,7 @@ def still_valid(rec: Recording, opts: Any, used: dict[str, Any], build_id: str |
 
 def dwarf_source(syms: str) -> dict[str, Any]:
     """Where a DSO's DWARF comes from (its inline chains): the file and its identity."""
-    from .dwarf.dsodwarf import dwarf_file
+    from .dwarf.dwarffile import dwarf_file
 
     d = dwarf_file(syms)
     return {"file": [d, file_ident(d)]}
