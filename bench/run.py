@@ -15,7 +15,8 @@ runs (one run each on the large recording; BENCH_REPORT=0 skips them).  The inde
 these runs lives in BENCH_DIR/cache (emptied before the runs that must not find an entry).
 BENCH_DIR keeps the files between runs; BENCH_BYTES sets the smaller size (default 520 MB);
 BENCH_RECORDS=0 skips the large recording; BENCH_SMALL=0 the small recordings' table
-(bench/small.py: CPU seconds of three recordings of a few seconds, made first).  perftui's
+(bench/small.py: CPU seconds of three recordings of a few seconds, made first);
+BENCH_DWARF=0 the >= 1 GB ``--call-graph dwarf`` recording's (bench/dwarfbig.py).  perftui's
 modules are byte-compiled first, as an installed package's are (with
 PYTHONDONTWRITEBYTECODE set, every run would compile them again: ~0.25 s).
 """
@@ -36,6 +37,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from bigfile import repeat_data  # noqa: E402
+from dwarfbig import rows as dwarf_rows  # noqa: E402
 from recording import make, make_big  # noqa: E402
 from small import rows as small_rows  # noqa: E402
 
@@ -313,6 +315,16 @@ def small_table(base: Path) -> None:
     t.print()
 
 
+def dwarf_table(base: Path) -> None:
+    """The >= 1 GB --call-graph dwarf recording's table (bench/dwarfbig.py: CPU seconds)."""
+    t = Table()
+    for what, ours, theirs, target, unit in dwarf_rows(base):
+        t.row(what, ours, theirs, target + (" perf report --stdio" if target.endswith("x")
+                                            else ""), unit)
+    print(f"\nDWARF recording (bench/dwarfbig.py), in {base}\n")
+    t.print()
+
+
 def big_records_that_fit(base: Path) -> int:
     """BIG_RECORDS, or fewer when the disk cannot hold the pair, its cache entry (~40 B a
     record) and 2 GB to spare."""
@@ -336,6 +348,8 @@ def main() -> int:
     base = Path(os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="perftui-bench-"))
     if os.environ.get("BENCH_SMALL", "1") != "0" and shutil.which("gcc"):
         small_table(base / "small")
+    if os.environ.get("BENCH_DWARF", "1") != "0" and shutil.which("gcc"):
+        dwarf_table(base / "dwarf")
     os.environ["PERFTUI_CACHE_DIR"] = str(base / "cache")
     files = make(base, TARGET)
     big, stripped, pipe = files["big"], files["stripped"], files["pipe"]
