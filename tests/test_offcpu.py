@@ -67,7 +67,7 @@ def perf_offcpu(data: Path) -> tuple[dict[tuple[int, int], tuple[int | None, str
     got = {}
     prog = 0
     for tid, t, text, stack in events:
-        m = re.search(r"sched:sched_switch: prev_comm=(\S*) prev_pid=(\d+) .*prev_state=(\S+)",
+        m = re.search(r"sched:sched_switch: prev_comm=(.*?) prev_pid=(\d+) .*prev_state=(\S+)",
                       text)
         if not m or int(m[2]) == 0:
             continue
