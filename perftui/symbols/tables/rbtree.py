@@ -70,7 +70,7 @@ class _Tree:
         self._insert_color(node)
 
     def _insert_color(self, node: int) -> None:
-        L, R, P, C = self.left, self.right, self.parent, self.color
+        P, C = self.parent, self.color
         parent = P[node]
         while True:
             if parent < 0:
@@ -79,32 +79,9 @@ class _Tree:
             if C[parent] == _BLACK:
                 break
             gparent = P[parent]
-            tmp = R[gparent]
-            if parent != tmp:  # parent is gparent's left child
-                if tmp >= 0 and C[tmp] == _RED:
-                    P[tmp], C[tmp] = gparent, _BLACK
-                    P[parent], C[parent] = gparent, _BLACK
-                    node = gparent
-                    parent = P[node]
-                    P[node], C[node] = parent, _RED
-                    continue
-                tmp = R[parent]
-                if node == tmp:
-                    tmp = L[node]
-                    R[parent] = tmp
-                    L[node] = parent
-                    if tmp >= 0:
-                        P[tmp], C[tmp] = parent, _BLACK
-                    P[parent], C[parent] = node, _RED
-                    parent = node
-                    tmp = R[node]
-                L[gparent] = tmp
-                R[parent] = gparent
-                if tmp >= 0:
-                    P[tmp], C[tmp] = gparent, _BLACK
-                self._rotate_set_parents(gparent, parent, _RED)
-                break
-            tmp = L[gparent]
+            # lib/rbtree.c's two mirrored cases as one: ``near`` is the side parent hangs on
+            near, far = self._sides(parent != self.right[gparent])
+            tmp = far[gparent]  # the uncle
             if tmp >= 0 and C[tmp] == _RED:
                 P[tmp], C[tmp] = gparent, _BLACK
                 P[parent], C[parent] = gparent, _BLACK
@@ -112,22 +89,26 @@ class _Tree:
                 parent = P[node]
                 P[node], C[node] = parent, _RED
                 continue
-            tmp = L[parent]
+            tmp = far[parent]
             if node == tmp:
-                tmp = R[node]
-                L[parent] = tmp
-                R[node] = parent
+                tmp = near[node]
+                far[parent] = tmp
+                near[node] = parent
                 if tmp >= 0:
                     P[tmp], C[tmp] = parent, _BLACK
                 P[parent], C[parent] = node, _RED
                 parent = node
-                tmp = L[node]
-            R[gparent] = tmp
-            L[parent] = gparent
+                tmp = far[node]
+            near[gparent] = tmp
+            far[parent] = gparent
             if tmp >= 0:
                 P[tmp], C[tmp] = gparent, _BLACK
             self._rotate_set_parents(gparent, parent, _RED)
             break
+
+    def _sides(self, left: bool) -> tuple[list[int], list[int]]:
+        """(near, far) child lists: (left, right) for the left case, else mirrored."""
+        return (self.left, self.right) if left else (self.right, self.left)
 
     def insert_run(self, first: int, stop: int, keys: Sequence[int]) -> None:
         """:meth:`insert` of nodes ``first`` to ``stop - 1`` in turn.  (Inlining the
@@ -185,58 +166,22 @@ class _Tree:
             self._erase_color(rebalance)
 
     def _erase_color(self, parent: int) -> None:
-        L, R, P, C = self.left, self.right, self.parent, self.color
+        P, C = self.parent, self.color
         node = -1
         while True:
-            sibling = R[parent]
-            if node != sibling:  # node is parent's left child
-                if C[sibling] == _RED:
-                    tmp1 = L[sibling]
-                    R[parent] = tmp1
-                    L[sibling] = parent
-                    P[tmp1], C[tmp1] = parent, _BLACK
-                    self._rotate_set_parents(parent, sibling, _RED)
-                    sibling = tmp1
-                tmp1 = R[sibling]
-                if tmp1 < 0 or C[tmp1] == _BLACK:
-                    tmp2 = L[sibling]
-                    if tmp2 < 0 or C[tmp2] == _BLACK:
-                        P[sibling], C[sibling] = parent, _RED
-                        if C[parent] == _RED:
-                            C[parent] = _BLACK
-                        else:
-                            node = parent
-                            parent = P[node]
-                            if parent >= 0:
-                                continue
-                        break
-                    tmp1 = R[tmp2]
-                    L[sibling] = tmp1
-                    R[tmp2] = sibling
-                    R[parent] = tmp2
-                    if tmp1 >= 0:
-                        P[tmp1], C[tmp1] = sibling, _BLACK
-                    tmp1 = sibling
-                    sibling = tmp2
-                tmp2 = L[sibling]
-                R[parent] = tmp2
-                L[sibling] = parent
-                P[tmp1], C[tmp1] = sibling, _BLACK
-                if tmp2 >= 0:
-                    P[tmp2] = parent
-                self._rotate_set_parents(parent, sibling, _BLACK)
-                break
-            sibling = L[parent]
+            # the two mirrored cases as one: ``near`` is the side node hangs on
+            near, far = self._sides(node != self.right[parent])
+            sibling = far[parent]
             if C[sibling] == _RED:
-                tmp1 = R[sibling]
-                L[parent] = tmp1
-                R[sibling] = parent
+                tmp1 = near[sibling]
+                far[parent] = tmp1
+                near[sibling] = parent
                 P[tmp1], C[tmp1] = parent, _BLACK
                 self._rotate_set_parents(parent, sibling, _RED)
                 sibling = tmp1
-            tmp1 = L[sibling]
+            tmp1 = far[sibling]
             if tmp1 < 0 or C[tmp1] == _BLACK:
-                tmp2 = R[sibling]
+                tmp2 = near[sibling]
                 if tmp2 < 0 or C[tmp2] == _BLACK:
                     P[sibling], C[sibling] = parent, _RED
                     if C[parent] == _RED:
@@ -247,17 +192,17 @@ class _Tree:
                         if parent >= 0:
                             continue
                     break
-                tmp1 = L[tmp2]
-                R[sibling] = tmp1
-                L[tmp2] = sibling
-                L[parent] = tmp2
+                tmp1 = far[tmp2]
+                near[sibling] = tmp1
+                far[tmp2] = sibling
+                far[parent] = tmp2
                 if tmp1 >= 0:
                     P[tmp1], C[tmp1] = sibling, _BLACK
                 tmp1 = sibling
                 sibling = tmp2
-            tmp2 = R[sibling]
-            L[parent] = tmp2
-            R[sibling] = parent
+            tmp2 = near[sibling]
+            far[parent] = tmp2
+            near[sibling] = parent
             P[tmp1], C[tmp1] = sibling, _BLACK
             if tmp2 >= 0:
                 P[tmp2] = parent
