@@ -21,7 +21,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Label, Static
+from textual.widgets import DataTable, Label, Static
 from textual.worker import get_current_worker
 
 from ..analysis.annotate import Annotation
@@ -32,6 +32,7 @@ from ..symbols.code.srctext import SourceFiles
 from ..textsafe import safe
 from .messages import AnnotateWanted
 from .screens import BackScreen
+from .widgets.footer import Footer
 
 __all__ = ["AnnotateScreen", "AnnotateTable", "Callee", "SampleTarget", "Target"]
 

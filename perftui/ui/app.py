@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, BinaryIO
 from rich.markup import escape
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
-from textual.widgets import Footer
 
 from .. import startup
 from ..analysis.filters import FILTER_HELP, FILTER_RULES, FilterError
@@ -48,6 +47,7 @@ from .palette import PaletteCommands, browser_commands
 from .screens import HelpScreen, InfoScreen, PromptScreen, SectionScreen
 from .typeahead import TypeAheadApp
 from .viewpanes import ViewPanes
+from .widgets.footer import Footer
 from .widgets.panes import Detail, HeaderLine, SectionsPane
 from .widgets.records import RecordList
 from .widgets.timeline import SamplesSelected, Timeline

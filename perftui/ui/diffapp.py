@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from ..analysis.diff import Diff, DiffRow
@@ -33,6 +33,7 @@ from .crashing import CrashReportingApp
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level, Line, Shown, first_section
 from .typeahead import TypeAheadApp
 from .widgets.diffflame import DiffFlameGraph
+from .widgets.footer import Footer
 from .widgets.panes import bar
 from .widgets.timeline import Timeline
 

@@ -9,7 +9,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Label
+from textual.widgets import Label
 from textual.worker import get_current_worker
 
 from ..analysis.diffflame import DiffFlame
@@ -17,6 +17,7 @@ from ..crash import crash_line, write_traceback
 from ..textsafe import safe
 from .diffmodel import DiffModel
 from .widgets.diffflame import DiffFlameGraph
+from .widgets.footer import Footer
 from .widgets.icicle import Icicle
 
 

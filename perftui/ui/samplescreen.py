@@ -7,12 +7,13 @@ import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Label
+from textual.widgets import Label
 
 from ..textsafe import safe
 from .messages import ProfileReturn, RecordWanted
 from .model import Model
 from .screens import BackScreen
+from .widgets.footer import Footer
 from .widgets.linelist import LineList
 
 

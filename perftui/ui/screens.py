@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from ..analysis.sections import split_by
 from ..symbols.modules.sectiontable import NO_SYMBOL
@@ -16,6 +16,7 @@ from ..symbols.options import ASSUMED_TEXT
 from ..textsafe import safe
 from .messages import AnnotateWanted, RecordWanted, ReturnPath
 from .model import Model
+from .widgets.footer import Footer
 from .widgets.panes import bar
 
 SAMPLE_LIMIT = 5000
