@@ -32,15 +32,16 @@ CLEAN_ENV = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES"
 
 
 class Term:
-    """One tmux session of 100x30 on a private server."""
+    """One tmux session (100x30 unless told) on a private server."""
 
-    def __init__(self, command: str, env: dict[str, str], tmp: Path) -> None:
+    def __init__(self, command: str, env: dict[str, str], tmp: Path,
+                 size: tuple[int, int] = (100, 30)) -> None:
         self.sock = f"perftui-test-{uuid.uuid4().hex[:8]}"
         self.name = "perftui"
         conf = tmp / "tmux.conf"
         # keep the pane after the app exits, to read its exit status
         conf.write_text("set -g remain-on-exit on\nset -g history-limit 100\n")
-        args = ["new-session", "-d", "-s", self.name, "-x", "100", "-y", "30"]
+        args = ["new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1])]
         for k, v in env.items():
             args += ["-e", f"{k}={v}"]
         # the shell writes the exit status down: tmux 3.3 leaves #{pane_dead_status} empty

@@ -45,6 +45,7 @@ from .model import Model
 from .navigation import Navigator
 from .palette import PaletteCommands, browser_commands
 from .screens import HelpScreen, InfoScreen, PromptScreen, SectionScreen
+from .screensave import ScreenSavingApp
 from .typeahead import TypeAheadApp
 from .viewpanes import ViewPanes
 from .widgets.footer import Footer
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
     from .widgets.transformkeys import SandwichWanted
 
 
-class PerftuiApp(TypeAheadApp, CrashReportingApp):
+class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
     """Browse one recording.  ``recording`` is opened already; indexing starts on mount.
 
     ``stream`` is the pipe a pipe-mode recording is read from: after a cancel the app

@@ -6,12 +6,14 @@ from __future__ import annotations
 from textual.binding import Binding, BindingType
 
 from ..analysis.filters import FILTER_HELP
+from .screensave import SAVE_BINDING
 
 APP_BINDINGS: list[BindingType] = [
     Binding("question_mark", "help", "Help", id="app.help", key_display="?",
             tooltip="this help, built from the key bindings"),
     Binding("i", "info", "Info", id="app.info",
             tooltip="header, events, records, decode errors, naming notes"),
+    SAVE_BINDING,
     Binding("q", "back_or_quit", "Quit", id="app.quit",
             tooltip="back one level, or quit"),
     Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="app.ctrl_c",

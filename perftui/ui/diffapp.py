@@ -31,6 +31,7 @@ from ..present.report import time_text
 from ..textsafe import safe
 from .crashing import CrashReportingApp
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level, Line, Shown, first_section
+from .screensave import SAVE_BINDING, ScreenSavingApp
 from .typeahead import TypeAheadApp
 from .widgets.diffflame import DiffFlameGraph
 from .widgets.footer import Footer
@@ -142,7 +143,7 @@ class DiffHelp(Screen):
         self.query_one("#help", Static).update(self._text())
 
 
-class DiffApp(TypeAheadApp, CrashReportingApp):
+class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
     """Compare two recordings (opened already; indexed on mount)."""
 
     TITLE = "perftui diff"
@@ -163,6 +164,7 @@ class DiffApp(TypeAheadApp, CrashReportingApp):
                 tooltip="this help"),
         Binding("q", "back_or_quit", "Quit", id="diffapp.quit",
                 tooltip="back up one level, or quit"),
+        SAVE_BINDING,
         Binding("escape", "up", "Back", show=False, id="diffapp.escape",
                 tooltip="back up one level of the drill-down"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True, id="diffapp.ctrl_c",
