@@ -107,7 +107,7 @@ class Resolver:
         self.smap = smap if smap is not None else build_section_map(rec)
         self.modfiles = modfiles if modfiles is not None else ModuleFiles.of(
             rec, self.opts.modules_dirs)
-        self.cache = cache or SymbolCache()
+        self.cache = cache if cache is not None else SymbolCache()  # (an empty one is falsy)
         if self.cache.disk is None and rec.cache is not None:  # tables kept between runs
             self.cache.disk = TableStore(diskcache.default_dir(rec.cache.directory))
         self.finder = SourceFinder(rec, self.opts, self.modfiles)
