@@ -114,9 +114,12 @@ def compare(data: Path, keys: str, children: bool, tree_broken: bool = False,
                           for k, w in zip(klist, key, strict=True)): v
                     for key, v in want.items()}
         # perf cuts a comm longer than its column ("perf-exec" under "Command" -> "perf-ex"
-        # when the width was set before that name appeared): cut ours the same way
+        # when the width was set before that name appeared), and a srcline it computed
+        # only after sizing its column (a row never compared by it before: with
+        # sym,srcline "rcu_nocb_unlock_irqrestore.part.0+11" printed in 32 columns as
+        # "rcu_nocb_unlock_irqrestore.part."): cut ours the same way
         width = {i: max(len(k[i]) for k in want) for i, name in enumerate(klist)
-                 if name == "comm" and want}
+                 if name in ("comm", "srcline", "srcfile") and want}
         split = sum(1 for k, v in want.items() if len(v) > 1 and _no_map_address(klist, k))
         got: dict[tuple[str, ...], list[dict]] = {}
         for r in d["rows"]:

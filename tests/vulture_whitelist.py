@@ -10,7 +10,6 @@ from perftui.perfdata.attr import EventAttr
 from perftui.perfdata.constants import Feature, RecordType
 from perftui.symbols.code.disasm import Instruction
 from perftui.symbols.dwarf import forms
-from perftui.symbols.dwarf.dsodwarf import DsoDwarf, InlineFrame
 
 _: Any = None  # (never run: vulture only reads the names)
 
@@ -42,11 +41,6 @@ Instruction.is_return  # noqa: B018
 # DW_FORM_* codes, declared as DWARF 5's whole table; no reader names these yet (the
 # inline lane's symbols/dwarf/, this session: left to it)
 forms.STRX2, forms.STRX3, forms.ADDRX2, forms.ADDRX3  # noqa: B018
-
-# perf's srcline of a frame and of an address, made by symbols/dwarf for the srcline
-# sort key and the inline chains' text, which read neither yet (the inline lane's, this
-# session)
-InlineFrame.srcline, DsoDwarf.srcline  # noqa: B018
 
 # numpy's array flags are set by attribute (walk.read_only makes the stack copies read-only)
 _.flags.writeable  # noqa: B018

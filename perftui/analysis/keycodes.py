@@ -96,7 +96,9 @@ class KeyCodes:
             module[di] = d.module if d.module is not None else sn
         b = LocationBatch(dso_of, locs.name[have:n], locs.start[have:n], locs.end[have:n],
                           locs.section[have:n], short, module,
-                          {i - have for i in locs.inlined if have <= i < n})
+                          {i - have for i in locs.inlined if have <= i < n},
+                          locs.srcline[have:n] if locs.srcline is not None else None,
+                          locs.srcfile[have:n] if locs.srcfile is not None else None)
         for k in LOCATION_KEYS:
             ids = self._ids[k.name]
             self._codes[k.name].extend([ids.setdefault(k.location_value(b, i), len(ids))

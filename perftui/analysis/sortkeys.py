@@ -51,6 +51,9 @@ class LocationBatch:
     short: dict[int, str]  # dso index -> its short name
     module: dict[int, str]  # dso index -> its module name, else its short name
     inlined: set[int] = field(default_factory=set)  # the batch's inlined calls (0-based)
+    #: each location's srcline and srcfile (a table split by them: analysis/srclinelocs)
+    srcline: list[str] | None = None
+    srcfile: list[str] | None = None
 
 
 def _bytes(s: str) -> bytes:
@@ -215,6 +218,22 @@ class LocationNameKey(SortKey):
 
 
 @dataclass(frozen=True)
+class SourceKey(SortKey):
+    """``srcline`` (``d.c:7``) and ``srcfile`` (``d.c``): perf's text of the row's
+    address (``sort__srcline_cmp``, ``sort__srcfile_cmp``: a ``strcmp`` of it), read
+    from a location table split by source line (:mod:`.srclinelocs`; empty elsewhere)."""
+
+    of: str = "srcline"
+
+    def location_value(self, b: LocationBatch, i: int) -> Hashable:
+        texts = b.srcline if self.of == "srcline" else b.srcfile
+        return texts[i] if texts is not None else ""
+
+    def value(self, codes: KeyCodes, names: Names, code: int, loc: int) -> Any:
+        return codes.names[self.name][code]
+
+
+@dataclass(frozen=True)
 class SymbolKey(SortKey):
     """``sym``: perf compares resolved symbols by dso short name and ``[start, end)``, an
     inlined call (which keeps the range of the symbol it is inlined into) by its name
@@ -276,6 +295,10 @@ SORT_KEYS: dict[str, SortKey] = {k.name: k for k in (
     LocationNameKey("section", "Section", browser_width=20, label="section",
                     wide_label="section", of="section"),
     StateKey("state", "State", browser_width=5, label="state", wide_label="state"),
+    SourceKey("srcline", "Source:Line", browser_width=32,
+              label="srcline", wide_label="source:line", of="srcline"),
+    SourceKey("srcfile", "Source File", browser_width=24,
+              label="srcfile", wide_label="source file", of="srcfile"),
 )}
 #: the keys every event has (the browser's; ``state`` is the off-CPU event's alone)
 EVENT_KEYS = tuple(k for k, d in SORT_KEYS.items() if not d.offcpu_only)
@@ -292,15 +315,26 @@ def sort_key(name: str) -> SortKey:
     return SORT_KEYS[name]
 
 
-def parse_sort(text: str, offcpu: bool = False) -> tuple[str, ...]:
+#: the keys of a frame's source line, which only ``report`` and ``diff`` compute yet
+SOURCE_LINE_KEYS = ("srcline", "srcfile")
+
+
+#: the keys the browser's tables take
+BROWSER_KEYS = tuple(k for k in EVENT_KEYS if k not in SOURCE_LINE_KEYS)
+
+
+def parse_sort(text: str, offcpu: bool = False, source: bool = True) -> tuple[str, ...]:
     """``"comm,dso,sym"`` -> the keys (perf's aliases accepted: ``symbol``,
-    ``shared_object``; ``state`` only with ``offcpu``); raises SortKeyError."""
+    ``shared_object``; ``state`` only with ``offcpu``; ``srcline``/``srcfile`` only with
+    ``source``); raises SortKeyError."""
     keys: list[str] = []
     for k in text.split(","):
         k = k.strip().lower()
         if not k:
             continue
         k = _ALIASES.get(k, k)
+        if k in SOURCE_LINE_KEYS and not source:
+            raise SortKeyError(f"sort key {k!r}: in perftui report and diff (not here yet)")
         if k not in SORT_KEYS or (SORT_KEYS[k].offcpu_only and not offcpu):
             if k in SORT_KEYS:
                 raise SortKeyError(f"sort key {k!r} is only for --event offcpu-time")

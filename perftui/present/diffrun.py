@@ -32,6 +32,7 @@ from ..analysis.filters import (
 from ..analysis.offcpu import OFFCPU_EVENT, charged, off_cpu, offcpu_attr
 from ..analysis.report import sample_rows
 from ..analysis.sortkeys import DEFAULT_DIFF_SORT
+from ..analysis.srclinelocs import SOURCE_KEYS
 from ..analysis.summary import sample_bounds, time_span
 from ..perfdata import PerfDataError, Recording, open_recording
 from ..perfdata.indexcache import IndexCache
@@ -41,7 +42,7 @@ from ..symbols.tables.cache import SymbolCache
 from ..textsafe import safe
 from .diff import diffs_json, print_diff, print_preamble
 from .records import jsonable
-from .session import named_samples
+from .session import by_source_line, named_samples
 
 #: perf diff's files when none are named (builtin-diff.c data_init).
 DEFAULT_FILES = ("perf.data.old", "perf.data")
@@ -127,6 +128,8 @@ def read_side(path: str, req: DiffRequest, time: str, cache: SymbolCache,
         flt = side_filter(rec, time, req.cpu)
         sl = named_samples(rec, req.symbols, req.children, cache)
         notes = list(sl.notes) + (list(rec.cache.notes) if rec.cache is not None else [])
+        if SOURCE_KEYS & set(req.keys):
+            sl = by_source_line(rec, req.symbols, sl, notes)
         setup = Setup.of(rec)
         if req.event is None:
             tables = recording_tables(rec, sl, req.keys, flt, req.children)

@@ -220,18 +220,20 @@ def _table(prof: Profile, names: Names, heads: list[tuple[str, int]],
                         *(f"{h:<{widths[i]}}" for i, h in enumerate(keys))]) + "\n")
     w("# " + "  ".join([*("." * hw for _h, hw in heads), *("." * n for n in widths)])
       + "\n#\n")
-    line = "  " + "  ".join([*(f"{{:>{hw}}}" for _h, hw in heads),
-                             *(f"{{:<{n}}}" for n in widths)])
+    # perf aligns every column but the last; the last keeps what its own format gives:
+    # comm, dso and pid:comm are padded to the column's width; sym, cpu, srcline and
+    # srcfile are not (an empty srcfile leaves the separator before it)
+    padded = bool(shown_keys) and SORT_KEYS[shown_keys[-1]].padded_last
+    cells = [*(f"{{:>{hw}}}" for _h, hw in heads), *(f"{{:<{n}}}" for n in widths)]
+    if cols and not padded:
+        cells[-1] = "{}"
+    line = "  " + "  ".join(cells)
     # safe() per line only when some cell needs it (it changes nothing otherwise)
     clean = all(safe(t) == t for col in cols for t in set(col))
-    # perf aligns every column but the last; the last keeps what its own format gives:
-    # comm, dso and pid:comm are padded to the column's width; sym and cpu are not
-    padded = bool(shown_keys) and SORT_KEYS[shown_keys[-1]].padded_last
     for k, r in enumerate(prof.rows):
         if keep is not None and not keep(k, r):
             continue
         text = line.format(*pcts(k, r), *(c[k] for c in cols))
-        text = text if padded else text.rstrip()
         w((text if clean else safe(text)) + "\n")
         if graph is not None:
             graph(k, w)

@@ -28,6 +28,7 @@ from ..analysis.report import (
     sample_rows,
 )
 from ..analysis.sampleprofile import taker
+from ..analysis.srclinelocs import SOURCE_KEYS
 from ..analysis.summary import lost_samples
 from ..analysis.transformlocs import transform_samples
 from ..heap import trim
@@ -49,7 +50,7 @@ from .report import (
     print_report,
     report_json,
 )
-from .session import named_samples
+from .session import by_source_line, named_samples
 from .transformnames import TransformSpec, resolve_specs
 
 
@@ -213,6 +214,8 @@ def table(rec: Recording, req: ReportRequest, children: bool, out: TextIO,
         columns = {"state": StateColumn(oc)}
         notes += oc.notes
     sl, kept = _transformed(req, sl, notes)
+    if SOURCE_KEYS & set(req.keys):
+        sl = by_source_line(rec, req.symbols, sl, notes)
     if kept is not None:  # (the samples a transform drops count nowhere, as the profiler's)
         rows = rows[kept[sl.positions(rows)]] if len(rows) else rows
         if total_rows is not None and len(total_rows):

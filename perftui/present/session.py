@@ -91,3 +91,20 @@ def named_samples(rec: Recording, opts: SymbolOptions, callchains: bool,
             saver.save()
     trim()  # (the resolver is not kept: its symbol tables go before the counting)
     return sl
+
+
+def by_source_line(rec: Recording, opts: SymbolOptions, sl: SampleLocs, notes: list[str]
+                   ) -> SampleLocs:
+    """The names with their locations split by source line, for the srcline and srcfile
+    keys (:mod:`~perftui.analysis.srclinelocs`): a resolver finds each DSO's DWARF as the
+    names found its symbols (what lacked DWARF goes to ``notes``)."""
+    from ..analysis.srclinelocs import split_by_source
+    from ..symbols.naming.srclines import SourceLines
+    from ..symbols.unwind.overlay import dwarf_rows
+
+    res = Resolver(rec, opts)
+    res.use_locations(sl.locs)
+    lines = SourceLines(res)
+    out = split_by_source(sl, lines.texts, dwarf_rows(rec))
+    notes += lines.notes()
+    return out

@@ -115,10 +115,9 @@ class DsoDwarf:
             out.append(InlineFrame(name, name != symbol, _srcline(r)))
         return out
 
-    def srcline(self, file_offset: int, symbol: str | None, offset: int,
-                short_name: str) -> str:
-        """perf's ``map__srcline``: ``file:line``, else ``symbol+offset`` (decimal), else
-        ``dso[address]``."""
+    def line(self, file_offset: int) -> str | None:
+        """The ``file:line`` perf's ``__get_srcline`` gets from addr2line at a map-relative
+        address (None: addr2line answered nothing, or perf has stopped asking)."""
         if self._has_srcline:
             recs = self.records(file_offset)
             if recs is not None:
@@ -128,6 +127,4 @@ class DsoDwarf:
                 self._fails += 1
                 if self._fails > A2L_FAIL_LIMIT:
                     self._has_srcline = False
-        if symbol is not None:
-            return f"{symbol}+{offset}"
-        return f"{short_name}[{self.address(file_offset):x}]"
+        return None

@@ -74,6 +74,10 @@ class Locations:
     #: into the symbol whose range they keep), and their ids by (dso, name, start, end)
     inlined: set[int] = field(default_factory=set)
     _inl_ids: dict[tuple[int, str, int, int], int] = field(default_factory=dict)
+    #: perf's srcline and srcfile of each location, in a table whose locations are split
+    #: by them (:mod:`perftui.analysis.srclinelocs`); None elsewhere
+    srcline: list[str] | None = None
+    srcfile: list[str] | None = None
 
     def dso_id(self, name: str, kernel: bool = False, module: str | None = None) -> int:
         """The index of a dso, added on first use."""

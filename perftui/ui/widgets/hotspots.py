@@ -13,7 +13,7 @@ from textual.widget import Widget
 
 from ...analysis.profile import Profile
 from ...analysis.samplegroups import GroupProfile
-from ...analysis.sortkeys import DEFAULT_SORT, EVENT_KEYS, SORT_KEYS
+from ...analysis.sortkeys import BROWSER_KEYS, DEFAULT_SORT, SORT_KEYS
 from ...present.report import HEADERS, Names, key_text, time_text
 from ...textsafe import safe
 from ..messages import AnnotateWanted
@@ -106,7 +106,7 @@ class HotspotTable(LineList):
         Binding("enter", "choose", "Callers/callees", id="hot.focus",
                 tooltip="the row's callers and callees, as trees"),
         Binding("s", "sort_keys", "Sort", id="hot.sort",
-                tooltip=f"sort keys: {' '.join(EVENT_KEYS)} (perf's default "
+                tooltip=f"sort keys: {' '.join(BROWSER_KEYS)} (perf's default "
                         f"{','.join(DEFAULT_SORT)})"),
         Binding("S", "next_sort", "Next sort", show=False, id="hot.next_sort",
                 tooltip="the next common set of sort keys"),

@@ -18,7 +18,7 @@ from textual.widgets import Label
 from textual.worker import get_current_worker
 
 from ...analysis.samplegroups import GroupProfile
-from ...analysis.sortkeys import DEFAULT_SORT, EVENT_KEYS, SORT_KEYS, SortKeyError, parse_sort
+from ...analysis.sortkeys import BROWSER_KEYS, DEFAULT_SORT, SORT_KEYS, SortKeyError, parse_sort
 from ...crash import crash_line, write_traceback
 from ...present.report import frame_name, time_text
 from ...textsafe import safe
@@ -269,7 +269,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
     def _ask_sort(self) -> None:
         from ..screens import PromptScreen
 
-        hint = (f"sort keys, comma-separated: {' '.join(EVENT_KEYS)} (perf's default "
+        hint = (f"sort keys, comma-separated: {' '.join(BROWSER_KEYS)} (perf's default "
                 f"{','.join(DEFAULT_SORT)}; module,section,sym: by module section)")
         self.app.push_screen(PromptScreen("sort keys", hint, ",".join(self.keys)),
                              self._apply_sort)
@@ -278,7 +278,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         if text is None:
             return
         try:
-            keys = parse_sort(text) if text.strip() else DEFAULT_SORT
+            keys = parse_sort(text, source=False) if text.strip() else DEFAULT_SORT
         except SortKeyError as e:
             self.notify(safe(str(e), 200), severity="error", markup=False)
             return
