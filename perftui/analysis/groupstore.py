@@ -2,8 +2,9 @@
 names it was made from (:mod:`~perftui.symbols.naming.samplestore`), so a reopened browser
 neither resolves nor groups.
 
-The groups are an attachment of the recording's cache entry, like the names: per sample
-its group id (int32), and the builder's small tables (paths, groups, pairs, slots).  They
+The groups are kept with the recording's cache entry as the names are
+(:mod:`~perftui.perfdata.derived`): per sample its group id (int32), and the builder's
+small tables (paths, groups, pairs, slots).  They
 are used only with the very names they were made from (the names' token, which changes
 whenever the names are resolved again) and the same grouping code (a hash of its source
 files); their arrays are checksummed and range-checked, a bad or stale one is removed.  An
@@ -12,8 +13,6 @@ entry keeps one set of groups: writing one removes the others.
 
 from __future__ import annotations
 
-import glob
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,8 @@ import numpy as np
 import xxhash
 
 from ..engine import compiled
-from ..perfdata import Recording
-from ..perfdata.cacheentry import in_range, one_per, starts_of
-from ..perfdata.colstore import ColumnStore
-from ..perfdata.indexcache import ATTACHMENT_PREFIX, CacheError, IndexCache
+from ..perfdata import Recording, derived
+from ..perfdata.cacheentry import CachedIndex, CacheError, in_range, one_per, starts_of
 from ..symbols.naming.samplelocs import SampleLocs
 from .samplegroups import GroupsBuilder, KeyIds, SampleGroups, assemble
 from .stacktree import Interner
@@ -45,12 +42,6 @@ def groups_name(names_attachment: str) -> str:
     return "groups-" + h.hexdigest()
 
 
-def _entry(rec: Recording) -> tuple[IndexCache, str] | None:
-    cache = rec.cache
-    ident = rec.identity() if cache is not None else None
-    return (cache, ident[0]) if cache is not None and ident is not None else None
-
-
 def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callchains: bool,
                   columns: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]],
                   alloc: Callable[[str, str, int], np.ndarray], block: int = 1 << 16
@@ -60,12 +51,11 @@ def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callcha
     block by block) and kept when the cache can take them (else the group ids come from
     ``alloc``)."""
     name = groups_name(names_attachment)
-    entry = _entry(rec)
-    if entry is not None:
-        got = _load(entry[0], entry[1], name, sl, callchains)
-        if got is not None:
-            return got
-    store = entry[0].begin_attachment(entry[1]) if entry is not None else None
+    got = derived.kept(rec, name, lambda att: _load(att, sl, callchains), "profile groups",
+                       "grouping again", remember=False)
+    if got is not None:
+        return got
+    store = derived.begin(rec)
     n = len(sl)
     try:
         group = store.array("group", "i4", n) if store is not None else alloc("group", "i4", n)
@@ -84,44 +74,24 @@ def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callcha
         if store is not None:
             store.discard()
         raise
-    if store is not None and entry is not None:
-        _save(entry[0], store, entry[1], name, sl, callchains, group, tables)
+    if store is not None:  # one entry keeps one set of groups: older ones (other code,
+        # other names) go
+        meta = {"names": sl.token, "samples": len(sl), "callchains": callchains}
+        derived.commit(rec, store, name, meta, {"group": group, **tables}, len(sl),
+                       replaces="groups-")
     return assemble(tables, sl.rows, group, sl.period.view(np.int64), sl.locs,
                     sl.comm_names, callchains)
 
 
-def _save(cache: IndexCache, store: ColumnStore, key: str, name: str, sl: SampleLocs,
-          callchains: bool, group: np.ndarray, tables: dict[str, np.ndarray]) -> bool:
-    meta = {"names": sl.token, "samples": len(sl), "callchains": callchains}
-    ok = cache.commit_attachment(store, key, name, {"rows": len(sl), "meta": meta},
-                                 {"group": group, **tables})
-    if ok:  # one entry keeps one set of groups: older ones (other code, other names) go
-        keep = os.path.basename(cache.attachment_dir(key, name))
-        for d in glob.glob(os.path.join(cache.entry_dir(key), ATTACHMENT_PREFIX + "groups-*")):
-            if os.path.basename(d) != keep:
-                cache.discard(d)
-    return ok
-
-
-def _load(cache: IndexCache, key: str, name: str, sl: SampleLocs,
-          callchains: bool) -> SampleGroups | None:
-    att = cache.attachment(key, name)
-    if att is None:
-        return None
-    try:
-        meta = att.meta
-        if meta.get("names") != sl.token or meta.get("samples") != len(sl) \
-                or meta.get("callchains") != callchains:
-            cache.discard(att.directory)  # made from other names: grouped again
-            return None
-        a = att.checked(DTYPES)
-        _validate(a, sl)
-        return assemble(a, sl.rows, a["group"], sl.period.view(np.int64), sl.locs,
-                        sl.comm_names, callchains)
-    except (CacheError, KeyError, TypeError, ValueError, IndexError, OSError) as e:
-        cache.discard(att.directory, f"cached profile groups not usable ({e}): grouping "
-                      "again")
-        return None
+def _load(att: CachedIndex, sl: SampleLocs, callchains: bool) -> SampleGroups:
+    meta = att.meta
+    if meta.get("names") != sl.token or meta.get("samples") != len(sl) \
+            or meta.get("callchains") != callchains:
+        raise derived.Stale()  # made from other names: grouped again
+    a = att.checked(DTYPES)
+    _validate(a, sl)
+    return assemble(a, sl.rows, a["group"], sl.period.view(np.int64), sl.locs,
+                    sl.comm_names, callchains)
 
 
 #: what each array of the groups is
@@ -131,9 +101,6 @@ DTYPES = {"group": "i4", "path_starts": "i8", "path_frames": "i8", "group_keys":
 
 def _validate(a: dict[str, Any], sl: SampleLocs) -> None:
     """Every id in range, every array of its length (else CacheError)."""
-    for k in DTYPES:
-        if k not in a:
-            raise CacheError(f"{k}: missing")
     one_per(a, ("group",), len(sl), "sample")
     starts, frames = a["path_starts"], a["path_frames"]
     starts_of(starts, len(frames), "path_starts", "paths", empty=False)

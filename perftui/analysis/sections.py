@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..perfdata import Recording, RecordType
+from ..perfdata import Recording, RecordType, derived
+from ..perfdata.cacheentry import CachedIndex, in_range, one_per
 from ..perfdata.constants import Misc
 from ..symbols.modules.sectionmap import (
     MapRecord,
@@ -119,16 +120,32 @@ def map_signature(smap: SectionMap) -> str:
 def section_owner(rec: Recording, smap: SectionMap) -> np.ndarray:
     """Per index row: the map entry holding a kernel-mode SAMPLE's ip, -1 for
     one in no section, NOT_KERNEL (-2) for every other row.  Worked out once (ips read
-    back in blocks) and kept with the index."""
+    back in blocks) and kept with a complete index (:mod:`~perftui.perfdata.derived`)."""
     n = len(rec.columns)
     sig = map_signature(smap)
-    kept = rec.index.derived(OWNER_NAME)
-    meta = rec.index.derived_meta.get(OWNER_NAME)
-    if (kept is not None and len(kept) == n and isinstance(meta, dict)
-            and meta.get("map") == sig and meta.get("rows") == n):
-        return kept
+    ne = len(smap.entries)
+    dtype = "i2" if ne < 32000 else "i4"
+
+    def restore(att: CachedIndex) -> tuple[str, np.ndarray]:
+        if att.meta.get("map") != sig or att.meta.get("rows") != n:
+            raise derived.Stale()  # of another map (or index): worked out again
+        a = att.checked({"owner": dtype})
+        one_per(a, ("owner",), n, "row")
+        in_range(a["owner"], NOT_KERNEL, ne, "owner")
+        return sig, a["owner"]
+
+    complete = rec.indexed  # (of part of an index: worked out each time, not kept)
+    got = derived.kept(rec, OWNER_NAME, restore, "module sections",
+                       "counting them again") if complete else None
+    if got is not None and got[0] == sig and len(got[1]) == n:
+        return got[1]
     c = rec.columns
-    out = rec.index.new_derived(OWNER_NAME, "i2" if len(smap.entries) < 32000 else "i4", n)
+    store = derived.begin(rec) if complete else None
+    try:
+        out = store.array("owner", dtype, n) if store is not None else np.zeros(n, dtype)
+    except OSError:  # a full disk: in memory, not kept
+        store.discard()  # type: ignore[union-attr]
+        store, out = None, np.zeros(n, dtype)
     for lo in range(0, n, BLOCK):
         hi = min(n, lo + BLOCK)
         o = out[lo:hi]
@@ -136,7 +153,8 @@ def section_owner(rec: Recording, smap: SectionMap) -> np.ndarray:
         k = np.flatnonzero((c["type"][lo:hi] == RecordType.SAMPLE)
                            & (c["cpumode"][lo:hi] == Misc.KERNEL))
         o[k] = smap.lookup(rec.sample_values(k + lo, "ip"))
-    rec.index.derived_meta[OWNER_NAME] = {"map": sig, "rows": n}
+    derived.commit(rec, store, OWNER_NAME, {"map": sig, "rows": n}, {"owner": out}, n,
+                   value=(sig, out) if complete else None)
     return out
 
 
@@ -200,33 +218,37 @@ def _counts(rec: Recording, ne: int, na: int, per_event: np.ndarray, kernel: int
 
 def kept_counts(rec: Recording, smap: SectionMap) -> SectionCounts | None:
     """The unfiltered counts kept with the index (a cache entry's: no pass over rows)."""
-    meta = rec.index.derived_meta.get(COUNTS_NAME)
-    if not isinstance(meta, dict) or meta.get("map") != map_signature(smap):
-        return None
-    if meta.get("rows") != rec.stats.records or meta.get("attrs") != len(rec.attrs):
-        return None
-    try:
-        ne, na = len(smap.entries), len(rec.attrs)
-        per_event = np.array(meta["per_event"], dtype=np.int64)
-        per_entry = np.array(meta["per_entry"], dtype=np.int64)
-        if per_event.shape != (ne * max(na, 1),) or per_entry.shape != (ne,):
-            return None
-        return _counts(rec, ne, na, per_event, int(meta["kernel"]), int(meta["outside"]),
-                       int(meta["user"]), int(meta["other"]), None, None, smap,
-                       per_entry=per_entry)
-    except (KeyError, TypeError, ValueError):
-        return None
+    sig, ne, na = map_signature(smap), len(smap.entries), len(rec.attrs)
+
+    def restore(att: CachedIndex) -> tuple[str, SectionCounts]:
+        meta = att.meta
+        if meta.get("map") != sig or meta.get("rows") != rec.stats.records \
+                or meta.get("attrs") != na:
+            raise derived.Stale()  # of another map: counted again
+        a = att.checked({"per_event": "i8", "per_entry": "i8"})
+        one_per(a, ("per_event",), ne * max(na, 1), "section and event")
+        one_per(a, ("per_entry",), ne, "section")
+        for k in a:
+            in_range(a[k], 0, 2**63 - 1, k)
+        return sig, _counts(rec, ne, na, a["per_event"], int(meta["kernel"]),
+                            int(meta["outside"]), int(meta["user"]), int(meta["other"]),
+                            None, None, smap, per_entry=a["per_entry"])
+
+    got = derived.kept(rec, COUNTS_NAME, restore, "section counts", "counting them again")
+    return got[1] if got is not None and got[0] == sig else None
 
 
 def _keep_counts(rec: Recording, smap: SectionMap, counts: SectionCounts) -> None:
     na = len(rec.attrs)
     pe = np.zeros((len(smap.entries), max(na, 1)), np.int64)
     pe[:, :na] = counts.per_event
-    rec.index.derived_meta[COUNTS_NAME] = {
-        "map": map_signature(smap), "rows": rec.stats.records, "attrs": na,
-        "per_event": pe.ravel().tolist(), "per_entry": counts.per_entry.tolist(),
-        "kernel": counts.kernel_samples, "outside": counts.unattributed_kernel_samples,
-        "user": counts.user_samples, "other": counts.other_samples}
+    sig = map_signature(smap)
+    meta = {"map": sig, "rows": rec.stats.records, "attrs": na,
+            "kernel": counts.kernel_samples, "outside": counts.unattributed_kernel_samples,
+            "user": counts.user_samples, "other": counts.other_samples}
+    derived.keep(rec, COUNTS_NAME, meta, {"per_event": pe.ravel(),
+                                          "per_entry": counts.per_entry.astype(np.int64)},
+                 value=(sig, counts))
 
 
 class _IpCounter:
@@ -278,26 +300,26 @@ MAP_NAME = "sections.map"
 def keep_section_map(rec: Recording, smap: SectionMap, build_ids: dict[str, str]) -> None:
     """Keep the map and the modules' build ids with the index: a reopened recording shows
     its section pane before its rows are read."""
-    rec.index.derived_meta[MAP_NAME] = {
-        "source": smap.source, "warnings": list(smap.warnings), "build_ids": dict(build_ids),
-        "entries": [[e.module, e.section, e.start, e.end, e.pgoff, e.path, e.source, e.record]
-                    for e in smap.entries]}
+    meta = {"source": smap.source, "warnings": list(smap.warnings), "build_ids": dict(build_ids),
+            "entries": [[e.module, e.section, e.start, e.end, e.pgoff, e.path, e.source, e.record]
+                        for e in smap.entries]}
+    derived.keep(rec, MAP_NAME, meta, value=(smap, dict(build_ids)))
 
 
 def kept_section_map(rec: Recording) -> tuple[SectionMap, dict[str, str]] | None:
     """The map and build ids kept by :func:`keep_section_map`, if any."""
-    meta = rec.index.derived_meta.get(MAP_NAME)
-    if not isinstance(meta, dict):
-        return None
-    try:
-        entries = [SectionEntry(str(m), None if s is None else str(s), int(a), int(b),
-                                int(pg), str(p), str(src), int(r))
-                   for m, s, a, b, pg, p, src, r in meta["entries"]]
-        smap = SectionMap(entries=entries, source=str(meta["source"]),
-                          warnings=[str(w) for w in meta["warnings"]])
-        build_ids = {str(k): str(v) for k, v in dict(meta["build_ids"]).items()}
-    except (KeyError, TypeError, ValueError):
-        return None
+    return derived.kept(rec, MAP_NAME, _restore_map, "section map", "building it again")
+
+
+def _restore_map(att: CachedIndex) -> tuple[SectionMap, dict[str, str]]:
+    meta = att.meta
+    att.checked({})
+    entries = [SectionEntry(str(m), None if s is None else str(s), int(a), int(b),
+                            int(pg), str(p), str(src), int(r))
+               for m, s, a, b, pg, p, src, r in meta["entries"]]
+    smap = SectionMap(entries=entries, source=str(meta["source"]),
+                      warnings=[str(w) for w in meta["warnings"]])
+    build_ids = {str(k): str(v) for k, v in dict(meta["build_ids"]).items()}
     smap.finish()
     return smap, build_ids
 

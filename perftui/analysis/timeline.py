@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..perfdata import KMOD_SEC_MAP, Recording, RecordType
+from ..perfdata import KMOD_SEC_MAP, Recording, RecordType, derived
+from ..perfdata.cacheentry import CachedIndex, CacheError, in_range, one_per
 
 KINDS = ("samples", "maps", "tasks", "other")
 _MAPS = (RecordType.MMAP, RecordType.MMAP2, KMOD_SEC_MAP, RecordType.KSYMBOL,
@@ -188,25 +190,31 @@ def full_window(rec: Recording) -> tuple[int, int]:
 
 def keep_fine_bins(rec: Recording) -> None:
     """Count a complete index's whole span by kind into FINE columns and keep them with the
-    index (the cache stores them): the unzoomed timeline at any width is then read from
-    them.  One pass over the rows, in blocks."""
+    index (:mod:`~perftui.perfdata.derived`): the unzoomed timeline at any width is then
+    read from them.  One pass over the rows, in blocks."""
     if not rec.indexed or not len(rec.columns):
         return
     t0, t1 = full_window(rec)
     _labels, counts = _bin(rec, t0, t1, FINE, "kind", len(KINDS), None)
-    kept = rec.index.new_derived(FINE_NAME, "i8", counts.size)
-    kept[:] = counts.ravel()
-    rec.index.derived_meta[FINE_NAME] = {"t0": t0, "t1": t1, "fine": FINE, "rows": len(KINDS)}
+    meta = {"t0": t0, "t1": t1, "fine": FINE, "kinds": len(KINDS)}
+    derived.keep(rec, FINE_NAME, meta, {"counts": counts.ravel()}, value=(meta, counts))
 
 
 def _kept_fine_bins(rec: Recording, t0: int, t1: int) -> np.ndarray | None:
     """The kept fine bins (kinds x FINE) when they are of [t0, t1)."""
-    meta = rec.index.derived_meta.get(FINE_NAME)
-    if not isinstance(meta, dict) or meta.get("fine") != FINE:
+    got = derived.kept(rec, FINE_NAME, _restore_fine, "timeline", "counting it again")
+    if got is None or got[0]["t0"] != t0 or got[0]["t1"] != t1:
         return None
-    if meta.get("t0") != t0 or meta.get("t1") != t1:
-        return None
-    fine = rec.index.derived(FINE_NAME)
-    if fine is None or len(fine) != len(KINDS) * FINE:
-        return None
-    return fine.reshape(len(KINDS), FINE)
+    return got[1]
+
+
+def _restore_fine(att: CachedIndex) -> tuple[dict[str, Any], np.ndarray]:
+    meta = att.meta
+    if meta.get("fine") != FINE or meta.get("kinds") != len(KINDS):
+        raise derived.Stale()  # (another perftui's bins: counted again)
+    if not isinstance(meta.get("t0"), int) or not isinstance(meta.get("t1"), int):
+        raise CacheError("no window")
+    a = att.checked({"counts": "i8"})
+    one_per(a, ("counts",), len(KINDS) * FINE, "fine bin")
+    in_range(a["counts"], 0, 2**63 - 1, "counts")
+    return meta, a["counts"].reshape(len(KINDS), FINE)

@@ -18,8 +18,9 @@ import numpy as np
 import xxhash
 
 # Bump whenever what the columns mean, the totals or the manifest change (a change of the
-# columns' names or dtypes changes every key by itself).
-FORMAT_VERSION = 1
+# columns' names or dtypes changes every key by itself).  2: derived data only in
+# attachments (no ``d.*`` arrays, empty ``meta``): an entry of 1 is another key, made again.
+FORMAT_VERSION = 2
 MAGIC = "perftui-index"
 MANIFEST_MAX = 64 << 20
 DTYPES = frozenset({"|u1", "|i1", "<u2", "<i2", "<u4", "<i4", "<u8", "<i8", "<f8",
@@ -104,16 +105,19 @@ class CachedIndex:
             if xxhash.xxh3_128_hexdigest(part) != blocks[b]:
                 raise CacheError(f"{name}: block {b} does not match its checksum")
 
-    def checked(self, dtypes: dict[str, str]) -> dict[str, np.ndarray]:
-        """Every array, each checked against its checksums, those named in ``dtypes`` of
-        that dtype (an attachment's arrays, read back: raises CacheError)."""
+    def checked(self, dtypes: dict[str, str], required: tuple[str, ...] | None = None
+                ) -> dict[str, np.ndarray]:
+        """Every array (an attachment's, read back), each checked against its checksums
+        and of its dtype in ``dtypes``, which names every array there may be; those in
+        ``required`` (default: all of ``dtypes``) must be there.  Raises CacheError."""
+        for k in (dtypes if required is None else required):
+            if k not in self.arrays:
+                raise CacheError(f"{k}: missing")
         for k in self.arrays:
-            self.check(k)
-        out = {k: self.array(k) for k in self.arrays}
-        for k, dt in dtypes.items():
-            if k in out and out[k].dtype != np.dtype(dt):
+            if k not in dtypes or np.dtype(self.arrays[k]["dtype"]) != np.dtype(dtypes[k]):
                 raise CacheError(f"{k}: not an array of this perftui")
-        return out
+            self.check(k)
+        return {k: self.array(k) for k in self.arrays}
 
     def close(self) -> None:
         self._maps.clear()

@@ -19,6 +19,7 @@ full) leaves perftui working without it, and says so once.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import re
@@ -247,13 +248,18 @@ class IndexCache:
         return True
 
     # -- attachments: results derived from an entry's recording, kept inside the entry --
-    def attachment_dir(self, key: str, name: str) -> str:
-        return os.path.join(self.entry_dir(key), ATTACHMENT_PREFIX + name)
+    # (:mod:`~perftui.perfdata.derived` is the one way to them; ``within``: the directory
+    # of the entry still being made, whose rename takes its attachments with it)
+    def attachment_dir(self, key: str, name: str, within: str | None = None) -> str:
+        return os.path.join(within or self.entry_dir(key), ATTACHMENT_PREFIX + name)
 
-    def attachment(self, key: str, name: str) -> CachedIndex | None:
+    def attachment(self, key: str, name: str, within: str | None = None,
+                   what: str | None = None, again: str = "computing it again"
+                   ) -> CachedIndex | None:
         """Attachment ``name`` of entry ``key`` if its manifest checks out (its arrays are
-        checked by the caller, :meth:`CachedIndex.check`); a bad one is removed."""
-        d = self.attachment_dir(key, name)
+        checked by the caller, :meth:`CachedIndex.checked`); a bad one is removed, noted
+        as "cached WHAT (default: the name) not usable (why): AGAIN"."""
+        d = self.attachment_dir(key, name, within)
         if not ARRAY_NAME.match(name) or not os.path.isdir(d):
             return None
         try:
@@ -262,14 +268,14 @@ class IndexCache:
                 raise CacheError("manifest of another attachment")
             check_arrays(manifest)
         except (CacheError, OSError, ValueError, KeyError, TypeError) as e:
-            self.discard(d, f"cached {name} not usable ({_why(e)}): computing it again")
+            self.discard(d, f"cached {what or name} not usable ({_why(e)}): {again}")
             return None
         return CachedIndex(d, manifest)
 
-    def begin_attachment(self, key: str) -> ColumnStore | None:
+    def begin_attachment(self, key: str, within: str | None = None) -> ColumnStore | None:
         """A store for a new attachment of entry ``key`` (None: no such entry, or it
         cannot be written)."""
-        entry = self.entry_dir(key)
+        entry = within or self.entry_dir(key)
         if not os.path.isdir(entry):
             return None
         self._sweep(entry)
@@ -282,7 +288,8 @@ class IndexCache:
         return ColumnStore(d, keep=True)
 
     def commit_attachment(self, store: ColumnStore, key: str, name: str,
-                          manifest: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
+                          manifest: dict[str, Any], arrays: dict[str, np.ndarray],
+                          within: str | None = None) -> bool:
         """Checksum ``arrays`` and rename ``store`` into place as attachment ``name`` of
         entry ``key`` (replacing an older one); then keep the cache under its limit."""
         try:
@@ -293,7 +300,7 @@ class IndexCache:
                         "key": f"{key}/{name}", "arrays": specs, "created": time.time()}
             write_manifest(os.path.join(store.directory, "manifest"), manifest)
             store.close()
-            target = self.attachment_dir(key, name)
+            target = self.attachment_dir(key, name, within)
             if os.path.isdir(target):
                 self.discard(target)
             try:
@@ -306,8 +313,17 @@ class IndexCache:
             self.note(f"results not cached in {self.directory} ({_why(e)})")
             store.discard()
             return False
-        self.evict(keep=key)
+        if within is None:
+            self.evict(keep=key)
         return True
+
+    def drop_attachments(self, key: str, prefix: str, keep: str,
+                         within: str | None = None) -> None:
+        """Remove entry ``key``'s attachments named ``prefix``... but ``keep``."""
+        entry = within or self.entry_dir(key)
+        for d in glob.glob(os.path.join(glob.escape(entry), ATTACHMENT_PREFIX + prefix + "*")):
+            if os.path.basename(d) != ATTACHMENT_PREFIX + keep:
+                self.discard(d)
 
     def _forget_replaced(self, key: str, path: str) -> None:
         """Entries of an earlier file of the same name (rewritten, replaced) go."""

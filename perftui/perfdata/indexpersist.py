@@ -78,7 +78,7 @@ def _restore(rec: Recording, entry: CachedIndex) -> RecordingIndex:
     if stats.records != entry.rows:
         raise CacheError("totals do not match the row count")
     for name in entry.arrays:
-        if not _row_array(name, entry):
+        if name not in COLUMNS:
             entry.check(name)  # not a row column: checked whole, now
     others = entry.array("others")
     if len(others) and (others[-1] >= entry.rows or np.any(np.diff(others) <= 0)
@@ -100,8 +100,7 @@ def _restore(rec: Recording, entry: CachedIndex) -> RecordingIndex:
     idx = RecordingIndex(
         origin="cache", columns=Columns.of(arrays, 0), stats=stats, others=others,
         stream_starts=[int(x) for x in st["stream_starts"]],
-        unknown_ids=int(st["unknown_ids"]), outer_maps=outer_maps,
-        derived_meta=dict(entry.meta), entry=entry)
+        unknown_ids=int(st["unknown_ids"]), outer_maps=outer_maps, entry=entry)
     replay = [tuple(int(x) for x in r) for r in st["replay"]]
     if rec.mode == "pipe":
         rec.replay_header_records(replay)  # type: ignore[arg-type]
@@ -120,14 +119,13 @@ def load_cached_columns(rec: Recording, idx: RecordingIndex,
     cols = idx.columns
     try:
         arrays = {k: cols.cols[k] for k in COLUMNS}
-        rowwise = [k for k in entry.arrays if _row_array(k, entry) and k not in arrays]
         last = time.monotonic()
         nsrc = len(rec.sources)
         for lo in range(0, entry.rows, BLOCK_ROWS):
             if rec.cancelled:
                 break
             hi = min(entry.rows, lo + BLOCK_ROWS)
-            for k in (*arrays, *rowwise):
+            for k in arrays:
                 entry.check(k, lo, hi)
             src = arrays["src"][lo:hi]
             if np.any((src >= nsrc) & (src != NO_SOURCE)):
@@ -140,9 +138,6 @@ def load_cached_columns(rec: Recording, idx: RecordingIndex,
     except _CACHE_ERRORS as e:
         forget_entry(rec, entry, e)
         return False
-    for k in rowwise:
-        if k.startswith("d."):
-            idx.derived_arrays[k[2:]] = entry.array(k)
     idx.complete = not rec.cancelled
     if progress is not None:
         progress(len(cols), -1)
@@ -161,8 +156,9 @@ def forget_entry(rec: Recording, entry: CachedIndex, why: BaseException) -> None
 
 
 def save_index(rec: Recording, idx: RecordingIndex) -> bool:
-    """Keep ``idx``, the complete index of the last walk of ``rec`` (and the derived arrays
-    and ``derived_meta`` added since), in the cache.  False when it is not kept."""
+    """Keep ``idx``, the complete index of the last walk of ``rec``, in the cache (with
+    the results derived from it kept so far, :mod:`.derived`).  False when it is not
+    kept."""
     store = idx.store
     ident = cache_identity(rec)
     if (rec.cache is None or store is None or not store.keep or ident is None
@@ -182,8 +178,6 @@ def save_index(rec: Recording, idx: RecordingIndex) -> bool:
         arrays[f"spill{k}"] = np.frombuffer(st.spill.buf, dtype=np.uint8)
         arrays[f"outer{k}"] = idx.outer_maps.get(
             st.spill_src, np.zeros((0, 2), np.int64)).ravel()
-    for name, a in idx.derived_arrays.items():
-        arrays["d." + name] = a
     t = cols["type"]
     o = arrays["others"]
     heads = o[np.isin(t[o], _REPLAY)] if rec.mode == "pipe" else o[:0]
@@ -194,12 +188,7 @@ def save_index(rec: Recording, idx: RecordingIndex) -> bool:
              "unknown_ids": idx.unknown_ids, "replay": replay,
              "errors": [[e.offset, e.message, e.path]
                         for e in rec.errors[rec.n_open_errors:][:1000]]}
-    manifest = {"files": files, "rows": n, "state": state, "meta": idx.derived_meta}
+    manifest = {"files": files, "rows": n, "state": state, "meta": {}}
     idx.store = None
     return rec.cache.commit(store, key, manifest, arrays)
 
-
-def _row_array(name: str, entry: CachedIndex) -> bool:
-    """A column, or a derived array with one value per row: checked block by block."""
-    return name in COLUMNS or (name.startswith("d.")
-                               and entry.arrays[name]["length"] == entry.rows)

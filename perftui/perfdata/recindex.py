@@ -35,8 +35,9 @@ class RecordingIndex:
     while walking, a cache entry's array when restored).  ``outer_maps``: per spill source,
     (spill position, file offset of its COMPRESSED record) pairs.  ``store``: where a walk's
     columns are written (a cache entry in the making, or temporary files), until it is
-    kept or dropped.  ``derived_arrays`` and ``derived_meta`` are the analysis layer's
-    (named and filled there); a cache keeps them with the index.
+    kept or dropped.  ``kept``: the results derived from the recording that were kept
+    or read back this session, by name (:mod:`~perftui.perfdata.derived`, the one way
+    they go in and out of the cache).
     """
 
     origin: str = ""
@@ -46,8 +47,7 @@ class RecordingIndex:
     stream_starts: list[int] = field(default_factory=list)  # first row of each stream
     unknown_ids: int = 0
     outer_maps: dict[int, np.ndarray] = field(default_factory=dict)
-    derived_arrays: dict[str, np.ndarray] = field(default_factory=dict)
-    derived_meta: dict[str, Any] = field(default_factory=dict)
+    kept: dict[str, Any] = field(default_factory=dict)
     entry: CachedIndex | None = None  # the cache entry it was restored from
     store: ColumnStore | None = None
     complete: bool = False
@@ -84,29 +84,3 @@ class RecordingIndex:
                 out[at:at + cnt] = rows
                 at += cnt
         return out
-
-    def derived(self, name: str) -> np.ndarray | None:
-        """A derived array kept with the index (None if there is none)."""
-        a = self.derived_arrays.get(name)
-        if a is not None:
-            return a
-        entry = self.entry
-        if entry is not None and entry.has("d." + name):
-            spec = entry.arrays["d." + name]
-            if spec["length"] != entry.rows:  # checked at open; row arrays once indexed
-                return entry.array("d." + name)
-        return None
-
-    def new_derived(self, name: str, dtype: str | np.dtype, length: int) -> np.ndarray:
-        """A writable array for derived data, mapped from the index store when there is
-        one; saving the index keeps it."""
-        a: np.ndarray | None = None
-        if self.store is not None:
-            try:
-                a = self.store.array("d." + name, dtype, length)
-            except OSError:
-                a = None
-        if a is None:
-            a = np.zeros(length, dtype=dtype)
-        self.derived_arrays[name] = a
-        return a

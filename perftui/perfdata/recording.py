@@ -357,8 +357,8 @@ class Recording:
         return got is not None
 
     def save_index(self) -> bool:
-        """Keep the complete index of this walk (and the derived arrays and derived meta
-        added since) in the cache.  False when it is not kept."""
+        """Keep the complete index of this walk (with the results derived from it kept
+        so far, :mod:`.derived`) in the cache.  False when it is not kept."""
         return indexpersist.save_index(self, self.index)
 
     def drop_store(self) -> None:

@@ -1,9 +1,9 @@
 """Every sample's resolved locations (:class:`~.samplelocs.SampleLocs`) kept in the index
 cache, so the second report of a recording resolves nothing.
 
-The result is an attachment of the recording's index cache entry
-(:meth:`~perftui.perfdata.indexcache.IndexCache.attachment`): it goes when the entry goes
-(the file changed, evicted, ``perftui cache --clear``).  Its name hashes what the names
+The result is kept with the recording's index cache entry as every derived result is
+(:mod:`~perftui.perfdata.derived`): it goes when the entry goes (the file changed,
+evicted, ``perftui cache --clear``).  Its name hashes what the names
 depend on besides the recording: the symbol options (paths made absolute), the build-id
 cache directory, and perftui's own code (the symbol and record layers' source files).  Its
 manifest says where every symbol source came from (:mod:`.sources`); before it is used,
@@ -25,10 +25,9 @@ import numpy as np
 import xxhash
 
 from ...engine import forced
-from ...perfdata import Recording, RecordType
-from ...perfdata.cacheentry import in_range, one_per, starts_of
+from ...perfdata import Recording, RecordType, derived
+from ...perfdata.cacheentry import CachedIndex, CacheError, in_range, one_per, starts_of
 from ...perfdata.colstore import ColumnStore
-from ...perfdata.indexcache import CachedIndex, CacheError, IndexCache
 from ..modules.modlocate import default_debug_dir
 from ..options import SymbolOptions
 from ..origins import kernel_build_id, still_valid
@@ -90,13 +89,15 @@ def kept_sample_locs(rec: Recording, opts: SymbolOptions, callchains: bool,
     """Every sample's locations from the cache, when it has them for these options and the
     symbol files are unchanged (None: they are to be named, :func:`name_samples`).
     ``rows``: every SAMPLE row, ascending, when the caller has them."""
-    cache = rec.cache
-    ident = rec.identity() if cache is not None else None
-    if cache is None or ident is None:
+    if rec.cache is None or rec.identity() is None:
         return None
-    if rows is None:
-        rows = sample_rows_all(rec)
-    return load(cache, ident[0], attachment_name(opts), rec, opts, rows, callchains)
+    every = sample_rows_all(rec) if rows is None else rows
+
+    def restore(att: CachedIndex) -> SampleLocs | None:
+        return _load(att, rec, opts, every, callchains)
+
+    return derived.kept(rec, attachment_name(opts), restore, "names", "resolving again",
+                        remember=False)
 
 
 def name_samples(rec: Recording, res: Resolver, opts: SymbolOptions, callchains: bool,
@@ -108,10 +109,7 @@ def name_samples(rec: Recording, res: Resolver, opts: SymbolOptions, callchains:
     arrays go when the cache cannot keep them; ``progress(done, total)`` while naming."""
     if rows is None:
         rows = sample_rows_all(rec)
-    cache = rec.cache
-    ident = rec.identity() if cache is not None else None
-    key = ident[0] if ident is not None else None
-    store = cache.begin_attachment(key) if cache is not None and key is not None else None
+    store = derived.begin(rec)
     if store is not None:
         alloc = store.array
     try:
@@ -122,8 +120,8 @@ def name_samples(rec: Recording, res: Resolver, opts: SymbolOptions, callchains:
         if store is not None:
             store.discard()
         raise
-    if store is not None and cache is not None and key is not None:
-        save(cache, store, key, attachment_name(opts), rec, sl, res)
+    if store is not None:
+        _save(rec, store, attachment_name(opts), sl, res)
     return sl
 
 
@@ -141,8 +139,8 @@ def _inline(rec: Recording, res: Resolver, sl: SampleLocs) -> None:
     sl.notes.extend(names.notes())
 
 
-def save(cache: IndexCache, store: ColumnStore, key: str, name: str, rec: Recording,
-         sl: SampleLocs, res: Resolver) -> bool:
+def _save(rec: Recording, store: ColumnStore, name: str, sl: SampleLocs, res: Resolver
+          ) -> bool:
     locs = sl.locs
     sections = sorted({s for s in locs.section if s is not None})
     sec_id = {s: i for i, s in enumerate(sections)}
@@ -169,32 +167,24 @@ def save(cache: IndexCache, store: ColumnStore, key: str, name: str, rec: Record
             "names": locs.name, "sections": sections, "comm_names": sl.comm_names,
             "threads": [[t, n] for t, n in sl.thread_names.items()], "notes": sl.notes,
             "quiet_notes": sl.quiet_notes, "token": sl.token}
-    return cache.commit_attachment(store, key, name, {"rows": len(sl), "meta": meta}, arrays)
+    return derived.commit(rec, store, name, meta, arrays, len(sl))
 
 
-def load(cache: IndexCache, key: str, name: str, rec: Recording, opts: SymbolOptions,
-         rows: np.ndarray, callchains: bool) -> SampleLocs | None:
-    """The kept locations, or None (nothing kept, kept without the callchains asked for,
-    or no longer right: then removed)."""
-    att = cache.attachment(key, name)
-    if att is None:
-        return None
-    try:
-        meta = att.meta
-        if meta.get("signature") != json.loads(json.dumps(signature(opts))):
-            raise CacheError("made with other symbol options")
-        if meta.get("samples") != len(rows) or att.rows != len(rows):
-            raise CacheError("another number of samples")
-        if callchains and not meta.get("chains"):
-            return None  # kept without callchains: resolved again, with them
-        if not still_valid(rec, opts, meta["sources"], kernel_build_id(rec)):
-            cache.note("symbol files changed since the names were cached: resolving again")
-            cache.discard(att.directory)
-            return None
-        return _restore(att, meta, rows)
-    except (CacheError, KeyError, TypeError, ValueError, IndexError, OSError) as e:
-        cache.discard(att.directory, f"cached names not usable ({e}): resolving again")
-        return None
+def _load(att: CachedIndex, rec: Recording, opts: SymbolOptions, rows: np.ndarray,
+          callchains: bool) -> SampleLocs | None:
+    """The kept locations, or None (kept without the callchains asked for); raises
+    :class:`~perftui.perfdata.derived.Stale` when they are no longer right."""
+    meta = att.meta
+    if meta.get("signature") != json.loads(json.dumps(signature(opts))):
+        raise CacheError("made with other symbol options")
+    if meta.get("samples") != len(rows) or att.rows != len(rows):
+        raise CacheError("another number of samples")
+    if callchains and not meta.get("chains"):
+        return None  # kept without callchains: resolved again, with them
+    if not still_valid(rec, opts, meta["sources"], kernel_build_id(rec)):
+        raise derived.Stale("symbol files changed since the names were cached: "
+                            "resolving again")
+    return _restore(att, meta, rows)
 
 
 #: what each array of the names is
@@ -205,7 +195,7 @@ DTYPES = {"comm": "i4", "leaf": "i4", "period": "u8", "stack": "i4", "stack_star
 
 
 def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> SampleLocs:
-    a = att.checked(DTYPES)
+    a = att.checked(DTYPES, tuple(k for k in DTYPES if k != "stack"))
     n = len(rows)
     dsos = [LocationDso(str(d[0]), bool(d[1]), None if d[2] is None else str(d[2]), bool(d[3]))
             for d in meta["dsos"]]

@@ -1,8 +1,8 @@
 """The joined chains (:class:`~.overlay.ChainOverlay`) kept in the index cache, so a
 reopened recording is never unwound again.
 
-They are an attachment of the recording's index cache entry
-(:meth:`~perftui.perfdata.indexcache.IndexCache.attachment`), going when the entry goes.
+They are kept with the recording's index cache entry as every derived result is
+(:mod:`~perftui.perfdata.derived`), going when the entry goes.
 Its name hashes what the chains depend on besides the recording, as the names' attachment
 does (:func:`~..naming.samplestore.signature`: perftui's code, the symbol options; not
 ``--inline``, which the chains do not depend on).  Its manifest says which files each
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import xxhash
 
-from ...perfdata import Recording
-from ...perfdata.indexcache import CacheError
+from ...perfdata import Recording, derived
+from ...perfdata.cacheentry import CachedIndex, CacheError, in_range, one_per
 from ..origins import kernel_build_id, still_valid
 from .overlay import ChainOverlay
 
@@ -43,71 +43,45 @@ def _name(opts: Any) -> str:
     return "chains-" + xxhash.xxh3_64_hexdigest(text.encode())
 
 
-def _key(rec: Recording) -> str | None:
-    ident = rec.identity() if rec.cache is not None else None
-    return ident[0] if ident is not None else None
-
-
 def load_chains(rec: Recording, opts: Any, rows: np.ndarray) -> ChainOverlay | None:
     """The kept chains of DWARF sample ``rows`` (ascending), or None (none kept, or no
     longer right: then removed, and said in the cache's notes)."""
-    cache, key = rec.cache, _key(rec)
-    if cache is None or key is None:
-        return None
-    att = cache.attachment(key, _name(opts))
-    if att is None:
-        return None
-    try:
-        meta = att.meta
-        if meta.get("signature") != _signature(opts):
-            raise CacheError("made with other symbol options")
-        if meta.get("samples") != len(rows) or meta.get("order") != rec.order:
-            raise CacheError("made from other samples")
-        if not still_valid(rec, opts, meta["sources"], kernel_build_id(rec)):
-            cache.note("binaries changed since their stacks were unwound: unwinding again")
-            cache.discard(att.directory)
-            return None
-        return _restore(att, meta, rows)
-    except (CacheError, KeyError, TypeError, ValueError, IndexError, OSError) as e:
-        cache.discard(att.directory, f"cached call chains not usable ({e}): unwinding again")
-        return None
+    return derived.kept(rec, _name(opts), lambda att: _load(att, rec, opts, rows),
+                        "call chains", "unwinding again", remember=False)
 
 
-def _restore(att: Any, meta: dict[str, Any], rows: np.ndarray) -> ChainOverlay:
-    if set(att.arrays) != set(_ARRAYS):
-        raise CacheError("not the arrays of this perftui")
-    for k, dt in _ARRAYS.items():
-        att.check(k)
-        if att.array(k).dtype != np.dtype(dt):
-            raise CacheError(f"{k}: not an array of this perftui")
-    kept, at, count = att.array("rows"), att.array("at"), att.array("count")
-    buf, outcome = att.array("buf"), att.array("outcome")
+def _load(att: CachedIndex, rec: Recording, opts: Any, rows: np.ndarray) -> ChainOverlay:
+    meta = att.meta
+    if meta.get("signature") != _signature(opts):
+        raise CacheError("made with other symbol options")
+    if meta.get("samples") != len(rows) or meta.get("order") != rec.order:
+        raise CacheError("made from other samples")
+    if not still_valid(rec, opts, meta["sources"], kernel_build_id(rec)):
+        raise derived.Stale("binaries changed since their stacks were unwound: "
+                            "unwinding again")
+    a = att.checked(_ARRAYS)
+    kept, at, count, buf = a["rows"], a["at"], a["count"], a["buf"]
     n = len(kept)
-    if len(at) != n or len(count) != n or len(outcome) != n:
-        raise CacheError("not one offset, count and outcome per chain")
+    one_per(a, ("at", "count", "outcome"), n, "chain")
     if n and (np.any(np.diff(kept) <= 0) or not np.all(np.isin(kept, rows))):
         raise CacheError("rows: not ascending DWARF sample rows")
-    if n and (int(at.min()) < 0 or int(count.min()) < 0 or np.any(at % 8)
-              or int((at + count * 8).max()) > len(buf)):
+    in_range(at, 0, len(buf) + 1, "at")
+    in_range(count, 0, len(buf) // 8 + 1, "count")
+    if n and (np.any(at % 8) or int((at + count * 8).max()) > len(buf)):
         raise CacheError("a chain outside its words")
     notes = meta["notes"]
     if not isinstance(notes, list):
         raise CacheError("notes: not a list")
-    return ChainOverlay(kept, at, count, buf, [str(x) for x in notes], outcome)
+    return ChainOverlay(kept, at, count, buf, [str(x) for x in notes], a["outcome"])
 
 
 def save_chains(rec: Recording, opts: Any, rows: np.ndarray, ov: ChainOverlay,
                 sources: dict[str, Any]) -> None:
     """Keep ``ov`` (the chains of DWARF sample ``rows``) with the recording's index cache
     entry, when there is one that can take it (else the cache's notes say why)."""
-    cache, key = rec.cache, _key(rec)
-    store = cache.begin_attachment(key) if cache is not None and key is not None else None
-    if store is None or cache is None or key is None:
-        return
     got = {"rows": ov.rows, "at": ov.at, "count": ov.count, "buf": ov.buf,
            "outcome": ov.outcome}
     arrays = {k: np.asarray(got[k], np.dtype(dt)) for k, dt in _ARRAYS.items()}
     meta = {"signature": _signature(opts), "samples": len(rows), "order": rec.order,
             "sources": json.loads(json.dumps(sources)), "notes": list(ov.notes)}
-    cache.commit_attachment(store, key, _name(opts), {"rows": len(ov.rows), "meta": meta},
-                            arrays)
+    derived.keep(rec, _name(opts), meta, arrays, len(ov.rows))
