@@ -28,10 +28,10 @@ from test_big_endian_golden import SAMPLE, golden_file
 from conftest import RECORDINGS, corpus_path, skip_or_fail
 from perftui.perfdata import open_recording
 from perftui.perfdata.constants import CONTEXT_USER, PERF_CONTEXT_MAX, Misc
-from perftui.symbols.naming.rawsamples import SeqTable, _seq_ids
 from perftui.symbols.naming.resolver import Resolver, SymbolOptions
 from perftui.symbols.naming.samplelocs import SampleLocs, resolve_all
 from perftui.symbols.naming.samplestore import sample_rows_all
+from perftui.symbols.naming.seqtable import SeqTable, seq_ids
 
 
 def named_by(engine: str, path: Path, callchains: bool, block: int,
@@ -134,7 +134,7 @@ def test_sequence_ids_are_exact(seqs: list[list[int]]) -> None:
     e_key = np.arange(len(flat), dtype=np.int64)
     e_starts = np.cumsum([0] + [len(s) for s in seqs]).astype(np.int64)
     ids = np.full(len(seqs), -1, np.int32)
-    t.n = _seq_ids(e_key, e_starts, k_name, 1, t.slots, t.hash, t.starts, t.vals, t.n, ids)
+    t.n = seq_ids(e_key, e_starts, k_name, 1, t.slots, t.hash, t.starts, t.vals, t.n, ids)
     for s, got in zip(seqs, ids.tolist(), strict=True):
         want = oracle.setdefault(tuple(s), len(oracle))
         assert got == want

@@ -35,8 +35,9 @@ import numpy as np
 from numba import njit
 
 from ...perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, PERF_CONTEXT_MAX, Misc
+from ..compiledwords import bswap, mix
+from .seqtable import SeqTable, grown, pow2, seq_ids
 
-_EMPTY = -1
 _USER = np.uint8(Misc.USER)
 _KERNEL = np.uint8(Misc.KERNEL)
 _CTX_USER = np.uint64(CONTEXT_USER)
@@ -64,26 +65,6 @@ def _helper() -> ThreadPoolExecutor:
         if _pool is None:
             _pool = ThreadPoolExecutor(1, thread_name_prefix="perftui-names")
         return _pool
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _mix(h: np.uint64, w: np.uint64) -> np.uint64:
-    """One step of a hash: splitmix64's finaliser over ``h * golden + w`` (a product, not
-    an exclusive or, so that keys (a, b) and (b, a), or with equal ``a ^ b``, differ)."""
-    x = h * np.uint64(0x9E3779B97F4A7C15) + w + np.uint64(1)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _bswap(w: np.uint64) -> np.uint64:
-    """The word with its bytes in the other order (a big-endian recording's)."""
-    v = np.uint64(0)
-    for _ in range(8):
-        v = (v << np.uint64(8)) | (w & np.uint64(0xFF))
-        w >>= np.uint64(8)
-    return v
 
 
 @njit(cache=True, nogil=True)
@@ -124,7 +105,7 @@ def _key_slot(table: np.ndarray, a: np.uint64, b: np.uint64, c: np.uint64) -> np
     reads one cache line (it read four when the keys were apart from the slots).
     (:func:`_probe` has this written out.)"""
     mask = np.int64(len(table) - 1)
-    s = np.int64(_mix(_mix(a, b), c) & np.uint64(mask))
+    s = np.int64(mix(mix(a, b), c) & np.uint64(mask))
     while True:
         if table[s, 3] == 0 or (table[s, 0] == a and table[s, 1] == b and table[s, 2] == c):
             return s
@@ -173,7 +154,7 @@ def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np
             if aligned:
                 w = u64[(at[i] >> 3) + e]
                 if big:
-                    w = _bswap(w)
+                    w = bswap(w)
             else:
                 p = at[i] + 8 * e
                 w = np.uint64(0)
@@ -271,7 +252,7 @@ def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np
         for j in range(nj):
             ka, kb, kc = s_ka[j], s_kb[j], s_kc[j]
             # _key_slot, written out
-            s = np.int64(_mix(_mix(ka, kb), kc) & np.uint64(mask))
+            s = np.int64(mix(mix(ka, kb), kc) & np.uint64(mask))
             while True:
                 if table[s, 3] == 0 or (table[s, 0] == ka and table[s, 1] == kb
                                         and table[s, 2] == kc):
@@ -302,99 +283,6 @@ def _rehash_keys(table: np.ndarray, old: np.ndarray) -> None:
             s = _key_slot(table, old[r, 0], old[r, 1], old[r, 2])
             for w in range(4):
                 table[s, w] = old[r, w]
-
-
-@njit(cache=True, nogil=True)
-def _seq_ids(e_key: np.ndarray, e_starts: np.ndarray, k_name: np.ndarray, col: int,
-             slots: np.ndarray, s_hash: np.ndarray, s_starts: np.ndarray, s_vals: np.ndarray,
-             n_seq: int, out: np.ndarray) -> int:
-    """Each row's sequence (column ``col`` of its keys' names, CSR by ``e_starts``) as its
-    id among the distinct ones (``out``): found, else added; the sequences after.  One
-    call a block, not a row: numba counts the references of the arrays handed to a call
-    (atomic operations, ~5% of the names pass when this was called per row)."""
-    mask = np.int64(len(slots) - 1)
-    for i in range(len(out)):
-        lo, hi = e_starts[i], e_starts[i + 1]
-        n = hi - lo
-        h = np.uint64(n)
-        for j in range(lo, hi):
-            h = _mix(h, np.uint64(np.uint32(k_name[e_key[j], col])))
-        s = np.int64(h & np.uint64(mask))
-        while True:
-            k = slots[s]
-            if k == _EMPTY:
-                slots[s] = n_seq
-                s_hash[n_seq] = h
-                b = s_starts[n_seq]
-                for j in range(n):
-                    s_vals[b + j] = k_name[e_key[lo + j], col]
-                s_starts[n_seq + 1] = b + n
-                out[i] = n_seq
-                n_seq += 1
-                break
-            if s_hash[k] == h and s_starts[k + 1] - s_starts[k] == n:
-                b = s_starts[k]
-                same = True
-                for j in range(n):
-                    if s_vals[b + j] != k_name[e_key[lo + j], col]:
-                        same = False
-                        break
-                if same:
-                    out[i] = k
-                    break
-            s = (s + np.int64(1)) & mask
-    return n_seq
-
-
-@njit(cache=True, nogil=True)
-def _rehash_seqs(slots: np.ndarray, s_hash: np.ndarray, n_seq: int) -> None:
-    mask = np.int64(len(slots) - 1)
-    for k in range(n_seq):
-        s = np.int64(s_hash[k] & np.uint64(mask))
-        while slots[s] != _EMPTY:
-            s = (s + np.int64(1)) & mask
-        slots[s] = k
-
-
-def _pow2(n: int) -> int:
-    return 1 << max(12, (n - 1).bit_length())
-
-
-class SeqTable:
-    """Distinct int32 sequences and their ids (id 0: the empty one), CSR, grown as needed."""
-
-    def __init__(self) -> None:
-        self.slots = np.full(1 << 12, _EMPTY, dtype=np.int32)
-        self.hash = np.zeros(1 << 11, dtype=np.uint64)
-        self.starts = np.zeros((1 << 11) + 1, dtype=np.int64)
-        self.vals = np.zeros(1 << 14, dtype=np.int32)
-        # id 0: the empty sequence, where _seq_ids would put it (its hash is 0: slot 0)
-        self.slots[0] = 0
-        self.n = 1
-
-    def room(self, seqs: int, vals: int) -> None:
-        """Make room for ``seqs`` more sequences of ``vals`` values in all."""
-        need = self.n + seqs
-        if need > len(self.hash):
-            cap = _pow2(need)
-            self.hash = _grown(self.hash, cap)
-            self.starts = _grown(self.starts, cap + 1)
-        if 2 * need > len(self.slots):
-            self.slots = np.full(_pow2(2 * need), _EMPTY, dtype=np.int32)
-            _rehash_seqs(self.slots, self.hash, self.n)
-        used = int(self.starts[self.n])
-        if used + vals > len(self.vals):
-            self.vals = _grown(self.vals, _pow2(used + vals))
-
-    def csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """(starts, values) of the sequences, copies."""
-        return self.starts[:self.n + 1].copy(), self.vals[:int(self.starts[self.n])].copy()
-
-
-def _grown(a: np.ndarray, n: int) -> np.ndarray:
-    out = np.zeros((n, *a.shape[1:]), dtype=a.dtype)
-    out[:len(a)] = a
-    return out
 
 
 #: names address keys not met before: (map id, or -1 for none, -2 for the kernel maps at
@@ -428,10 +316,10 @@ class NameTables:
     def _key_room(self, more: int) -> None:
         need = self.n_keys + more
         if need > len(self.k_c):
-            cap = _pow2(need)
-            self.k_c, self.k_name = _grown(self.k_c, cap), _grown(self.k_name, cap)
+            cap = pow2(need)
+            self.k_c, self.k_name = grown(self.k_c, cap), grown(self.k_name, cap)
         if 4 * need > 3 * len(self.table):
-            rows = _pow2(4 * need // 3 + 1)
+            rows = pow2(4 * need // 3 + 1)
             old, self.table = self.table, np.zeros((rows, 4), dtype=np.uint64)
             _rehash_keys(self.table, old)
 
@@ -475,9 +363,9 @@ class NameTables:
             if self.n_keys + more > self.max_keys:
                 self._key_room(max(more, self.max_keys - self.n_keys + 1))
             if n_miss + more > len(miss):
-                cap = _pow2(max(n_miss + more, 2 * len(miss)))
+                cap = pow2(max(n_miss + more, 2 * len(miss)))
                 miss, miss_map, miss_ip, miss_seq = (
-                    _grown(x, cap) for x in (miss, miss_map, miss_ip, miss_seq))
+                    grown(x, cap) for x in (miss, miss_map, miss_ip, miss_seq))
         if n_miss:
             keys = miss[:n_miss]
             c = self.k_c[keys]
@@ -495,16 +383,16 @@ class NameTables:
         stack = np.zeros(n, dtype=np.int32)
         offs = np.empty(n, dtype=np.int32)
         st, of = self.stacks, self.offsets
-        # the stacks' and the offsets' tables are apart and _seq_ids holds no GIL: with
+        # the stacks' and the offsets' tables are apart and seq_ids holds no GIL: with
         # callchains the two run at once, on two cores (measured: the pair took 0.61 s of
         # the bench recording's names pass one after the other)
         stacks = _helper().submit(
-            _seq_ids, e_key, e_starts, k_name, 0, st.slots, st.hash, st.starts, st.vals,
+            seq_ids, e_key, e_starts, k_name, 0, st.slots, st.hash, st.starts, st.vals,
             st.n, stack) if self.callchains and n >= _PARALLEL_MIN else None
         if self.callchains and stacks is None:
-            st.n = _seq_ids(e_key, e_starts, k_name, 0, st.slots, st.hash, st.starts,
+            st.n = seq_ids(e_key, e_starts, k_name, 0, st.slots, st.hash, st.starts,
                             st.vals, st.n, stack)
-        of.n = _seq_ids(e_key, e_starts, k_name, 1, of.slots, of.hash, of.starts, of.vals,
+        of.n = seq_ids(e_key, e_starts, k_name, 1, of.slots, of.hash, of.starts, of.vals,
                         of.n, offs)
         if stacks is not None:
             st.n = stacks.result()

@@ -3,9 +3,10 @@
 It puts the pieces together: the thread/map model (which map an address falls in, per
 process, in perf's processing order), the module section map (KMOD_SEC_MAP), and the symbol
 sources (kallsyms or vmlinux for the kernel, module ``.ko`` files, ELF files of user DSOs
-found as perf finds them, perf maps for JIT code, KSYMBOL names).  Symbol tables are loaded
-once per file, on first use.  Addresses are resolved in batches with numpy: per map, the
-distinct addresses are looked up once and interned as :class:`~.locations.Locations`.
+found as perf finds them, perf maps for JIT code, KSYMBOL names), each found and loaded
+once, on first use (:mod:`.symsources`).  Addresses are resolved in batches with numpy: per
+map, the distinct addresses are looked up once and interned as
+:class:`~.locations.Locations`.
 
 Where names come from, per map kind (docs/architecture.md, "Symbols"):
 
@@ -22,50 +23,30 @@ Where names come from, per map kind (docs/architecture.md, "Symbols"):
 
 from __future__ import annotations
 
-import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from ...perfdata import Recording
 from ...perfdata.constants import Misc
 from ...perfdata.grouping import stable_order, unique_inverse
-from ..errors import FileError
-from ..files.safefile import SymbolFileError
 from ..modules.modfiles import ModuleFiles
 from ..modules.modnames import module_name
 from ..modules.sectionmap import SOURCE_KMOD, SectionMap, build_section_map
 from ..options import ASSUMED_TEXT as ASSUMED_TEXT
 from ..options import SymbolOptions as SymbolOptions
-from ..origins import SourceFinder, file_ident, kernel_build_id, kernel_source
-from ..tables import diskcache
 from ..tables.cache import SymbolCache
-from ..tables.diskcache import TableStore
-from ..tables.kallsymcache import load_kept_kallsyms
-from ..tables.kallsyms import Kallsyms
-from ..tables.perfmap import load_perf_map
 from ..tasks.callchain import frame_levels
 from ..tasks.dsonames import KERNEL_DSO, MapKind, perf_map_pid
 from ..tasks.threads import ThreadModel
 from .locations import UNKNOWN_DSO, Locations
 from .resolved import ResolvedSamples
+from .symsources import SymbolSources, Table
 
 U64 = np.uint64
-
-
-class Table(Protocol):
-    """What the resolver needs of a symbol table (both table kinds have it)."""
-
-    @property
-    def names(self) -> Sequence[str]: ...
-
-    @property
-    def starts(self) -> np.ndarray: ...
-
-    def lookup(self, addrs: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass
@@ -107,21 +88,11 @@ class Resolver:
         self.smap = smap if smap is not None else build_section_map(rec)
         self.modfiles = modfiles if modfiles is not None else ModuleFiles.of(
             rec, self.opts.modules_dirs)
-        self.cache = cache if cache is not None else SymbolCache()  # (an empty one is falsy)
-        if self.cache.disk is None and rec.cache is not None:  # tables kept between runs
-            self.cache.disk = TableStore(diskcache.default_dir(rec.cache.directory))
-        self.finder = SourceFinder(rec, self.opts, self.modfiles)
-        self._sources: dict[str, Any] = {}
+        #: every map's symbol file, found and loaded once (with the notes of what was not)
+        self.symbols = SymbolSources(rec, self.opts, self.modfiles, cache)
+        self.cache, self.finder = self.symbols.cache, self.symbols.finder
+        self.notes, self.quiet_notes = self.symbols.notes, self.symbols.quiet_notes
         self.locs = Locations()
-        self.notes: list[str] = []
-        #: what perf does not tell either: files expected to be missing (a memfd or
-        #: deleted file's map, a JIT map without /tmp/perf-PID.map); for the info notes
-        self.quiet_notes: list[str] = []
-        self.kernel_source: str | None = None
-        #: ("vmlinux" or "kallsyms", path) of the kernel symbols, once loaded
-        self.kernel_file: tuple[str, str] | None = None
-        self._kallsyms: Kallsyms | None = None
-        self._kernel_loaded = False
         self._tables: dict[tuple[Any, ...], _DsoTable] = {}
         self._lock = threading.RLock()
         self._kmod_entries = np.array([k for k, e in enumerate(self.smap.entries)
@@ -129,7 +100,7 @@ class Resolver:
         self.kernel_dso = self.locs.dso_id(KERNEL_DSO, kernel=True)
         self._kmod_modules = {e.module for e in self.smap.entries if e.source == SOURCE_KMOD}
         if kernel_first and _has_kernel_records(rec):
-            self._kernel()
+            self.symbols.kernel()
         self.model = model if model is not None else ThreadModel.build(rec)
 
     def use_locations(self, locs: Locations) -> None:
@@ -140,19 +111,32 @@ class Resolver:
             self.locs = locs
             self.kernel_dso = locs.dso_id(KERNEL_DSO, kernel=True)
 
+    # -- where the names come from (:class:`~.symsources.SymbolSources`) ---------------
+    @property
+    def kernel_source(self) -> str | None:
+        return self.symbols.kernel_source
+
+    @property
+    def kernel_file(self) -> tuple[str, str] | None:
+        """("vmlinux" or "kallsyms", path) of the kernel symbols, once loaded."""
+        return self.symbols.kernel_file
+
     def add_source(self, key: str, desc: dict[str, Any]) -> None:
-        """Keep a source the names depend on (``kind\0what``: see :mod:`..origins`)."""
-        self._sources[key] = desc
+        """Keep a source the names depend on (:meth:`.SymbolSources.add_source`)."""
+        self.symbols.add_source(key, desc)
 
     def sources(self) -> dict[str, Any]:
-        """Every symbol source used so far, described (:mod:`.sources`): what a saved
-        result of this resolver depends on besides the recording and the options."""
-        out = dict(self._sources)
-        for module, record_path in self.modfiles.record_paths.items():
-            path = self.modfiles.paths.get(module)
-            out[f"module\0{module}"] = {"record_path": record_path,
-                                         "file": [path, file_ident(path)]}
-        return out
+        """Every symbol source used so far (:meth:`.SymbolSources.sources`)."""
+        return self.symbols.sources()
+
+    def kernel_table(self) -> Table | None:
+        """The kernel's symbol table (:meth:`.SymbolSources.kernel_table`)."""
+        return self.symbols.kernel_table()
+
+    def user_files(self, path: str, build_id: str, vdso: bool = False
+                   ) -> tuple[str, str | None] | None:
+        """A user DSO's files (:meth:`.SymbolSources.user_files`)."""
+        return self.symbols.user_files(path, build_id, vdso)
 
     # -- names of threads ---------------------------------------------------------------
     @property
@@ -162,41 +146,6 @@ class Resolver:
     def thread_comm(self, tid: int) -> str:
         """The last name of thread ``tid`` (perf's ``Pid:Command`` column)."""
         return self.model.comm_at(tid, 2**63 - 1)
-
-    # -- kernel symbols -----------------------------------------------------------------------
-    def _kernel(self) -> Kallsyms | None:
-        if self._kernel_loaded:
-            return self._kallsyms
-        self._kernel_loaded = True
-        tries, notes = self.finder.kernel_tries(kernel_build_id(self.rec))
-        self.notes.extend(notes)
-        for k, (kind, path) in enumerate(tries):
-            try:
-                ks = self._load_kernel(kind, path)
-            except (SymbolFileError, FileError) as e:
-                self.notes.append(f"kernel: {e}")
-                continue
-            self._kallsyms, self.kernel_source = ks, f"{kind} {path}"
-            self.kernel_file = (kind, path)
-            self._sources["kernel"] = kernel_source(tries, k)
-            return ks
-        self._sources["kernel"] = kernel_source(tries, -1)
-        if not tries:
-            self.notes.append("kernel: no symbols (give --kallsyms FILE or --vmlinux FILE)")
-        return None
-
-    def kernel_table(self) -> Table | None:
-        """The kernel's symbol table (absolute addresses; loaded on first use), None
-        without kernel symbols."""
-        ks = self._kernel()
-        return ks.kernel if ks else None
-
-    def _load_kernel(self, kind: str, path: str) -> Kallsyms:
-        if kind == "kallsyms":
-            return self.cache.get(("kallsyms", path),
-                                  lambda: load_kept_kallsyms(path, self.cache.disk))
-        syms = self.cache.elf(path, kernel=True)
-        return Kallsyms(source=path, kernel=syms.table)
 
     # -- one dso's table ------------------------------------------------------------------------
     def _dso_table(self, map_id: int) -> _DsoTable:
@@ -220,18 +169,18 @@ class Resolver:
         module = None
         section = None
         if kind == MapKind.USER:
-            table = self._user_table(d.path, d.build_id)
+            table = self.symbols.user_table(d.path, d.build_id)
         elif kind == MapKind.VDSO:
-            table = self._vdso_table(d.path, d.build_id)
+            table = self.symbols.vdso_table(d.path, d.build_id)
         elif kind == MapKind.JIT:
-            table = self._jit_table(jit_pid)
+            table = self.symbols.jit_table(jit_pid)
         elif kind in (MapKind.KERNEL, MapKind.KERNEL_EXTRA):
-            ks = self._kernel()
+            ks = self.symbols.kernel()
             table = ks.kernel if ks else None
         elif kind == MapKind.MODULE:
             module = module_name(d.path) if "/" in d.path or ".ko" in d.path else \
                 d.name.strip("[]")
-            table, section = self._module_text(module, d.path)
+            table, section = self.symbols.module_text(module, d.path)
         name = d.name
         dso = self.locs.dso_id(name, kernel=kernel, module=module)
         if kind == MapKind.MODULE and section == ".text" and module not in self._kmod_modules:
@@ -242,73 +191,6 @@ class Resolver:
         n = len(table.names) if table is not None else 0
         got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, section)
         return got
-
-    def user_files(self, path: str, build_id: str, vdso: bool = False
-                   ) -> tuple[str, str | None] | None:
-        """``(symbol file, runtime file)`` of a user DSO (``vdso``: of the vDSO), found as
-        perf finds them (the same files the resolver reads); None, with a note, when
-        there is none.  The vDSO comes from the build-id cache, else this kernel's own
-        (perf's way) when its build id (or, without one, the os release) says it is the
-        recorded one.  What was found is kept in :meth:`sources`."""
-        if not vdso:
-            files, self._sources[f"user\0{path}\0{build_id}"] = self.finder.user(
-                path, build_id)
-            if not files.found:
-                quiet = path.startswith(("/memfd:", "//anon", "/anon_hugepage", "/dev/zero")) \
-                    or path.endswith(" (deleted)")
-                (self.quiet_notes if quiet else self.notes).append(files.message())
-                return None
-            return files.syms or path, files.runtime
-        cand, files, self._sources[f"vdso\0{path}\0{build_id}"] = self.finder.vdso(
-            path, build_id)
-        if cand is None:
-            self.notes.append(files.message())
-            return None
-        return cand, None
-
-    def _user_table(self, path: str, build_id: str) -> Table | None:
-        files = self.user_files(path, build_id)
-        if files is None:
-            return None
-        try:
-            syms = self.cache.elf(files[0], files[1], build_id or None)
-        except SymbolFileError as e:
-            self.notes.append(str(e))
-            return None
-        return syms.table
-
-    def _vdso_table(self, path: str, build_id: str) -> Table | None:
-        """The vDSO's table (see :meth:`user_files`)."""
-        files = self.user_files(path, build_id, vdso=True)
-        if files is None:
-            return None
-        try:
-            return self.cache.elf(files[0], None, build_id or None).table
-        except SymbolFileError as e:
-            self.notes.append(f"[vdso]: {e}")
-            return None
-
-    def _jit_table(self, pid: int) -> Table | None:
-        path, self._sources[f"jit\0{pid}"] = self.finder.jit(pid)
-        try:
-            pm = self.cache.get(("perfmap", path),
-                                lambda: load_perf_map(pid, self.opts.perfmap_dir))
-        except (SymbolFileError, FileError) as e:
-            missing = not os.path.lexists(os.path.join(self.opts.perfmap_dir,
-                                                       f"perf-{pid}.map"))
-            (self.quiet_notes if missing else self.notes).append(str(e))
-            return None
-        return pm.table
-
-    def _module_text(self, module: str, path: str) -> tuple[Table | None, str | None]:
-        """A module MMAP without a section map: the .ko's .text at the map start."""
-        mf = self.modfiles.get(module, path)
-        if mf is not None and ".text" in mf.sections:
-            return mf.symbols(".text"), ".text"
-        ks = self._kernel()
-        if ks is not None and module in ks.modules:
-            return ks.modules[module], None
-        return None, None
 
     def _section_table(self, entry: int) -> _DsoTable:
         """A KMOD_SEC_MAP section of a module: its symbols from the .ko."""
@@ -399,7 +281,7 @@ class Resolver:
         # kernel map over everything kallsyms names)
         stray = todo & kernel & (map_ids < 0)
         if stray.any():
-            ks = self._kernel()
+            ks = self.symbols.kernel()
             if ks is not None and len(ks.kernel.names):
                 sel = np.nonzero(stray)[0]
                 inside = ks.kernel.lookup(ips[sel]) >= 0
@@ -474,7 +356,7 @@ class Resolver:
         key = ("kernel",)
         got = self._tables.get(key)
         if got is None:
-            ks = self._kernel()
+            ks = self.symbols.kernel()
             table = ks.kernel if ks else None
             n = len(table.names) if table is not None else 0
             got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64),

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..compiledwords import bswap
 from .dwexpr import L_MEM, L_NULL, L_REG, L_VAL, eval_expr
 
 # per-sample outcome (why the walk ended)
@@ -58,15 +59,6 @@ MISS_FDE = 1
 _SAME, _UNDEF, _OFFSET, _VAL_OFFSET, _REGISTER, _EXPR, _VAL_EXPR = 0, 1, 2, 3, 4, 5, 6
 _CFA_REG, _CFA_EXPR = 0, 1
 _GUESS_REACH = np.uint64(0x4000)  # libunwind: rbp at most this far above the CFA
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _bswap(w: np.uint64) -> np.uint64:
-    v = np.uint64(0)
-    for _ in range(8):
-        v = (v << np.uint64(8)) | (w & np.uint64(0xFF))
-        w >>= np.uint64(8)
-    return v
 
 
 @njit(cache=True, nogil=True)
@@ -241,7 +233,7 @@ def walk_block(row0: int, regs: np.ndarray, have: np.ndarray, pcs: np.ndarray,
                                 if aligned and (p & 7) == 0:
                                     base = u64[p >> 3]
                                     if big:
-                                        base = _bswap(base)
+                                        base = bswap(base)
                                 else:
                                     for b in range(8):
                                         bb = 7 - b if not big else b
@@ -378,7 +370,7 @@ def walk_block(row0: int, regs: np.ndarray, have: np.ndarray, pcs: np.ndarray,
                     if aligned and (p & 7) == 0:
                         npc = u64[p >> 3]
                         if big:
-                            npc = _bswap(npc)
+                            npc = bswap(npc)
                     else:
                         for b in range(8):
                             bb = 7 - b if not big else b
