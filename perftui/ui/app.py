@@ -34,6 +34,7 @@ from .messages import (
     BodyWanted,
     CacheNotes,
     Drained,
+    LiveNames,
     NamesProgress,
     NamesReady,
     Progress,
@@ -180,6 +181,10 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
     def on_names_ready(self, msg: NamesReady) -> None:
         if not self.index_display.leaving():
             self.index_display.names_ready(msg)
+
+    def on_live_names(self, msg: LiveNames) -> None:
+        if not self.index_display.leaving():
+            self.index_display.live_names(msg)
 
     def on_report_ready(self, msg: ReportReady) -> None:
         if not self.index_display.leaving():

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, BinaryIO
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
-from .messages import CacheNotes, Drained, NamesProgress, NamesReady, Progress
+from .livepipe import LivePipe
+from .messages import CacheNotes, Drained, LiveNames, NamesProgress, NamesReady, Progress
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -32,9 +33,11 @@ class _Leaving(Exception):
 class IndexController:
     """Index, cache and names of ``model``'s recording, in one worker of ``app``.
 
-    ``stream`` is the pipe a pipe-mode recording is read from: after a cancel it is read to
-    its end (the bytes dropped), so the writer never blocks.  ``prepare`` is called in the
-    worker once every sample is named (the first profile, ready before anyone asks).
+    ``stream`` is the pipe a pipe-mode recording is read from: while it streams the views
+    follow it (:class:`~perftui.ui.livepipe.LivePipe`); after a cancel the records read
+    are named for every view, and the pipe is read to its end in a thread of its own (the
+    bytes dropped), so the writer never blocks.  ``prepare`` is called in the worker once
+    every sample is named (the first profile, ready before anyone asks).
     """
 
     def __init__(self, app: App, model: Model, stream: BinaryIO | None = None,
@@ -46,6 +49,7 @@ class IndexController:
         self.cancel_requested = False  # x: stop indexing
         self.index_error: str | None = None
         self.drained = 0
+        self.live = LivePipe(model) if stream is not None else None
         #: set once the screen of a reopen from the cache is painted (the worker waits for
         #: it before checking the cached rows)
         self.first_screen_shown = threading.Event()
@@ -100,6 +104,8 @@ class IndexController:
             if self.cancel_requested or worker.is_cancelled:
                 rec.cancelled = True
             self._post(Progress(records))
+            if self.live is not None and not rec.cancelled and self.live.due():
+                self._live_update()
 
         try:
             reopened = self.reopened
@@ -119,16 +125,31 @@ class IndexController:
         if worker.is_cancelled:
             return  # the app is leaving: no drain of a pipe, no cache entry, no names
         if rec.cancelled and self.stream is not None:
-            self._drain(self.stream)
+            threading.Thread(target=self._drain, args=(self.stream,), name="drain",
+                             daemon=True).start()
         elif self.index_error is None:
             self.model.save()  # after the screen is complete: kept for the next open
             self._post(CacheNotes())
-        if self.index_error is None and not rec.cancelled and self.model.done:
+        if self.index_error is None and self.model.done and (
+                not rec.cancelled or self.stream is not None):  # x on a pipe keeps it
             self._name_samples()
 
-    def _name_samples(self) -> None:
+    def _live_update(self) -> None:
+        """The views of a streaming pipe follow what is read (between two chunks)."""
+        assert self.live is not None
         try:
-            self.model.build_names(progress=self._names_progress, stage=self._names_stage)
+            self.live.update()
+        except Exception as e:  # said once; the exact pass at the end still runs
+            self.live = None
+            self._post(NamesReady(f"live view stopped: {e}"))
+            return
+        self._post(LiveNames())
+
+    def _name_samples(self) -> None:
+        cache = self.live.cache if self.live is not None else None
+        try:
+            self.model.build_names(progress=self._names_progress, stage=self._names_stage,
+                                   cache=cache)
         except _Leaving:
             return
         except Exception as e:  # a symbol source that breaks must not stop the app

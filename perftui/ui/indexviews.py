@@ -12,7 +12,7 @@ from textual.worker import get_current_worker
 
 from .. import startup
 from ..textsafe import safe
-from .messages import Drained, NamesProgress, NamesReady, Progress, ReportReady
+from .messages import Drained, LiveNames, NamesProgress, NamesReady, Progress, ReportReady
 from .widgets.panes import Detail, HeaderLine, SectionsPane
 from .widgets.records import RecordList
 from .widgets.timeline import Timeline
@@ -54,7 +54,8 @@ class IndexDisplay:
             self._indexed()
         else:
             stop = "" if app.indexer.cancel_requested else " (x stops)"
-            what = "checking the cached index" if m.rec.index.origin == "cache" else "indexing"
+            what = ("checking the cached index" if m.rec.index.origin == "cache"
+                    else "reading the pipe" if app.indexer.stream is not None else "indexing")
             header.progress = f"{what}… {msg.records:,} records{stop}"
             m.invalidate()
             if m.report is not None and not self._sections_shown:  # kept by the cache
@@ -82,7 +83,9 @@ class IndexDisplay:
         m, rec = app.model, app.model.rec
         header = app.query_one(HeaderLine)
         error = app.indexer.index_error
-        if rec.cancelled:
+        if rec.cancelled and app.indexer.stream is not None:
+            header.progress = f"stopped reading the pipe: {m.n:,} records read, kept"
+        elif rec.cancelled:
             header.progress = "indexing cancelled"
         elif error:
             header.progress = error
@@ -101,7 +104,7 @@ class IndexDisplay:
         if rec.errors:
             app.notify(safe(str(rec.errors[0]), 300), severity="error", timeout=10,
                        markup=False)
-        if rec.cancelled or error:
+        if error or (rec.cancelled and app.indexer.stream is None):
             note = "no profile: " + ("indexing was cancelled" if rec.cancelled
                                      else safe(error or "", 200))
             app.views.set_notes(note, note, redraw=False)
@@ -164,6 +167,17 @@ class IndexDisplay:
             header.update_line()
         self.app.views.set_notes(
             f"{note} (the profile opens when every sample has its symbol)", note)
+
+    def live_names(self, _msg: LiveNames) -> None:
+        """A streaming pipe's records named so far: the section pane and the view shown
+        follow them."""
+        app = self.app
+        if app.model.done:
+            return  # (the exact pass is coming)
+        self._sections_shown = True
+        app.query_one(SectionsPane).fill()
+        app.refresh_body()
+        app.query_one(RecordList).clear_cache()
 
     def names_ready(self, msg: NamesReady) -> None:
         """Symbols and perf's thread names arrived: draw the list and detail again."""

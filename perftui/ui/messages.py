@@ -57,6 +57,11 @@ class NamesReady(Message):
         self.error = error
 
 
+class LiveNames(Message):
+    """A pipe still streaming: the names, groups and section report of the records read so
+    far are the model's (:class:`~perftui.ui.livepipe.LivePipe`)."""
+
+
 class ReportReady(Message):
     """The section report of the current filter and range, counted by a worker."""
 

@@ -40,6 +40,7 @@ from ..symbols.options import SymbolOptions
 if TYPE_CHECKING:
     from ..analysis.samplegroups import SampleGroups
     from ..symbols.naming.resolver import Resolver
+    from ..symbols.tables.cache import SymbolCache
 
 BLOCK = 1 << 20  # rows per pass of a whole-index scan
 
@@ -136,7 +137,8 @@ class Model:
 
     def build_names(self, block: int = 1 << 16,
                     progress: Callable[[int, int], None] | None = None,
-                    stage: Callable[[str], None] | None = None) -> None:
+                    stage: Callable[[str], None] | None = None,
+                    cache: SymbolCache | None = None) -> None:
         """Every sample's names, perf's thread names and, from them, every sample's group
         for the profile views (its stack with the callchains when the recording has them).
         The names come from the index cache when it has them for these symbol options and
@@ -150,7 +152,8 @@ class Model:
         made from).
         Slow on a big first open:
         from the worker, after the first screen; ``progress(done, total)`` while
-        resolving.  The per-sample arrays live in mapped files (not anonymous memory)."""
+        resolving.  The per-sample arrays live in mapped files (not anonymous memory).
+        ``cache``: symbol tables kept from an earlier pass (a live pipe's)."""
         if self.smap is None or self.files is None:
             return
         from ..analysis.groupstore import sample_groups
@@ -167,7 +170,7 @@ class Model:
         # the resolver (its thread model and symbol tables: ~100 MB at 10^6 map versions)
         # goes before the groups are made, as on a reopen from the cache; annotate makes it
         # again when first asked (:meth:`ensure_resolver`), naming into the same locations
-        sl = named_samples(rec, self.symbol_options, chains, smap=smap, files=files,
+        sl = named_samples(rec, self.symbol_options, chains, cache, smap=smap, files=files,
                            rows=rows, alloc=alloc, progress=progress, stage=stage)
         c = rec.columns
 
@@ -176,6 +179,8 @@ class Model:
 
         grouped = sample_groups(rec, sl, attachment_name(self.symbol_options), chains,
                                 columns, alloc, block=block)
+        if store is not None:
+            store.close()  # every array is made (their maps stay valid)
         comms: CommModel = SampleComms(sl.rows, sl.comm, sl.other_rows, sl.other_comm,
                                        sl.comm_names, self.comms)
         with self.lock:

@@ -36,6 +36,7 @@ from ..analysis.stacktree import Trie, TrieBuilder
 from ..lru import LRU
 from ..present.report import Names, key_text
 from ..present.report import frame_name as folded_name
+from ..symbols.naming.locations import Locations
 from .model import Model
 from .transformed import TransformStack
 
@@ -66,8 +67,8 @@ class ProfileData:
         self._codes_of: SampleGroups | None = None
         self._selections: LRU[tuple[Scope, object], Selection] = LRU(8)
         self._tables: LRU[tuple[object, ...], GroupProfile] = LRU(16)
-        self._labels: list[str] | None = None
-        self._flame_labels: list[str] | None = None
+        self._labels: tuple[Locations, list[str]] | None = None
+        self._flame_labels: tuple[Locations, list[str]] | None = None
         self._flame: tuple[SampleGroups, Trie, np.ndarray, np.ndarray] | None = None
         #: (store, charged, ns per store sample) of the off-CPU time
         self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
@@ -287,12 +288,12 @@ class ProfileData:
             return []
         with self._lock:
             got = self._labels
-        if got is not None and len(got) == len(st.locs):
-            return got
+        if got is not None and got[0] is st.locs:  # (a live pipe's names are made anew)
+            return got[1]
         locs = st.locs
         out = [locs.label(i).lower() for i in range(len(locs))]
         with self._lock:
-            self._labels = out
+            self._labels = (locs, out)
         return out
 
     def flame_labels(self) -> list[str]:
@@ -302,12 +303,12 @@ class ProfileData:
             return []
         with self._lock:
             got = self._flame_labels
-        if got is not None and len(got) == len(st.locs):
-            return got
+        if got is not None and got[0] is st.locs:
+            return got[1]
         locs = st.locs
         out = [folded_name(locs, i).lower() for i in range(len(locs))]
         with self._lock:
-            self._flame_labels = out
+            self._flame_labels = (locs, out)
         return out
 
     def matching_rows(self, gp: GroupProfile, text: str) -> np.ndarray:

@@ -84,7 +84,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
 
     def refresh_data(self) -> None:
         m = self.data.model
-        if not m.done:
+        if not m.done and not self.data.ready:  # (a live pipe's are ready while it streams)
             placeholder = "indexing… (the flame graph follows once every record is indexed)"
         elif not self.data.ready:
             placeholder = self.note or "naming samples…"

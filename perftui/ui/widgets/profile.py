@@ -142,7 +142,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
 
     def _placeholder(self) -> str:
         m = self.data.model
-        if not m.done:
+        if not m.done and not self.data.ready:  # (a live pipe's are ready while it streams)
             return "indexing… (the profile follows once every record is indexed)"
         if not self.data.ready:
             return self.note or "naming samples… (the profile opens when every sample " \

@@ -1,0 +1,153 @@
+"""The live pipe (issue 28): ``perf record -o - … | perftui -`` with a real perf 6.1.
+
+perf's stream is copied, as it comes, to a file and into the browser's pipe.  While perf is
+still recording, the profile table (``p``) must show rows, and follow the stream; once the
+stream ends the table must equal ``perf report``'s on the saved stream, row for row (the
+oracle of test_ui_profile_perf).  With ``x`` pressed while perf still records, the views keep
+what was read: the table equals perf report's on the stream's bytes up to the last record
+indexed, and the pipe is still read to its end (perf is not blocked).
+
+Self counts (``c``): perf 6.1 gives a pipe-mode stream no Children column even with
+``--children`` (it settles the callchain mode before the stream's attrs are read), and
+``perf inject`` of the stream into a file fails here ("failed to process type: 2950");
+perftui shows Children as for the same recording in a file.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import BinaryIO
+
+import pytest
+from perfprograms import Built, require
+from test_ui_profile import idle, keys, prompt, table
+from test_ui_profile_perf import perf_table, same, shown
+from uihelpers import sync, workers_done
+
+from perftui.demo import MODULES_DIR
+from perftui.perfdata import Recording
+from perftui.ui.app import PerftuiApp
+
+pytestmark = [pytest.mark.perf, pytest.mark.slow]
+
+
+class Stream:
+    """``perf record -o -`` of ``cmd``, its bytes copied to ``saved`` and into a pipe."""
+
+    def __init__(self, saved: Path, *cmd: str) -> None:
+        self.perf = subprocess.Popen(
+            # -m 16: 64 KiB buffers, written out as they half fill (perf's default 512 KiB
+            # holds a one-program recording's samples until it exits: nothing to show live)
+            [require("perf"), "record", "-q", "-m", "16", "-e", "cpu-clock", "-F", "4000",
+             "-g", "-o", "-", "--", *cmd], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            cwd=saved.parent)
+        r, self._w = os.pipe()
+        self.reader: BinaryIO = os.fdopen(r, "rb", buffering=0)
+        self.saved = saved
+        self._copy = threading.Thread(target=self._run, daemon=True)
+        self._copy.start()
+
+    def _run(self) -> None:
+        assert self.perf.stdout is not None
+        with open(self.saved, "wb") as out:
+            while data := self.perf.stdout.read1(1 << 16):
+                out.write(data)
+                out.flush()
+                os.write(self._w, data)
+        os.close(self._w)
+
+    def recording(self) -> bool:
+        return self.perf.poll() is None
+
+    def wait(self) -> None:
+        self.perf.wait(timeout=120)
+        self._copy.join(timeout=60)
+
+
+def profile_rows(app: PerftuiApp) -> int:
+    v = table(app).view
+    return 0 if v is None else len(v.rows)
+
+
+def profile_samples(app: PerftuiApp) -> int:
+    v = table(app).view
+    return 0 if v is None else int(v.gp.total_samples)
+
+
+async def until_streamed(pilot, stream: Stream) -> list[int]:  # type: ignore[no-untyped-def]
+    """The samples the table counts, seen while perf records (about every 0.1 s)."""
+    seen = []
+    while stream.recording():
+        await pilot.pause(0.1)
+        seen.append(profile_samples(pilot.app))
+    return seen
+
+
+async def until_named(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Until the exact pass over everything read is done and shown."""
+    app = pilot.app
+    deadline = time.monotonic() + 120
+    while not (app.model.done and app.model.names is not None
+               and not any(w.name == "index" and w.is_running for w in app.workers)):
+        assert time.monotonic() < deadline, "the names never came"
+        await pilot.pause(0.05)
+    await workers_done(app)
+    await idle(pilot)
+
+
+@sync
+async def test_rows_while_recording_then_perfs_table(built: Built, tmp_path: Path) -> None:
+    stream = Stream(tmp_path / "saved.data", str(built.hotprog), "80")
+    rec = Recording(None, stream=stream.reader, spill=True, mapped=True)
+    app = PerftuiApp(rec, [str(MODULES_DIR)], stream=stream.reader)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("p")
+            seen = await until_streamed(pilot, stream)
+            stream.wait()
+            assert any(seen), "no profile row while perf was recording"
+            assert len(set(seen) - {0}) > 1, seen  # and the table followed the stream
+            assert seen == sorted(seen)
+            await until_named(pilot)
+            await keys(pilot, "c")  # self only: perf's table of a pipe-mode stream (below)
+            (want,) = perf_table(stream.saved, "comm,dso,sym", False).values()
+            same(shown(app, False), want, "comm,dso,sym")
+            await prompt(pilot, "s", "sym")
+            (want,) = perf_table(stream.saved, "sym", False).values()
+            same(shown(app, False), want, "sym")
+    finally:
+        rec.close()
+
+
+@sync
+async def test_x_keeps_what_was_read(built: Built, tmp_path: Path) -> None:
+    stream = Stream(tmp_path / "saved.data", str(built.hotprog), "80")
+    rec = Recording(None, stream=stream.reader, spill=True, mapped=True)
+    app = PerftuiApp(rec, [str(MODULES_DIR)], stream=stream.reader)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("p")
+            while stream.recording() and not profile_rows(app):
+                await pilot.pause(0.1)
+            assert stream.recording(), "perf ended before a live row: a longer program?"
+            await pilot.press("x")
+            await until_named(pilot)
+            stream.wait()  # the pipe read to its end: perf was never blocked
+            assert rec.cancelled
+            # the oracle: perf report on the bytes up to the last record indexed
+            c = rec.columns
+            last = len(c) - 1
+            end = rec.outer_offset(last) + int(c["size"][last])  # (the stream's offsets)
+            whole = stream.saved.read_bytes()
+            assert end < len(whole) and app.indexer.drained > 0  # stopped early, drained
+            prefix = tmp_path / "prefix.data"
+            prefix.write_bytes(whole[:end])
+            await keys(pilot, "c")
+            (want,) = perf_table(prefix, "comm,dso,sym", False).values()
+            same(shown(app, False), want, "comm,dso,sym")
+    finally:
+        rec.close()
