@@ -125,7 +125,7 @@ async def main(path: str, started: float) -> dict:
         marks["saved"] = time.time()
     rec.close()
     return {
-        "origin": rec.index_origin,
+        "origin": rec.index.origin,
         "first_screen_s": marks["first"] - started,
         "complete_s": marks.get("complete", marks["indexed"]) - started,
         "indexed_s": marks["indexed"] - started,

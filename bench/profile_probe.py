@@ -8,7 +8,10 @@
   on screen (the median, and the slowest);
 - ``children_ms``: ``c`` to the table without (then with) Children;
 - ``range_ms``: a timeline range selected to the table counted under it;
-- ``flame_ms``: ``f`` to the flame graph on screen.
+- ``flame_ms``: ``f`` to the flame graph on screen;
+- ``transform_ms`` / ``transform_cpu_s``: in the profile, then in the flame graph, each of
+  ``M`` (merge the top row's function: computed), ``u`` (undo), ``M`` again (redo) and
+  ``u`` to the view drawn again (wall ms, and the process's CPU seconds meanwhile).
 
 ``python bench/profile_probe.py FILE``.
 """
@@ -66,7 +69,7 @@ async def main(path: str) -> dict:
         while not app.model.done:
             await asyncio.sleep(0.01)
         t_indexed = time.perf_counter()
-        out["origin"] = rec.index_origin
+        out["origin"] = rec.index.origin
         out["indexed_s"] = t_indexed - t_start
         while app.model.groups is None:
             await asyncio.sleep(0.01)
@@ -83,7 +86,7 @@ async def main(path: str) -> dict:
             t0 = time.perf_counter()
             while not done():
                 if time.perf_counter() - t0 > limit:
-                    raise SystemExit("profile probe: timed out")
+                    raise SystemExit(f"profile probe: timed out after {out}")
                 await asyncio.sleep(0.001)
             want = id(shown())
             while True:
@@ -123,10 +126,33 @@ async def main(path: str) -> dict:
         old = table.view
         app.post_message(app.query_one("#timeline").RangeChanged((lo + third, hi - third)))
         out["range_ms"] = await until(lambda: table.view is not old and not pane.busy, view)
+        # transforms on the table's top row: merged, undone, merged again, undone
+        ms: dict[str, float] = {}
+        cpu: dict[str, float] = {}
+        for n, key in enumerate(("M", "u", "M", "u")):
+            table.cursor = 0  # the same row each time (the first of the untransformed)
+            old, c0 = table.view, time.process_time()
+            app.simulate_key(key)
+            ms[f"profile {n + 1} {key}"] = await until(
+                lambda old=old: table.view is not old and not pane.busy, view)
+            cpu[f"profile {n + 1} {key}"] = time.process_time() - c0
         app.simulate_key("f")
         flame = app.query_one(FlamePane)
         out["flame_ms"] = await until(lambda: flame.graph.levels and not flame.busy,
                                       lambda: flame.graph.levels)
+        graph = flame.graph
+        for n, key in enumerate(("M", "u", "M", "u")):
+            graph.action_top()  # the same frame each time: the first thread's first
+            graph.action_move("down")
+            graph.action_move("down")
+            old, c0 = graph.levels, time.process_time()
+            app.simulate_key(key)
+            ms[f"flame {n + 1} {key}"] = await until(
+                lambda old=old: graph.levels is not old and not flame.busy,
+                lambda: graph.levels)
+            cpu[f"flame {n + 1} {key}"] = time.process_time() - c0
+        out["transform_ms"] = {k: round(v) for k, v in ms.items()}
+        out["transform_cpu_s"] = {k: round(v, 3) for k, v in cpu.items()}
         await app.workers.wait_for_complete()
     rec.close()
     return out

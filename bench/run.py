@@ -222,6 +222,9 @@ def profile_rows(t: Table, big: Path, stripped: Path) -> None:
     t.row("browser: Children off (c)", pr["children_off_ms"], None, "", "ms")
     t.row("browser: profile under a new timeline range", pr["range_ms"], None, "", "ms")
     t.row("browser: flame graph (f) on screen", pr["flame_ms"], None, "", "ms")
+    for step, ms in pr["transform_ms"].items():  # M computes; u, M again, u: made before
+        t.row(f"browser: transform, {step} (CPU {pr['transform_cpu_s'][step]:.2f} s)", ms,
+              None, "" if step.endswith("1 M") else "<= 200 ms", "ms")
     t.row("browser: peak RssAnon with the profile views", anon / 1024, None, "", "MB")
 
 

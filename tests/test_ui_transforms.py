@@ -215,3 +215,41 @@ async def test_sandwich_equals_perfs_call_graphs_of_the_symbol(shared_dir: Path)
         await to_row(pilot, app, "work")
         await keys(pilot, "w")
         assert tree_paths(app, 0) == callers and tree_paths(app, 1) == callees
+
+
+@sync
+async def test_undo_and_redo_find_what_was_made(shared_dir: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undone and done again (merge, collapse), the flame graph still equals each
+    definition over perf script, and nothing is made twice: each stack's transformed
+    samples and each store's flame paths once (before, an undo made the untransformed
+    paths again and a collapse done again was a new frame, its samples made again)."""
+    from perftui.ui import profiledata, transformed
+
+    made: Counter[str] = Counter()
+
+    def counting(name: str, f):  # type: ignore[no-untyped-def]
+        def g(*a, **k):  # type: ignore[no-untyped-def]
+            made[name] += 1
+            return f(*a, **k)
+        return g
+
+    monkeypatch.setattr(transformed, "transform_groups",
+                        counting("groups", transformed.transform_groups))
+    monkeypatch.setattr(profiledata, "flame_paths",
+                        counting("paths", profiledata.flame_paths))
+    data = callsites_data(shared_dir)
+    stacks = perf_stacks(data)
+    async with browse(data) as (app, pilot):
+        await keys(pilot, "f")
+        assert flame_folded(app) == fold(stacks)
+        cases = [("work", "M", merge_function("work")),
+                 ("msort_with_tmp", "L", collapse_resource("libc.so.6"))]
+        for name, key, definition in cases:
+            for _ in range(2):
+                await prompt(pilot, "slash", name)
+                await keys(pilot, "home", "n", key, "escape")
+                assert flame_folded(app) == fold(stacks, definition), key
+                await keys(pilot, "u")
+                assert flame_folded(app) == fold(stacks), key
+    assert made == {"groups": 2, "paths": 3}, made  # the base's paths, and each transform's

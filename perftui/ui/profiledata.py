@@ -12,7 +12,9 @@ may be slow on a big recording: the views call it from thread workers.  No widge
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -41,6 +43,10 @@ from .model import Model
 from .transformed import TransformStack
 
 MASK_BLOCK = 1 << 20  # samples masked at a time
+#: stores whose key codes and flame-graph paths are kept: the base and the transformed
+#: ones :class:`TransformStack` keeps, so undo and redo find theirs made
+STORES_KEPT = 6
+T = TypeVar("T")
 #: the event switch's ``offcpu-time`` made from sched_switch (a Scope's attr): the
 #: sched_switch samples, each weighing its thread's time off the CPU in ns
 OFFCPU_ATTR = -2
@@ -63,13 +69,13 @@ class ProfileData:
     def __init__(self, model: Model) -> None:
         self.model = model
         self._lock = threading.Lock()
-        self._codes: GroupCodes | None = None
-        self._codes_of: SampleGroups | None = None
+        #: per store (by id, the store kept with it): its key codes, its flame paths
+        self._codes: LRU[int, tuple[SampleGroups, GroupCodes]] = LRU(STORES_KEPT)
+        self._flames: LRU[int, tuple[SampleGroups, Flame]] = LRU(STORES_KEPT)
         self._selections: LRU[tuple[Scope, object], Selection] = LRU(8)
         self._tables: LRU[tuple[object, ...], GroupProfile] = LRU(16)
         self._labels: tuple[Locations, list[str]] | None = None
         self._flame_labels: tuple[Locations, list[str]] | None = None
-        self._flame: tuple[SampleGroups, Trie, np.ndarray, np.ndarray] | None = None
         #: (store, charged, ns per store sample) of the off-CPU time
         self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
         #: the transforms every view shows (focus, merge, drop, collapse)
@@ -138,17 +144,9 @@ class ProfileData:
         return attrs[0] if attrs else None
 
     def codes(self) -> GroupCodes | None:
-        """The store's key codes and ranks (made once)."""
+        """The store's key codes and ranks (made once per store)."""
         st = self.groups()[0]
-        if st is None:
-            return None
-        with self._lock:
-            if self._codes is not None and self._codes_of is st:
-                return self._codes
-        gc = GroupCodes(st)
-        with self._lock:
-            self._codes, self._codes_of = gc, st
-        return gc
+        return None if st is None else of_store(self._codes, st, GroupCodes)
 
     def prepare(self, keys: tuple[str, ...] = DEFAULT_SORT) -> None:
         """What the first open of the views needs (codes, the table by ``keys`` of the
@@ -251,25 +249,17 @@ class ProfileData:
         and every address no symbol covers named by its dso alone (one frame per dso, as
         flamegraph's stackcollapse-perf and ``perftui report --folded`` name them)."""
         st = sel.store
-        with self._lock:
-            got = self._flame
-        if got is None or got[0] is not st:
-            canon = unknown_by_dso(st)
-            got = (st, *flame_paths(st, canon), canon)
-            with self._lock:
-                self._flame = got
-        _st, trie, end, _canon = got
-        tree = trie.weigh(end, sel.period, sel.count)
-        return GroupTree(tree, np.arange(st.groups, dtype=np.int64), end, st.groups)
+        fl = of_store(self._flames, st, Flame.of)
+        tree = fl.trie.weigh(fl.end, sel.period, sel.count)
+        return GroupTree(tree, np.arange(st.groups, dtype=np.int64), fl.end, st.groups)
 
-    def flame_locations(self, frame: int) -> frozenset[int]:
-        """The locations a frame of the last flame graph stands for (an address no symbol
+    def flame_locations(self, st: SampleGroups, frame: int) -> frozenset[int]:
+        """The locations a frame of ``st``'s flame graph stands for (an address no symbol
         covers: every one of its dso's; a thread: itself)."""
-        with self._lock:
-            got = self._flame
-        if frame < 0 or got is None:
+        if frame < 0:
             return frozenset({frame})
-        return frozenset(np.flatnonzero(got[3] == frame).tolist())
+        canon = of_store(self._flames, st, Flame.of).canon
+        return frozenset(np.flatnonzero(canon == frame).tolist())
 
     # -- names -----------------------------------------------------------------------------------
     def names(self) -> Names | None:
@@ -333,6 +323,33 @@ class ProfileData:
                     if want in key_text(gp.shell, names, gp.row(int(f)), i).lower()]
             hit |= np.isin(gp.key[:, i], good)
         return np.nonzero(hit)[0]
+
+
+def of_store(cache: LRU[int, tuple[SampleGroups, T]], st: SampleGroups,
+             make: Callable[[SampleGroups], T]) -> T:
+    """What ``make`` makes of ``st``, kept in ``cache`` (by the store's id, checked to be
+    the same store: an id is reused once its store is freed)."""
+    got = cache.get(id(st))
+    if got is not None and got[0] is st:
+        return got[1]
+    value = make(st)
+    cache.put(id(st), (st, value))
+    return value
+
+
+@dataclass(frozen=True)
+class Flame:
+    """A store's flame-graph paths: the trie, the node each group's path ends at, and each
+    location's stand-in (:func:`unknown_by_dso`)."""
+
+    trie: Trie
+    end: np.ndarray
+    canon: np.ndarray
+
+    @classmethod
+    def of(cls, st: SampleGroups) -> Flame:
+        canon = unknown_by_dso(st)
+        return cls(*flame_paths(st, canon), canon)
 
 
 def unknown_by_dso(st: SampleGroups) -> np.ndarray:

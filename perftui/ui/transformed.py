@@ -35,7 +35,7 @@ class TransformStack:
         self._lock = threading.Lock()
         self.stack: tuple[Transform, ...] = ()
         #: the frames collapsed runs become: (dso, name, section), location ids after the
-        #: base store's (kept when undone: ids once given stay)
+        #: base store's (kept when undone: ids once given stay; one per library)
         self.frames: list[tuple[int, str, str | None]] = []
         self._base: SampleGroups | None = None
         self._made: LRU[tuple[Transform, ...], tuple[SampleGroups, np.ndarray]] = LRU(4)
@@ -75,9 +75,11 @@ class TransformStack:
         hit = dsos == dso
         if section:
             hit &= np.array([s == section for s in locs.section], dtype=bool)
-        with self._lock:
-            into = len(self._base_locs(st)) + len(self.frames)
-            self.frames.append((dso, name, section))
+        with self._lock:  # the frame made before for the same library (a redo: the same
+            frame = (dso, name, section)  # transform, its samples found made)
+            if frame not in self.frames:
+                self.frames.append(frame)
+            into = len(self._base_locs(st)) + self.frames.index(frame)
         return Transform(COLLAPSE_RESOURCE, frozenset(np.flatnonzero(hit).tolist()),
                          into=into, label=name)
 

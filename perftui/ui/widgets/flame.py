@@ -170,7 +170,10 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         if msg.whole:
             return
         msg.stop()
-        ids = frozenset().union(*(self.data.flame_locations(f) for f in msg.ids))
+        if self.store is None:
+            return
+        st = self.store
+        ids = frozenset().union(*(self.data.flame_locations(st, f) for f in msg.ids))
         self.post_message(SandwichWanted(ids, whole=True))
 
     def on_transform_wanted(self, msg: TransformWanted) -> None:
@@ -179,7 +182,8 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         msg.stop()
         if self.store is None:
             return
-        path = tuple(frozenset().union(*(self.data.flame_locations(f) for f in level))
+        st = self.store
+        path = tuple(frozenset().union(*(self.data.flame_locations(st, f) for f in level))
                      for level in msg.path)
         said = push_wanted(self.data.transforms, self.store,
                            TransformWanted(msg.kind, path))
