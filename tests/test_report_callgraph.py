@@ -19,6 +19,7 @@ import contextlib
 import io
 import re
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -189,22 +190,72 @@ def same_but_ties(data: Path, opts: str, mode: str, unmark: bool = False,
     mine = [canonical_block(b, mode, comm)
             for b in blocks(body(ours_text(data, args), callee))]
     if table_splits:
-        # rows the table itself has apart (its -g none has them apart too): left out of the
-        # comparison of graphs, once that is seen
-        def rows(text: str) -> set[str]:
-            return {canonical_block(b, "graph", comm)[0] for b in blocks(body(text, callee))}
-        plain = [a for i, a in enumerate(args) if a != "-g" and (i == 0 or args[i - 1] != "-g")
-                 and not a.startswith("--call-graph")]
-        t_rows = rows(perf_text(data, [*plain, "-g", "none"]))
-        m_rows = rows(ours_text(data, [*plain, "-g", "none"]))
-        apart = (t_rows - m_rows) | (m_rows - t_rows)
-        assert {b[0] for b in theirs} ^ {b[0] for b in mine} == apart, opts
-        theirs = [b for b in theirs if b[0] not in apart]
-        mine = [b for b in mine if b[0] not in apart]
+        # the rows perf files twice: left out of the comparison of graphs once each key's
+        # rows are seen to sum alike on both sides
+        split = split_rows([b[0] for b in theirs], [b[0] for b in mine], opts)
+        assert {b[0] for b in theirs} ^ {b[0] for b in mine} <= split, opts
+        theirs = [b for b in theirs if b[0] not in split]
+        mine = [b for b in mine if b[0] not in split]
+        if mode == "folded":  # a chain perf files twice under one row
+            by_row = dict(mine)
+            theirs = [(r, by_row[r]) if r in by_row and folded_alike(g, by_row[r]) else (r, g)
+                      for r, g in theirs]
     assert len(mine) == len(theirs) > 0
     missing = sorted(set(theirs) - set(mine))
     assert not missing, (opts, missing[:2], sorted(set(mine) - set(theirs))[:2])
     assert sorted(mine) == sorted(theirs), opts
+
+
+def split_rows(theirs: list[str], mine: list[str], opts: str) -> set[str]:
+    """The rows (as :func:`canonical_block` gives them) of each key perf prints more often
+    than perftui, and ours of those keys, once ours are seen to sum to perf's.
+
+    On a recording whose hists tree perf 6.1 breaks (unresolved addresses, whose
+    ``_sort__addr_cmp`` overflows: test_report_perf's ``tree_broken``), perf files some
+    rows twice, e.g. ``_dl_start_final (inlined)`` as 0.37% + 0.41% where perftui has
+    one row of 0.78%, or ``__libc_start_main_impl (inlined)`` as 0.55% + 99.04% against
+    99.60%.  Which rows depends on the order perf inserts its entries in, which follows the
+    callchain's order in the children's walk: so ``-g folded,0,callee`` can split a row
+    that ``-g none`` keeps whole, on one recording in a few.  Each key's percentages,
+    column by column, must sum alike (within the rounding of each printed share)."""
+    def key(row: str) -> str:
+        return " ".join(f for f in row.split() if not f.endswith("%"))
+
+    def shares(row: str) -> list[float]:
+        return [float(f[:-1]) for f in row.split() if f.endswith("%")]
+
+    twice = {k for k, n in Counter(key(r) for r in theirs).items() if n > 1}
+    out: set[str] = set()
+    for k in twice:
+        t = [shares(r) for r in theirs if key(r) == k]
+        m = [shares(r) for r in mine if key(r) == k]
+        assert 1 <= len(m) <= len(t), (opts, k, t, m)
+        if len(m) == len(t):  # two symbols of one name (static functions): not a split
+            continue
+        tol = 0.005 * (len(t) + len(m)) + 1e-9
+        for col in range(len(t[0])):
+            assert abs(sum(x[col] for x in t) - sum(x[col] for x in m)) <= tol, (opts, k, t, m)
+        out |= {r for r in [*theirs, *mine] if key(r) == k}
+    return out
+
+
+def folded_alike(theirs: str, mine: str) -> bool:
+    """A row's folded chains (:func:`canonical_block`'s, one a line), perf's with a chain
+    it printed more than once (its callchain tree, broken as its hists tree is, keeps one
+    chain as two nodes: 0.05% + 0.05% where perftui has 0.09%) taken as one: the same
+    chains, each one's share the sum of perf's within the rounding of each printed
+    share."""
+    def chains(graph: str) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for ln in graph.splitlines():
+            share, _, chain = ln.partition("% ")
+            out.setdefault(chain, []).append(float(share))
+        return out
+
+    t, m = chains(theirs), chains(mine)
+    return t.keys() == m.keys() and all(
+        len(m[k]) <= len(t[k]) and abs(sum(t[k]) - sum(m[k])) <= 0.005 * (len(t[k]) + len(m[k]))
+        + 1e-9 for k in t)
 
 
 @pytest.mark.parametrize(("opts", "mode"), [
