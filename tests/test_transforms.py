@@ -214,7 +214,10 @@ def test_folded_transforms_equal_their_definition_over_perf_script(shared_dir: P
     stacks = perf_stacks(data)
     assert fold(stacks) == ours(data)  # (the folding itself first)
     main_path = "__libc_start_call_main;main"
-    assert sum(fold(stacks, focus_subtree(main_path)).values()) > 1000  # (the path exists)
+    # (the path exists: about half the samples are under it, the rest in libc's qsort,
+    # whose frames break the chain; a count, as the > 1000 this was, fails on a faster
+    # machine: callsites 2 is 0.21-0.23 s of CPU here, 461-479 samples on that path of 1000)
+    assert sum(fold(stacks, focus_subtree(main_path)).values()) > sum(stacks.values()) / 4
     cases: list[tuple[list[str], list[Definition]]] = [
         (["--focus-function", "work"], [focus_function("work")]),
         (["--focus-subtree", f"{main_path};site_two"], [focus_subtree(f"{main_path};site_two")]),
