@@ -9,11 +9,17 @@ the perf-equality tests on both, forced by ``PERFTUI_ENGINE=plain`` or ``compile
 
 The choice is made by the whole recording's row count, so every pass of one recording
 takes the same engine (one compiled pass would pay numba's fixed cost for all of them).
+Until numba has compiled the loops once after an install, a big recording takes the plain
+engine too, while :mod:`perftui.warmcompile` compiles them in the background; the line
+saying so is in :data:`NOTES` (the command line prints it once, the browser shows it).
 """
 
 from __future__ import annotations
 
 import os
+import threading
+
+from . import warmcompile
 
 #: the environment variable that forces an engine: ``plain`` or ``compiled``
 ENV = "PERFTUI_ENGINE"
@@ -38,9 +44,30 @@ def forced() -> str | None:
     return value
 
 
+#: what the engine's choice has to say (once a process): the background compile
+NOTES: list[str] = []
+_warm: bool | None = None  # the compiled loops are ready (None: not asked yet)
+_warm_lock = threading.Lock()
+
+
 def engine_for(rows: int) -> str:
     """``"plain"`` or ``"compiled"``: the engine of a recording of ``rows`` index rows."""
-    return forced() or ("plain" if rows < SMALL_ROWS else "compiled")
+    return forced() or ("plain" if rows < SMALL_ROWS or not _compiled_ready() else "compiled")
+
+
+def _compiled_ready() -> bool:
+    """numba's machine code is there (else the background compile is started, once a
+    process, and the plain engine answers meanwhile); True too where it cannot be kept."""
+    global _warm
+    with _warm_lock:
+        if _warm is None:
+            _warm = warmcompile.ready()
+            if not _warm:
+                note = warmcompile.start_background()
+                _warm = note is None  # (a tree not writable: compiled in the run, as before)
+                if note is not None:
+                    NOTES.append(note)
+        return _warm
 
 
 def compiled(rows: int) -> bool:

@@ -37,6 +37,15 @@ def tune_malloc() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    finally:
+        for note in engine.NOTES:  # the background compile's start, said once
+            print(note, file=sys.stderr)
+        engine.NOTES.clear()
+
+
+def _main(argv: list[str] | None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     tune_malloc()
     main_p, sub_p = build_parser()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.worker import get_current_worker
 
-from .. import startup
+from .. import engine, startup
 from ..textsafe import safe
 from .messages import Drained, LiveNames, NamesProgress, NamesReady, Progress, ReportReady
 from .widgets.panes import Detail, HeaderLine, SectionsPane
@@ -190,6 +190,8 @@ class IndexDisplay:
             app.notify(safe(msg.error, 300), severity="warning", markup=False)
             note = "no symbols: " + msg.error
             app.views.set_notes(note, note)
+        for note in engine.NOTES:  # the background compile: said once (in a toast)
+            app.notify(note, severity="information", timeout=10, markup=False)
         app.refresh_body()
         records = app.query_one(RecordList)
         records.clear_cache()
