@@ -28,6 +28,7 @@ from .calltrees import CallTreeList, Forest
 from .frames import EventChoice
 from .hotspots import HotspotTable, TableAction, TableView
 from .linelist import LineList
+from .profiletrees import forests_of
 from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
 from .transformkeys import SandwichWanted, TransformWanted, push_wanted
@@ -38,7 +39,6 @@ SORT_PRESETS: tuple[tuple[str, ...], ...] = (
     ("dso",), ("module", "section", "sym"))
 SECTION_SORT = ("module", "section", "sym")
 LOCATION_KEYS = frozenset(k.name for k in SORT_KEYS.values() if k.per_location)
-AUTO_OPEN = 3  # levels of the heaviest path opened when trees are first shown
 
 
 def event_bindings() -> list[Binding]:
@@ -368,38 +368,12 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
     def _grow(self, gp: GroupProfile, row: int | None, fresh: bool, timed: bool,
               scope: Scope | None = None, sandwich: frozenset[int] | None = None) -> None:
         try:
-            if sandwich is not None and scope is not None:
-                gp, row = self._sandwich_row(scope, sandwich)
-            if row is None and sandwich is not None:
-                forests = []
-            elif row is None:
-                td, bu = self.data.whole_of(gp.selection)
-                forests = [Forest("top-down: callers first", td),
-                           Forest("bottom-up: sampled functions first", bu, top_down=False)]
-            else:
-                callers, callees = self.data.focus(gp, row)
-                forests = [Forest("callers (bottom-up: who calls it)", callers,
-                                  top_down=False),
-                           Forest("callees (top-down: what it calls)", callees)]
-            for f in forests:
-                f.tree.tree.children(-1)  # the children index, off the UI thread
-                if fresh:
-                    _auto_open(f)
+            gp, forests = forests_of(self.data, gp, row, fresh, scope, sandwich)
         except Exception as e:  # said, the traceback kept; the browser goes on
             self.app.call_from_thread(self._failed, e)
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._grown, forests, gp, fresh, timed)
-
-    def _sandwich_row(self, scope: Scope, ids: frozenset[int]
-                      ) -> tuple[GroupProfile, int | None]:
-        """The table by ``sym`` (with Children) and the row of the function ``ids``."""
-        gp = self.data.table(scope, ("sym",), True)
-        if gp is None:
-            raise RuntimeError("no profile")
-        code = gp.codes.of("sym")[min(ids)]
-        hit = np.flatnonzero(gp.key[:, 0] == code)
-        return gp, (int(hit[0]) if len(hit) else None)
 
     def _grown(self, forests: list[Forest], gp: GroupProfile, fresh: bool,
                timed: bool) -> None:
@@ -478,25 +452,3 @@ def _row_blocks(gp: GroupProfile, row: int) -> Iterable[np.ndarray]:
     """The SAMPLE rows of table row ``row`` (its own, or through it with Children), a
     block at a time."""
     return gp.selection.row_blocks(gp.groups_of_row(row, through=gp.children))
-
-
-def _auto_open(f: Forest) -> None:
-    """Open the first root, then follow its heaviest path a few levels down while one
-    child carries at least half of its parent (a spread of small ones stays closed)."""
-    t = f.tree.tree
-    kids = t.children(-1)
-    if not len(kids):
-        return
-    node = int(kids[0])
-    path: tuple[int, ...] = (int(t.frame[node]),)
-    f.expanded.add(path)
-    for _ in range(AUTO_OPEN):
-        kids = t.children(node)
-        if not len(kids):
-            break
-        node = int(kids[0])
-        if not len(t.children(node)) or \
-                2 * int(t.total[t.children(node)[0]]) < int(t.total[node]):
-            break
-        path = (*path, int(t.frame[node]))
-        f.expanded.add(path)
