@@ -113,6 +113,7 @@ async def test_rows_while_recording_then_perfs_table(built: Built, tmp_path: Pat
             assert len(set(seen) - {0}) > 1, seen  # and the table followed the stream
             assert seen == sorted(seen)
             await until_named(pilot)
+            assert app.indexer.live is None  # its symbol tables went with the last pass
             await keys(pilot, "c")  # self only: perf's table of a pipe-mode stream (below)
             (want,) = perf_table(stream.saved, "comm,dso,sym", False).values()
             same(shown(app, False), want, "comm,dso,sym")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from textual.message import Message
 from textual.worker import Worker, get_current_worker
 
+from .. import heap
 from .livepipe import LivePipe
 from .messages import CacheNotes, Drained, LiveNames, NamesProgress, NamesReady, Progress
 
@@ -155,6 +156,11 @@ class IndexController:
         except Exception as e:  # a symbol source that breaks must not stop the app
             self._post(NamesReady(f"symbols: {e}"))
             return
+        finally:
+            # a live pipe's symbol tables go with its last pass, as a resolver's do (a
+            # system-wide stream of 80 K samples: 234 -> 93 MB of RssAnon)
+            self.live = cache = None
+            heap.trim()
         self._post(NamesReady())
         if self.prepare is not None:
             # (if this breaks, the view computes it again and says why)
