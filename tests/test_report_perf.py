@@ -118,8 +118,9 @@ def compare(data: Path, keys: str, children: bool, tree_broken: bool = False,
         # only after sizing its column (a row never compared by it before: with
         # sym,srcline "rcu_nocb_unlock_irqrestore.part.0+11" printed in 32 columns as
         # "rcu_nocb_unlock_irqrestore.part."): cut ours the same way
+        # (an inlined symbol's name too: "__memcpy_avx512_unaligned_erms (inline")
         width = {i: max(len(k[i]) for k in want) for i, name in enumerate(klist)
-                 if name in ("comm", "srcline", "srcfile") and want}
+                 if name in ("comm", "srcline", "srcfile", "sym") and want}
         split = sum(1 for k, v in want.items() if len(v) > 1 and _no_map_address(klist, k))
         got: dict[tuple[str, ...], list[dict]] = {}
         for r in d["rows"]:

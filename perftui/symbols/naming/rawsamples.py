@@ -114,7 +114,7 @@ def _key_slot(table: np.ndarray, a: np.uint64, b: np.uint64, c: np.uint64) -> np
 
 @njit(cache=True, nogil=True)
 def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
-           cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
+           tail: np.ndarray, cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
            seq: np.ndarray, maps: tuple[np.ndarray, ...], table: np.ndarray, k_c: np.ndarray,
            n_keys: int, e_key: np.ndarray,
            e_starts: np.ndarray, miss: np.ndarray, miss_map: np.ndarray,
@@ -126,7 +126,8 @@ def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np
     before a row that could take the keys past ``max_keys`` (what the key arrays hold, and
     3/4 of the table's slots).  (keys, misses, next row, next entry).
     ``u64``: ``u8`` as 8-byte words when every chain starts on one (else empty: read a
-    byte at a time); ``words``: room for the longest chain.
+    byte at a time); ``words``: room for the longest chain; ``tail``: per row, how many of
+    its chain's last words are unwound frames (never context markers).
 
     The map walk and the key probe are written out here, not called: numba counts the
     references of an array handed to an inlined function, two atomic operations per
@@ -164,7 +165,8 @@ def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np
                 else:
                     for b in range(7, -1, -1):
                         w = (w << np.uint64(8)) | np.uint64(u8[p + b])
-            if w >= _CTX_MAX and w != _CTX_USER and w != _CTX_KERNEL and w != _CTX_HV:
+            if (w >= _CTX_MAX and w != _CTX_USER and w != _CTX_KERNEL and w != _CTX_HV
+                    and e < count[i] - tail[i]):
                 nw = 0
                 break
             words[e] = w
@@ -180,7 +182,7 @@ def _probe(u8: np.ndarray, u64: np.ndarray, big: bool, at: np.ndarray, count: np
                 if e == 0:
                     mode = 0
                 a = words[e]
-                if a >= _CTX_MAX:
+                if a >= _CTX_MAX and e < nw - tail[i]:
                     mode = 0 if a == _CTX_USER else (1 if a == _CTX_KERNEL else 2)
                     continue
             flags = np.uint64(0)
@@ -325,10 +327,11 @@ class NameTables:
 
     def name(self, u8: np.ndarray, big: bool, at: np.ndarray, count: np.ndarray,
              cpumode: np.ndarray, ip: np.ndarray, uobj: np.ndarray, kep: np.ndarray,
-             seq: np.ndarray, maps: tuple[np.ndarray, ...], namer: KeyNamer
-             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             seq: np.ndarray, maps: tuple[np.ndarray, ...], namer: KeyNamer,
+             tail: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(own location, stack id, offsets id) of each row (callchains of ``count``
-        entries at byte ``at`` of ``u8``; ``uobj`` the thread's maps object, ``kep`` the
+        entries at byte ``at`` of ``u8``, the last ``tail`` of them unwound frames; ``uobj``
+        the thread's maps object, ``kep`` the
         kernel maps' epoch; ``maps``: :meth:`~.maps.MapTable.lookup_arrays` and per map
         what names its addresses (see the module docstring), whether they go through
         pgoff, its start and pgoff); ``namer`` names the keys not met before."""
@@ -336,6 +339,8 @@ class NameTables:
         at = np.ascontiguousarray(at, dtype=np.int64)
         count = np.ascontiguousarray(count, dtype=np.int64) if self.callchains else \
             np.zeros(n, np.int64)
+        tail = np.zeros(n, np.int64) if tail is None or not self.callchains else \
+            np.ascontiguousarray(tail, dtype=np.int64)
         if n and int((at + 8 * count).max()) > len(u8):
             raise ValueError("a callchain outside its source")  # never: spans are checked
         cpumode = np.ascontiguousarray(cpumode, dtype=np.uint8)
@@ -354,7 +359,8 @@ class NameTables:
         words = np.empty(max(1, int(count.max()) if n else 1), np.uint64)
         while True:
             self.n_keys, n_miss, row, at_entry = _probe(
-                u8, u64, big, at, count, cpumode, ip, uobj, kep, seq, maps, self.table, self.k_c,
+                u8, u64, big, at, count, tail, cpumode, ip, uobj, kep, seq, maps, self.table,
+                self.k_c,
                 self.n_keys, e_key, e_starts, miss, miss_map, miss_ip, miss_seq, n_miss, row,
                 at_entry, words, self.max_keys)
             if row == n:

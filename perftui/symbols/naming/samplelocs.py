@@ -28,7 +28,7 @@ import numpy as np
 from ...engine import compiled
 from ...perfdata import Recording, RecordType
 from ...perfdata.index import NO_SOURCE, distinct
-from ..tasks.callchain import callchain_spans, source_bytes
+from ..tasks.callchain import callchain_spans, chain_tails, source_bytes
 from ..tasks.dsonames import MapKind
 from .locations import Locations
 from .plainnames import PlainNames
@@ -198,10 +198,12 @@ class _FastNames:
         rec, model = self.res.rec, self.res.model
         if self.callchains:
             src, at, count = callchain_spans(rec, rows)
+            tail = chain_tails(rec, rows, src, count)
         else:
             src = rec.columns["src"][rows]
             at = np.zeros(len(rows), np.int64)
             count = np.zeros(len(rows), np.int64)
+            tail = count
         seq = model.seq[rows].astype(np.int64)
         kep = model.maps.kernel_epochs(seq)
         cpumode = rec.columns["cpumode"][rows]
@@ -211,14 +213,15 @@ class _FastNames:
             s = srcs[0]
             u8 = source_bytes(rec, s) if s != NO_SOURCE else self._none
             return self.tables.name(u8, big, at, count, cpumode, ip, uobj, kep, seq,
-                                    self.maps, self._name_keys)
+                                    self.maps, self._name_keys, tail)
         out = (np.empty(len(rows), np.int32), np.zeros(len(rows), np.int32),
                np.empty(len(rows), np.int32))
         for s in srcs:
             m = np.flatnonzero(src == s)
             u8 = source_bytes(rec, s) if s != NO_SOURCE else self._none
             got = self.tables.name(u8, big, at[m], count[m], cpumode[m], ip[m],
-                                   uobj[m], kep[m], seq[m], self.maps, self._name_keys)
+                                   uobj[m], kep[m], seq[m], self.maps, self._name_keys,
+                                   tail[m])
             for o, g in zip(out, got, strict=True):
                 o[m] = g
         return out

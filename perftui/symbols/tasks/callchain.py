@@ -23,12 +23,16 @@ CONTEXT_HV = 2**64 - 32
 MARKER = 255  # cpumode given to the marker entries themselves
 
 
-def chain_cpumodes(flat: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def chain_cpumodes(flat: np.ndarray, starts: np.ndarray, tails: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """(cpumode per entry, ok per chain) for callchains concatenated in ``flat`` (u64), chain
     ``k`` starting at ``starts[k]`` (ascending; it ends where the next starts).
 
     Entries get ``Misc.USER``/``Misc.KERNEL``/``Misc.HYPERVISOR``, markers :data:`MARKER`;
-    ``ok`` is False for a chain perf 6.1 discards (an unknown context marker)."""
+    ``ok`` is False for a chain perf 6.1 discards (an unknown context marker).  ``tails``:
+    per chain, how many of its last entries are unwound user frames (:func:`chain_tails`),
+    addresses whatever their value (perf's ``unwind_entry`` never reads a frame as a
+    marker: a return address of -1 is a frame in no map)."""
     flat = np.asarray(flat, dtype=np.uint64)
     starts = np.asarray(starts, dtype=np.int64)
     n = len(flat)
@@ -37,6 +41,9 @@ def chain_cpumodes(flat: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np
     if not n:
         return modes, ok
     marker = flat >= np.uint64(PERF_CONTEXT_MAX)
+    if tails is not None and np.any(tails):
+        ends = np.r_[starts[1:], n]
+        marker &= ~_in_tails(ends, np.asarray(tails, np.int64), n)
     mode_at = np.full(n, Misc.USER, dtype=np.uint8)
     mode_at[flat == np.uint64(CONTEXT_KERNEL)] = Misc.KERNEL
     mode_at[flat == np.uint64(CONTEXT_HV)] = Misc.HYPERVISOR
@@ -130,6 +137,28 @@ def record_chain_spans(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np
             counts[sel[ok]] = nr[ok].astype(np.int64)
             at_first[sel[ok]] = start[ok] + 8
     return src, at_first, counts
+
+
+def _in_tails(ends: np.ndarray, tails: np.ndarray, n: int) -> np.ndarray:
+    """Whether each of ``n`` concatenated entries is among the last ``tails[k]`` of its
+    chain (chain ``k`` ending before ``ends[k]``)."""
+    mark = np.zeros(n + 1, np.int64)
+    np.add.at(mark, ends - tails, 1)
+    np.add.at(mark, ends, -1)
+    return np.cumsum(mark)[:n] > 0
+
+
+def chain_tails(rec: Recording, rows: np.ndarray, src: np.ndarray, counts: np.ndarray
+                ) -> np.ndarray:
+    """Per SAMPLE row (``src``, ``counts``: its :func:`callchain_spans`), how many of its
+    chain's last entries are unwound user frames (behind the joined chain's
+    ``PERF_CONTEXT_USER``; 0 for a record's own chain)."""
+    out = np.zeros(len(rows), np.int64)
+    hit = np.flatnonzero(src == UNWOUND_SOURCE)
+    if len(hit):
+        own = record_chain_spans(rec, np.asarray(rows, np.int64)[hit])[2]
+        out[hit] = np.maximum(counts[hit] - own - 1, 0)
+    return out
 
 
 def callchain_spans(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray,

@@ -34,7 +34,8 @@ from ...engine import compiled
 from ...perfdata import Feature, Recording, RecordType
 from ...perfdata.constants import Misc
 from ...perfdata.index import NO_SOURCE
-from .callchain import MARKER, chain_cpumodes, sample_callchains
+from ..unwind.overlay import overlay_of
+from .callchain import MARKER, callchain_spans, chain_cpumodes, chain_tails, sample_callchains
 from .dsonames import (
     VDSO,
 )
@@ -382,7 +383,9 @@ class ThreadModel:
         :class:`CallchainMaps`)."""
         rows = np.asarray(rows, dtype=np.int64)
         flat, starts, counts = sample_callchains(self.rec, rows)
-        modes, ok = chain_cpumodes(flat, starts)
+        tails = chain_tails(self.rec, rows, callchain_spans(self.rec, rows)[0], counts) \
+            if overlay_of(self.rec) is not None else None
+        modes, ok = chain_cpumodes(flat, starts, tails)
         obj = np.full(len(rows), -1, dtype=np.int32)
         some = counts > 0
         if some.any():

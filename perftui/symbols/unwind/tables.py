@@ -189,7 +189,10 @@ class UnwindTables:
 
     def _set_biases(self, d: int, img: ElfHeaders) -> None:
         """Per map of DSO ``d``: its file offset ``addr - start + pgoff`` in the PT_LOAD
-        holding its pgoff gives the link-time address; ``bias`` is ``addr - vaddr``."""
+        holding its pgoff gives the link-time address; ``bias`` is ``addr - vaddr``.  The
+        loader maps each PT_LOAD from its offset rounded down to a page, so where two share
+        that page (lld puts ``r-x`` right after ``r--``: offsets 0 and 0x28460, a map at
+        pgoff 0x28000) the map is of the later one."""
         ids = np.flatnonzero(self.m_dso == d)
         if not len(ids) or not img.loads:
             return
@@ -199,7 +202,8 @@ class UnwindTables:
         page = np.uint64(4095)
         pg = self.mt.pgoff[ids].astype(np.uint64)
         hit = ((seg_off[None, :] & ~page) <= pg[:, None]) & (pg[:, None] < seg_end[None, :])
-        which = np.where(hit.any(axis=1), hit.argmax(axis=1), 0)
+        last = len(img.loads) - 1 - hit[:, ::-1].argmax(axis=1)
+        which = np.where(hit.any(axis=1), last, 0)
         with np.errstate(over="ignore"):
             self.m_bias[ids] = (self.mt.start[ids].astype(np.uint64) - pg + seg_off[which]
                                 - seg_vaddr[which])
