@@ -28,19 +28,21 @@ TOAST = 3.5  # a toast the keys caused (timeout 3 s) is gone after this
 
 
 @pytest.fixture
-def term(tmp_path: Path) -> Iterator[Callable[[], Term]]:
-    """``--demo`` in a new terminal, once its recording is indexed and named."""
+def term(tmp_path: Path) -> Iterator[Callable[[int], list[Term]]]:
+    """``term(n)``: ``--demo`` in ``n`` new terminals, started together, once each one's
+    recording is indexed and named and its screen has settled."""
     made: list[Term] = []
     env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "TEXTUAL_ANIMATIONS": "none"}
 
-    def start() -> Term:
-        t = Term(f"{PERFTUI} --demo", env, tmp_path)
-        made.append(t)
-        t.wait(lambda s: "[demo_kvm]" in s and not any(
-               w in s for w in ("indexing", "checking", "naming")),
-               "the demo indexed and named")
-        settled(t)
-        return t
+    def start(n: int) -> list[Term]:
+        terms = [Term(f"{PERFTUI} --demo", env, tmp_path) for _ in range(n)]
+        made.extend(terms)
+        for t in terms:
+            t.wait(lambda s: "[demo_kvm]" in s and not any(
+                   w in s for w in ("indexing", "checking", "naming")),
+                   "the demo indexed and named")
+        settled_all(*terms)
+        return terms
 
     yield start
     for t in made:
@@ -49,17 +51,31 @@ def term(tmp_path: Path) -> Iterator[Callable[[], Term]]:
 
 def settled(t: Term, still: float = STILL, timeout: float = 60.0) -> str:
     """The screen once it has not changed for ``still`` seconds (or the app has exited)."""
+    return settled_all(t, still=still, timeout=timeout)[0]
+
+
+def settled_all(*terms: Term, still: float = STILL, timeout: float = 60.0) -> list[str]:
+    """Each terminal's screen once it has not changed for ``still`` seconds (or its app
+    has exited: "exited"), the terminals watched together."""
     deadline = time.monotonic() + timeout
-    last, since = t.screen(), time.monotonic()
-    while time.monotonic() - since < still:
-        if t.pane("#{pane_dead}") == "1":
-            return "exited"
+    last = [t.screen() for t in terms]
+    since = [time.monotonic()] * len(terms)
+    done = [False] * len(terms)
+    while not all(done):
         if time.monotonic() > deadline:
-            pytest.fail(f"the screen never settled; it was:\n{last}")
+            pytest.fail("a screen never settled; they were:\n" + "\n".join(last))
         time.sleep(0.1)
-        now = t.screen()
-        if now != last:
-            last, since = now, time.monotonic()
+        for i, t in enumerate(terms):
+            if done[i]:
+                continue
+            if t.pane("#{pane_dead}") == "1":
+                last[i], done[i] = "exited", True
+                continue
+            now = t.screen()
+            if now != last[i]:
+                last[i], since[i] = now, time.monotonic()
+            elif time.monotonic() - since[i] >= still:
+                done[i] = True
     return last
 
 
@@ -79,34 +95,29 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-def run(start: Callable[[], Term], before: tuple[str, ...], keys: tuple[str, ...],
-        burst: bool) -> str:
-    t = start()
-    for key in before:
-        t.keys(key)
-        settled(t)
-    if burst:
-        t.keys(*keys)
-    else:
-        for key in keys:
-            t.keys(key)
-            settled(t)
-    return settled(t, TOAST)
-
-
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_burst_through_tmux_does_what_slow_keys_do(term: Callable[[], Term],
+def test_a_burst_through_tmux_does_what_slow_keys_do(term: Callable[[int], list[Term]],
                                                      case: str) -> None:
+    """The slow run and the burst on two browsers side by side: the burst is sent at once
+    and settles while the slow keys are typed one by one on the other."""
     before, keys = CASES[case]
-    slow = run(term, before, keys, burst=False)
-    fast = run(term, before, keys, burst=True)
+    slow_t, fast_t = term(2)
+    for key in before:
+        slow_t.keys(key)
+        fast_t.keys(key)
+        settled_all(slow_t, fast_t)
+    fast_t.keys(*keys)
+    for key in keys:
+        slow_t.keys(key)
+        settled(slow_t)
+    slow, fast = settled_all(slow_t, fast_t, still=TOAST)
     assert fast == slow, f"slow:\n{slow}\nburst:\n{fast}"
 
 
-def test_q_q_in_the_flame_graph_quits(term: Callable[[], Term]) -> None:
+def test_q_q_in_the_flame_graph_quits(term: Callable[[int], list[Term]]) -> None:
     """``q q`` sent at once in the flame graph: back to the records, then out (issue 29:
     only one q was applied)."""
-    t = term()
+    (t,) = term(1)
     t.keys("f")
     t.wait_for("flame graph")
     settled(t)
