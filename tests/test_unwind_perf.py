@@ -143,6 +143,29 @@ def test_diff_of_two_dwarf_recordings(dwarf_built: DwarfBuilt, recorded, dwchain
         compare_diff(dwchain, other, keys)
 
 
+def test_diff_of_a_changed_workload(dwarf_built: DwarfBuilt, recorded, dwchain: Path,
+                                    tmp_path_factory: pytest.TempPathFactory) -> None:
+    """perf diff -t ';' of dwchain and a build of it whose leaf loops 4 times as long (same
+    file name, another directory: perf pairs the dso by name), rows and cells equal, by
+    symbol and by source line (inline chains included); the leaf's share grows."""
+    from dwarfprograms import DWARF_CFLAGS
+    from perfprograms import PROGRAMS
+    from test_diff_perf import ours as diff_json
+
+    d = tmp_path_factory.mktemp("dwchain_leafy")
+    prog = d / "dwchain"
+    lib = dwarf_built.dir
+    subprocess.run([require("gcc"), *DWARF_CFLAGS, "-DLEAF_LOOPS=16000", "-fPIE", "-pie",
+                    "-o", str(prog), str(PROGRAMS / "dwchain.c"), "-L", str(lib), "-ldwlib",
+                    f"-Wl,-rpath,{lib}", "-lpthread"], check=True, capture_output=True)
+    other = recorded("dwchain_leafy", prog, "20", callgraph="dwarf")
+    for keys in (None, "sym", "srcline", "sym,srcline"):
+        rows, both = compare_diff(dwchain, other, keys)
+        assert both >= 10, keys
+    leaf = [r for r in diff_json(dwchain, other, "sym", None)["rows"] if r["sym"] == "leaf"]
+    assert leaf and leaf[0]["new"] > leaf[0]["baseline"] + 10
+
+
 def test_static_binary_without_eh_frame_hdr(dwarf_built: DwarfBuilt, tmp_path: Path) -> None:
     """perf 6.1 unwinds a static binary only with ``.eh_frame_hdr`` (libunwind's remote
     tables); perftui reads ``.eh_frame`` itself: the recording of the binary with the

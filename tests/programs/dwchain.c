@@ -25,10 +25,14 @@ static inline __attribute__((always_inline)) unsigned long mix(unsigned long x)
 	return x * 2654435761UL ^ (x >> 13);
 }
 
+#ifndef LEAF_LOOPS
+#define LEAF_LOOPS 4000 /* (a build with more: a changed workload for the diff tests) */
+#endif
+
 __attribute__((noinline)) unsigned long leaf(unsigned long x)
 {
 	unsigned long s = 0;
-	for (int i = 0; i < 4000; i++)
+	for (int i = 0; i < LEAF_LOOPS; i++)
 		s += mix(x + i);
 	return s;
 }
