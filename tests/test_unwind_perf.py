@@ -160,7 +160,7 @@ def test_diff_of_a_changed_workload(dwarf_built: DwarfBuilt, recorded, dwchain: 
                     f"-Wl,-rpath,{lib}", "-lpthread"], check=True, capture_output=True)
     other = recorded("dwchain_leafy", prog, "20", callgraph="dwarf")
     for keys in (None, "sym", "srcline", "sym,srcline"):
-        rows, both = compare_diff(dwchain, other, keys)
+        _rows, both = compare_diff(dwchain, other, keys)
         assert both >= 10, keys
     leaf = [r for r in diff_json(dwchain, other, "sym", None)["rows"] if r["sym"] == "leaf"]
     assert leaf and leaf[0]["new"] > leaf[0]["baseline"] + 10
