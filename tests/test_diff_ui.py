@@ -410,12 +410,21 @@ async def test_help_screen(planted) -> None:
         await pilot.pause()
         text = screen_text(app)
         assert "compared table" in text and "the NEW recording's timeline" in text
+        # the keys of where ? was pressed first (the table), then everywhere's (issue 29)
+        titles = [ln[1:60].strip() for ln in text.splitlines()
+                  if ln.startswith("│") and ln[1:2] != " " and ln[1:60].strip()]
+        assert titles[:2] == ["compared table (here)", "everywhere"], titles
         await pilot.press("o")  # the main screen's keys do nothing here
         await pilot.pause()
         assert len(app.screen_stack) == 2
         await pilot.press("escape")
         await pilot.pause()
         assert len(app.screen_stack) == 1 and app.model.level == Level()
+        await pilot.press("o", "question_mark")  # from OLD's timeline: the timelines' keys
+        await pilot.pause()
+        await pilot.pause()
+        text = screen_text(app)
+        assert "OLD and NEW timelines (here)" in text.splitlines()[1], text
 
 
 def test_two_files_without_a_terminal(planted, capsys: pytest.CaptureFixture[str]) -> None:

@@ -210,7 +210,7 @@ def test_escape_and_q_go_back_one_level(term: Callable[[str], Term], plan: DemoP
     t.keys("q")  # back, not out
     t.wait_for(records, "timeline")
     t.keys("?")
-    t.wait_for("keys", "record list", "module sections")
+    t.wait_for("keys", "record list (here)", "everywhere")
     t.keys("Escape")
     t.wait_for(records, "timeline")
     t.keys("q")

@@ -419,7 +419,9 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
             self.refresh_bindings()
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        from .keys import place_of, places
+
+        self.push_screen(HelpScreen(place_of(self.focused or self.screen, places())))
 
     def action_info(self) -> None:
         self.push_screen(InfoScreen(self.model))

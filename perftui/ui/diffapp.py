@@ -85,11 +85,16 @@ def _name(path: object) -> str:
 
 
 class DiffHelp(Screen):
-    """Every key of the diff browser, built from its bindings (``keys.diff_help_sections``)."""
+    """Every key of the diff browser, built from its bindings (``keys.diff_places``): those
+    of the place ``here`` (where the focus was) first."""
 
     BINDINGS = [Binding("escape,q,question_mark", "app.pop_screen", "Back", id="help.back",
                         tooltip="back")]
     DEFAULT_CSS = "DiffHelp VerticalScroll { border: round $accent; }"
+
+    def __init__(self, here: str | None) -> None:
+        super().__init__()
+        self.here = here
 
     def compose(self) -> ComposeResult:
         scroll = VerticalScroll()
@@ -99,9 +104,10 @@ class DiffHelp(Screen):
         yield Footer()
 
     def _text(self) -> Text:
-        from .keys import diff_help_sections, help_text
+        from .keys import diff_places, help_text, sections_from
 
-        return Text(help_text(self.app.size.width - 4, diff_help_sections()), no_wrap=True)
+        return Text(help_text(self.app.size.width - 4, sections_from(self.here, diff_places())),
+                    no_wrap=True)
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()
@@ -414,4 +420,7 @@ class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
         self.query_one(DiffTable).focus()
 
     def action_help(self) -> None:
-        self.push_screen(DiffHelp())
+        from .keys import diff_places, place_of
+
+        self.push_screen(DiffHelp(place_of(self.focused or self.screen, diff_places())))
+

@@ -45,54 +45,102 @@ def binding_lines(bindings: Sequence[BindingType]) -> list[tuple[str, str]]:
     return [("/".join(keys), text) for keys, text in out]
 
 
-def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
-    """Every place's keys: (title, [(keys, help)]), from the widgets' and screens' BINDINGS."""
+#: a place: its title, the classes that say the focus is there (the focused widget or one of
+#: its ancestors, the innermost first), and its (keys, help) lines
+Place = tuple[str, tuple[type, ...], list[tuple[str, str]]]
+
+
+def places() -> list[Place]:
+    """The browser's places, from the widgets' and screens' BINDINGS."""
     from .annotate import AnnotateScreen, AnnotateTable
     from .app import PerftuiApp
-    from .samplescreen import SampleLines
-    from .screens import BackScreen, NavTable, SampleTable, SymbolList
+    from .samplescreen import ProfileSamplesScreen, SampleLines
+    from .screens import (
+        BackScreen,
+        NavTable,
+        SamplesScreen,
+        SampleTable,
+        SectionScreen,
+        SymbolList,
+    )
     from .widgets.calltrees import CallTreeList
     from .widgets.flame import FlameGraph, FlamePane
     from .widgets.hotspots import HotspotTable
     from .widgets.panes import Detail, SectionsPane
-    from .widgets.profile import ProfilePane
+    from .widgets.profile import ProfilePane, event_bindings
     from .widgets.records import RecordList
     from .widgets.timeline import Timeline
 
     return [
-        ("everywhere", [*binding_lines(PerftuiApp.BINDINGS),
-                        ("Tab/shift+Tab", "next / previous pane"),
-                        ("ctrl+p", "command palette")]),
-        ("record list", binding_lines(RecordList.BINDINGS)),
-        ("detail", binding_lines(Detail.BINDINGS)),
-        ("timeline", binding_lines(Timeline.BINDINGS)),
-        ("module sections", binding_lines(SectionsPane.BINDINGS)),
-        ("section drill-down", binding_lines([*SymbolList.BINDINGS, *SampleTable.BINDINGS,
-                                              *NavTable.BINDINGS, *BackScreen.BINDINGS])),
-        ("profile (p)", binding_lines([*HotspotTable.BINDINGS, *ProfilePane.BINDINGS])),
-        ("call trees", binding_lines(CallTreeList.BINDINGS)),
-        ("flame graph (f)", binding_lines([*FlameGraph.BINDINGS, *FlamePane.BINDINGS])),
-        ("samples of a profile line", binding_lines(SampleLines.BINDINGS)),
-        ("annotate", binding_lines([*AnnotateScreen.BINDINGS, *AnnotateTable.BINDINGS,
-                                    *BackScreen.BINDINGS])),
+        ("everywhere", (), [*binding_lines(PerftuiApp.BINDINGS),
+                            ("Tab/shift+Tab", "next / previous pane"),
+                            ("ctrl+p", "command palette")]),
+        ("record list", (RecordList,), binding_lines(RecordList.BINDINGS)),
+        ("detail", (Detail,), binding_lines(Detail.BINDINGS)),
+        ("timeline", (Timeline,), binding_lines(Timeline.BINDINGS)),
+        ("module sections", (SectionsPane,), binding_lines(SectionsPane.BINDINGS)),
+        ("section drill-down", (SectionScreen, SamplesScreen),
+         binding_lines([*SymbolList.BINDINGS, *SampleTable.BINDINGS, *NavTable.BINDINGS,
+                        *BackScreen.BINDINGS])),
+        ("profile (p)", (HotspotTable, ProfilePane),
+         binding_lines([*HotspotTable.BINDINGS, *ProfilePane.BINDINGS])),
+        # (the trees are in the profile's pane: its events' keys work there too)
+        ("call trees", (CallTreeList,),
+         binding_lines([*CallTreeList.BINDINGS, *event_bindings()])),
+        ("flame graph (f)", (FlameGraph, FlamePane),
+         binding_lines([*FlameGraph.BINDINGS, *FlamePane.BINDINGS])),
+        ("samples of a profile line", (SampleLines, ProfileSamplesScreen),
+         binding_lines(SampleLines.BINDINGS)),
+        ("annotate", (AnnotateTable, AnnotateScreen),
+         binding_lines([*AnnotateScreen.BINDINGS, *AnnotateTable.BINDINGS,
+                        *BackScreen.BINDINGS])),
     ]
 
 
-def diff_help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
-    """The diff browser's keys (``perftui OLD NEW``), from its bindings."""
+def diff_places() -> list[Place]:
+    """The diff browser's places (``perftui OLD NEW``), from its bindings."""
     from .diffapp import DiffApp, DiffTable
     from .diffflamescreen import DiffFlameScreen
     from .widgets.diffflame import DiffFlameGraph
     from .widgets.timeline import Timeline
 
     return [
-        ("everywhere", [*binding_lines(DiffApp.BINDINGS),
-                        ("Tab/shift+Tab", "next / previous pane")]),
-        ("compared table", binding_lines(DiffTable.BINDINGS)),
-        ("OLD and NEW timelines", binding_lines(Timeline.BINDINGS)),
-        ("differential flame graph (f)", binding_lines([*DiffFlameGraph.BINDINGS,
-                                                        *DiffFlameScreen.BINDINGS])),
+        ("everywhere", (), [*binding_lines(DiffApp.BINDINGS),
+                            ("Tab/shift+Tab", "next / previous pane")]),
+        ("compared table", (DiffTable,), binding_lines(DiffTable.BINDINGS)),
+        ("OLD and NEW timelines", (Timeline,), binding_lines(Timeline.BINDINGS)),
+        ("differential flame graph (f)", (DiffFlameGraph, DiffFlameScreen),
+         binding_lines([*DiffFlameGraph.BINDINGS, *DiffFlameScreen.BINDINGS])),
     ]
+
+
+def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """Every place's keys: (title, [(keys, help)]), everywhere's first (the README's order)."""
+    return [(title, rows) for title, _, rows in places()]
+
+
+def diff_help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The diff browser's keys, as :func:`help_sections`."""
+    return [(title, rows) for title, _, rows in diff_places()]
+
+
+def place_of(node: object, where: list[Place]) -> str | None:
+    """The title of the place ``node`` (the focused widget, or the screen) is in: the first
+    place naming the node's class, else its parent's, and so on up."""
+    while node is not None:
+        for title, classes, _ in where:
+            if classes and isinstance(node, classes):
+                return title
+        node = getattr(node, "parent", None)
+    return None
+
+
+def sections_from(here: str | None, where: list[Place]
+                  ) -> list[tuple[str, list[tuple[str, str]]]]:
+    """The help's sections: the keys of the place ``here`` first (titled so), then
+    everywhere's, then the others."""
+    first = [(f"{t} (here)", rows) for t, _, rows in where if t == here]
+    return first + [(t, rows) for t, _, rows in where if t != here]
 
 
 def help_text(width: int = 78,

@@ -318,27 +318,33 @@ class InfoScreen(BackScreen):
 
 
 class HelpScreen(BackScreen):
-    """Every key, by where it applies: built from the bindings (``keys.help_text``)."""
+    """Every key, by where it applies, built from the bindings (``keys.places``): those of
+    the place ``here`` (where the focus was) first, then everywhere's."""
 
     DEFAULT_CSS = "HelpScreen VerticalScroll { border: round $accent; }"
 
-    def compose(self) -> ComposeResult:
-        from .keys import help_text
+    def __init__(self, here: str | None) -> None:
+        super().__init__()
+        self.here = here
 
+    def compose(self) -> ComposeResult:
         scroll = VerticalScroll()
         scroll.border_title = "keys"
         with scroll:
-            yield Static(Text(help_text(self.app.size.width - 4), no_wrap=True), id="help")
+            yield Static(self._text(), id="help")
         yield Footer()
+
+    def _text(self) -> Text:
+        from .keys import help_text, places, sections_from
+
+        return Text(help_text(self.app.size.width - 4, sections_from(self.here, places())),
+                    no_wrap=True)
 
     def on_mount(self) -> None:
         self.query_one(VerticalScroll).focus()
 
     def on_resize(self) -> None:
-        from .keys import help_text
-
-        self.query_one("#help", Static).update(
-            Text(help_text(self.app.size.width - 4), no_wrap=True))
+        self.query_one("#help", Static).update(self._text())
 
 
 class PromptScreen(ModalScreen[str | None]):
