@@ -19,6 +19,7 @@ from typing import TypeVar
 import numpy as np
 
 from .. import heap
+from ..analysis.commprocesses import CommMembers, comm_members, group_pids
 from ..analysis.filters import Filter
 from ..analysis.offcpu import OFFCPU_EVENT, off_cpu, offcpu_attr, weights
 from ..analysis.samplegroups import (
@@ -76,6 +77,8 @@ class ProfileData:
         self._tables: LRU[tuple[object, ...], GroupProfile] = LRU(16)
         self._labels: tuple[Locations, list[str]] | None = None
         self._flame_labels: tuple[Locations, list[str]] | None = None
+        #: per store: the pid of each group (the flame graph's thread names say them)
+        self._pids: LRU[int, tuple[SampleGroups, np.ndarray]] = LRU(STORES_KEPT)
         #: (store, charged, ns per store sample) of the off-CPU time
         self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
         #: the transforms every view shows (focus, merge, drop, collapse)
@@ -252,6 +255,13 @@ class ProfileData:
         fl = of_store(self._flames, st, Flame.of)
         tree = fl.trie.weigh(fl.end, sel.period, sel.count)
         return GroupTree(tree, np.arange(st.groups, dtype=np.int64), fl.end, st.groups)
+
+    def comm_members(self, sel: Selection) -> dict[int, CommMembers]:
+        """What each thread name (the flame graph's first level) merges under ``sel``: its
+        processes and threads (in a worker)."""
+        pid = self.model.rec.columns["pid"]
+        pids = of_store(self._pids, sel.store, lambda st: group_pids(st, pid))
+        return comm_members(sel, pids)
 
     def flame_locations(self, st: SampleGroups, frame: int) -> frozenset[int]:
         """The locations a frame of ``st``'s flame graph stands for (an address no symbol

@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.widgets import Label
 from textual.worker import get_current_worker
 
+from ...analysis.commprocesses import CommMembers
 from ...analysis.samplegroups import GroupTree, SampleGroups
 from ...crash import crash_line, write_traceback
 from ...textsafe import safe
@@ -109,12 +110,13 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
             tree = self.data.flame(sel)
             tree.tree.children(-1)  # the children index, off the UI thread
             names = self.data.flame_labels()
+            members = self.data.comm_members(sel)
         except Exception as e:  # said, the traceback kept; the browser goes on
             self.app.call_from_thread(self._failed, e)
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._grown, tree, sel.total_period, sel.total_samples,
-                                      names, sel.store)
+                                      names, sel.store, members)
 
     def _failed(self, error: Exception) -> None:
         line = safe(crash_line(error, write_traceback(error)), 300)
@@ -124,7 +126,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         self.notify(line, severity="error", markup=False)
 
     def _grown(self, tree: GroupTree, total: int, samples: int, names: list[str],
-               store: SampleGroups) -> None:
+               store: SampleGroups, members: dict[int, CommMembers]) -> None:
         res = self.data.model.names
         self.busy = False
         self.samples = samples
@@ -135,7 +137,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         if not samples:
             scope = self.data.model.scope_text()
             empty = f"no samples under {safe(scope, 80)}" if scope else "no samples"
-        self.graph.set_tree(tree, total, store.locs, res.comm_names, empty, names)
+        self.graph.set_tree(tree, total, store.locs, res.comm_names, empty, names, members)
         self._title()
 
     def _title(self) -> None:

@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 
+from ...analysis.commprocesses import CommMembers
 from ...analysis.samplegroups import GroupTree
 from ...analysis.transforms import FOCUS_SUBTREE
 from ...symbols.naming.locations import Locations
@@ -46,18 +47,23 @@ class FlameGraph(Icicle):
         self.gtree: GroupTree | None = None
         self.locs: Locations | None = None
         self.comm_names: Sequence[str] = ()
+        self.members: dict[int, CommMembers] = {}  # what each thread name merges
         self._labels: dict[int, str] = {}
         self.names_lower: list[str] = []  # every location's name, lower case (for /)
 
     # -- data --------------------------------------------------------------------------------
     def set_tree(self, tree: GroupTree | None, total: int, locs: Locations | None,
                  comm_names: Sequence[str], placeholder: str = "",
-                 names_lower: list[str] | None = None) -> None:
-        """A new tree (a new scope): the zoom and the cursor stay where they can."""
+                 names_lower: list[str] | None = None,
+                 members: dict[int, CommMembers] | None = None) -> None:
+        """A new tree (a new scope): the zoom and the cursor stay where they can.
+        ``members``: the processes and threads each thread name of the first level merges
+        (its label says them)."""
         same = self.gtree is not None and tree is not None and \
             self.gtree.tree.trie is tree.tree.trie
         self.gtree, self.locs, self.comm_names = tree, locs, comm_names
         self.names_lower = names_lower or []
+        self.members = members or {}
         if not same:
             self._labels = {}
         self.set_stack_tree(None if tree is None else tree.tree, total, placeholder, same)
@@ -70,6 +76,10 @@ class FlameGraph(Icicle):
         if got is None:
             assert self.gtree is not None and self.locs is not None
             frame = int(self.gtree.tree.frame[node])
+            if frame < 0:  # a thread name: what it merges (the scope's, so not kept)
+                name = safe(frame_name(self.locs, self.comm_names, frame))
+                seen = self.members.get(-1 - frame)
+                return f"{name} ({seen.words()})" if seen is not None else name
             got = safe(frame_name(self.locs, self.comm_names, frame, folded=True))
             if len(self._labels) > 50_000:
                 self._labels.clear()
@@ -108,7 +118,7 @@ class FlameGraph(Icicle):
             count, period = int(tr.count[node]), int(tr.total[node])
             frame = int(tr.frame[node])
             if frame < 0:
-                t.append(f"thread {self.label(node)}", style="bold")
+                t.append(f"comm {self.label(node)}", style="bold")
             else:
                 assert self.locs is not None
                 t.append(f"{'[k]' if self.locs.dsos[self.locs.dso[frame]].kernel else '[.]'} ",
