@@ -101,3 +101,15 @@ def after(keys: tuple[str, ...]) -> Callable[[Pilot], object]:
 def test_snapshot(snap_compare: Callable[..., bool], demo_app: PerftuiApp, screen: str,
                   size: str) -> None:
     assert snap_compare(demo_app, terminal_size=SIZES[size], run_before=after(SCREENS[screen]))
+
+
+#: at 60x20 (and 80x24, above) the names that fit are shown whole (issue 29): the section's
+#: symbols, the samples list's symbol+offset, the profile's Symbol column first; the
+#: focused bottom pane grown to its content
+NARROW = ("main", "sections", "section", "samples", "profile", "profile-trees")
+
+
+@pytest.mark.parametrize("screen", NARROW)
+def test_snapshot_60x20(snap_compare: Callable[..., bool], demo_app: PerftuiApp,
+                        screen: str) -> None:
+    assert snap_compare(demo_app, terminal_size=(60, 20), run_before=after(SCREENS[screen]))

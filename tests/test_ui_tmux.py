@@ -148,8 +148,8 @@ def test_demo_drill_down_end_to_end(term: Callable[[str], Term], plan: DemoPlan)
     t.keys("Enter")
     sam = t.wait_for("__demo_svm_vcpu_run", "in [demo_kvm].noinstr.text", f"{top} samples",
                      "__demo_svm_vcpu_run+0x")
-    first = re.search(r"^\W*(\d+\.\d{6})\s+(\d+)\s+\d+/\d+\s+CPU \d/KVM\s+(0x[0-9a-f]+)\s+"
-                      r"__demo_svm_vcpu_run\+0x", sam, re.M)
+    first = re.search(r"^\W*(\d+\.\d{6})\s+(\d+)\s+\d+/\d+\s+CPU \d/KVM\s+"
+                      r"__demo_svm_vcpu_run\+0x[0-9a-f]+\s+(0x[0-9a-f]+)", sam, re.M)
     assert first, sam
     when, ip = first.group(1), first.group(3)
     # enter: back in the record list, on that sample

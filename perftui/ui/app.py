@@ -45,6 +45,7 @@ from .messages import (
 from .model import Model
 from .navigation import Navigator
 from .palette import PaletteCommands, browser_commands
+from .panesizes import PaneSizingApp
 from .screens import HelpScreen, InfoScreen, PromptScreen, SectionScreen
 from .screensave import ScreenSavingApp
 from .typeahead import TypeAheadApp
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     from .widgets.transformkeys import SandwichWanted
 
 
-class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
+class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp):
     """Browse one recording.  ``recording`` is opened already; indexing starts on mount.
 
     ``stream`` is the pipe a pipe-mode recording is read from: after a cancel the app

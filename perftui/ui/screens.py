@@ -75,6 +75,9 @@ class BackScreen(Screen):
     ]
 
 
+SPLITS_MIN = 24  # the section drill-down's CPU and process splits keep this many columns
+
+
 class SectionScreen(BackScreen):
     """One section: its symbols by samples, and the split of its samples by CPU and process."""
 
@@ -83,7 +86,7 @@ class SectionScreen(BackScreen):
     SectionScreen #title { height: 1; width: 100%; background: $primary 30%;
                       text-wrap: nowrap; text-overflow: ellipsis; }
     SectionScreen #symbols { width: 60%; height: 1fr; border: round $accent; }
-    SectionScreen #splits { width: 40%; }
+    SectionScreen #splits { width: 1fr; }
     SectionScreen #note { height: auto; max-height: 8; width: 100%; color: $warning; }
     SectionScreen #empty { height: 1fr; width: 100%; content-align: center middle;
                            border: round $accent; }
@@ -123,7 +126,7 @@ class SectionScreen(BackScreen):
                          id="empty")
             yield Footer()
             return
-        with Horizontal():
+        with Horizontal(id="panes"):
             table = SymbolList(id="symbols", cursor_type="row")
             table.border_title = "symbols"
             if rep.assumed_text(self.entry):  # the MMAP fallback: perf's rule, said so
@@ -148,11 +151,15 @@ class SectionScreen(BackScreen):
         table = self.query_one("#symbols", DataTable)
         # the numbers first, the name last (as perf report): a long name is what gets cut
         table.add_columns("samples", "% of section", "symbol")
+        widths = [len("samples"), len("% of section"), len("symbol")]
         for name, n in rep.symbol_counts(self.entry):
+            shown = safe(name, 60)
             table.add_row(Text(f"{n:,}", justify="right"),
                           Text(f"{100 * n / total:5.1f}% {bar(n / total, 6)}", style="green"),
-                          Text(safe(name, 60)))
+                          Text(shown))
             self.symbol_names.append(name)
+            widths = [max(widths[0], len(f"{n:,}")), widths[1], max(widths[2], len(shown))]
+        self._fit_symbols(table, widths)
         cpu = self.query_one("#by-cpu", DataTable)
         cpu.add_columns("cpu", "samples", "share")
         for v, n in split_by(self.model.rec, rows, "cpu"):
@@ -174,6 +181,28 @@ class SectionScreen(BackScreen):
         if self.cursor:
             table.move_cursor(row=min(self.cursor, max(0, table.row_count - 1)))
         table.focus()
+
+    def _fit_symbols(self, table: DataTable, widths: list[int]) -> None:
+        """The symbols pane as wide as its names need (borders, cell padding and a
+        scrollbar), at least 60% of the screen, leaving the splits :data:`SPLITS_MIN`; on
+        a screen too narrow for both, the whole width, the splits side by side below."""
+        need = 2 + sum(w + 2 * table.cell_padding for w in widths) + 2
+        screen = self.app.size.width
+        narrow = need + SPLITS_MIN > screen and need > screen * 3 // 5
+        self.query_one("#panes").styles.layout = "vertical" if narrow else "horizontal"
+        splits = self.query_one("#splits")
+        splits.styles.layout = "horizontal" if narrow else "vertical"
+        splits.styles.width = "100%" if narrow else "1fr"
+        splits.styles.height = "40%" if narrow else "100%"
+        table.styles.width = "100%" if narrow else \
+            max(min(need, screen - SPLITS_MIN), screen * 3 // 5)
+
+    def on_resize(self) -> None:
+        table = self.query("#symbols")
+        if table and self.symbol_names:
+            widths = [max(len(str(c.label)), c.content_width)
+                      for c in table.first(DataTable).columns.values()]
+            self._fit_symbols(table.first(DataTable), widths)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id != "symbols":
@@ -200,7 +229,8 @@ class SectionScreen(BackScreen):
 
 
 class SamplesScreen(BackScreen):
-    """The samples of one symbol: time, CPU, pid/tid, comm, ip+offset; Enter jumps there."""
+    """The samples of one symbol: time, CPU, pid/tid, comm, symbol+offset, ip; Enter jumps
+    there."""
 
 
     DEFAULT_CSS = """
@@ -249,14 +279,15 @@ class SamplesScreen(BackScreen):
             title.append(f"  {safe(scope, 80)}", style="bold yellow")
         self.query_one("#title", Label).update(title)
         table = self.query_one(DataTable)
-        table.add_columns(f"time {m.time_unit}", "cpu", "pid/tid", "comm", "ip", "where")
+        # the name before the address: on a narrow terminal the address is what gets cut
+        table.add_columns(f"time {m.time_unit}", "cpu", "pid/tid", "comm", "where", "ip")
         c = m.rec.columns
         for k, row in zip(sel, self.rows, strict=True):
             row = int(row)
             table.add_row(m.fmt_time(int(c["time"][row])), str(int(c["cpu"][row])),
                           f"{int(c['pid'][row])}/{int(c['tid'][row])}",
-                          Text(safe(m.comm_of(row), 16)), f"{int(ips[k]):#x}",
-                          Text(safe(names[k], 60)))
+                          Text(safe(m.comm_of(row), 16)), Text(safe(names[k], 60)),
+                          f"{int(ips[k]):#x}")
         if not len(self.rows):
             table.add_row("", "", "", "", "", Text("no samples", style="dim"))
         if self.cursor:

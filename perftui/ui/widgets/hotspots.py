@@ -27,6 +27,7 @@ NATURAL_CAP = 96  # widest a column is measured (a wide terminal shows up to its
 WIDTH_SCAN = 4096  # distinct values measured per column at most
 LAST_WANTS = 26  # what the last key column (the symbol) keeps on a narrow terminal
 MIN_WIDTH = 10  # narrowest a key column before the last is squeezed to
+SQUEEZED_WIDTH = 4  # ... and then, for the last one's room, on a very narrow terminal
 TIME_WIDTH = 9  # the Time column of a timed event (offcpu-time): ``1.502 s``
 
 
@@ -204,21 +205,22 @@ class HotspotTable(LineList):
 
     def fitted(self, v: TableView) -> list[int]:
         """The key columns' widths on this terminal: the columns before the last give up
-        characters (the widest first, down to :data:`MIN_WIDTH`) until the last one — the
-        symbol, usually — has :data:`LAST_WANTS` columns (at 80 columns the names stay
-        readable)."""
+        characters (the widest first, down to :data:`MIN_WIDTH`, then on a narrower
+        terminal down to :data:`SQUEEZED_WIDTH`) until the last one — the symbol, usually
+        — has :data:`LAST_WANTS` columns: the symbol gets the room first."""
         widths = v.fit(self.size.width)
         if len(widths) < 2:
             return widths
         numbers = v.numbers_width
         used = numbers + sum(2 + w for w in widths[:-1]) + 2
         excess = used + LAST_WANTS - max(1, self.size.width - 1)
-        while excess > 0:
-            k = max(range(len(widths) - 1), key=lambda j: widths[j])
-            if widths[k] <= MIN_WIDTH:
-                break
-            widths[k] -= 1
-            excess -= 1
+        for floor in (MIN_WIDTH, SQUEEZED_WIDTH):
+            while excess > 0:
+                k = max(range(len(widths) - 1), key=lambda j: widths[j])
+                if widths[k] <= floor:
+                    break
+                widths[k] -= 1
+                excess -= 1
         return widths
 
     def line(self, i: int) -> Text:
