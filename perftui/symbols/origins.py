@@ -24,6 +24,7 @@ from .files.dsofiles import DsoFiles, find_dso_files, find_vmlinux, join_symfs
 from .files.vdso import running_vdso_file
 from .modules.modfiles import ModuleFiles
 from .tables.kallsyms import cached_kallsyms_path, running_kernel_matches
+from .tables.livekernel import LIVE_KALLSYMS, this_boot
 from .tables.perfmap import perf_map_path
 from .tasks.dsonames import KERNEL_DSO
 
@@ -128,8 +129,14 @@ class SourceFinder:
             cached = cached_kallsyms_path(build_id, o.debug_dir) if build_id else None
             if cached:
                 tries.append(("kallsyms", cached))
+            live = None if build_id or release else this_boot(self.rec, o.proc_kallsyms)
             if running_kernel_matches(build_id, release):
                 tries.append(("kallsyms", o.proc_kallsyms))
+            elif live is not None:  # still being written, here: this boot's _text
+                tries.append(("kallsyms", o.proc_kallsyms))
+                notes.append(f"{LIVE_KALLSYMS}: the recording is still being written (data "
+                             f"size 0: no build id or release yet) and its kernel map's _text "
+                             f"{live:#x} is this boot's")
             elif os.path.exists(o.proc_kallsyms):
                 notes.append("kernel: /proc/kallsyms not used: the recording was made "
                              "on another kernel (build id or release differs)")

@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Static
 
 from ...present.records import field_lines, hexdump
 from ...present.sections import sections_json
+from ...symbols.tables.livekernel import LIVE_KALLSYMS
 from ...textsafe import safe
 from ..model import Model
 from .timeline import RowSource, SamplesSelected, SelectsSamples, Timeline
@@ -66,6 +67,10 @@ class HeaderLine(Static):
         said = self.progress
         if self.short and base + len(name) + 2 + len(said) > width:
             said = self.short  # the whole one would be cut: its short form, whole
+        names = m.names
+        if not said and names is not None and any(n.startswith(LIVE_KALLSYMS)
+                                                   for n in names.notes):
+            said = "unfinished: local kallsyms"  # (i: the note says why)
         progress = Text(f"  {said}", style="yellow") if said else Text()
         extras = []
         if t1 > t0:
