@@ -387,6 +387,11 @@ class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
             m.event += 1
             self.refresh_diff()
 
+    def typeahead_hold(self) -> bool:
+        """Keys typed meanwhile wait while the differential flame graph is being counted
+        (its screen is open, its tree not yet): they are typed for it."""
+        return any(w.group == "dflame" and not w.is_finished for w in self.workers)
+
     def action_flame(self) -> None:
         if not self.model.ready:
             self.notify("the recordings are still being read", timeout=2)
