@@ -168,8 +168,7 @@ class DiffSide:
         self.model = Model(rec, modules_dirs)  # what the timeline reads
         self.symbols = symbols
         self.cache = cache
-        self.sl: SampleLocs | None = None
-        self.stack_sl: SampleLocs | None = None  # named with their stacks (the flame graph)
+        self.sl: SampleLocs | None = None  # with their stacks: the tables and the graph
         self.tables: Tables = {}
         self.offcpu: dict[tuple[str, ...], SideTable] = {}  # offcpu-time's, by keys
         self.time_range: tuple[int, int] | None = None
@@ -181,9 +180,9 @@ class DiffSide:
         """Index the recording, name its samples, then group them (in a worker)."""
         self.rec.build_index(progress=progress, budget=0.25)
         self.model.update_stats()
-        # (offcpu-time's tables weigh the stacks through each row: the names keep them)
-        self.sl = named_samples(self.rec, self.symbols, offcpu_attr(self.rec) is not None,
-                                self.cache)
+        # with their stacks, as report and the browser keep them: the flame graph (and
+        # offcpu-time's tables, weighing the stacks through each row) name nothing again
+        self.sl = named_samples(self.rec, self.symbols, True, self.cache)
         self.compute()
         self.ready = True
 
@@ -200,12 +199,11 @@ class DiffSide:
             return tables
 
     def stacks(self, event: tuple[int, int]) -> list[NamedStack]:
-        """The named stacks of ``event`` in the current time range (in a worker: the
-        first call names every sample's stack)."""
+        """The named stacks of ``event`` in the current time range (in a worker; from the
+        names :meth:`load` made)."""
         with self.lock:
-            if self.stack_sl is None:
-                self.stack_sl = named_samples(self.rec, self.symbols, True, self.cache)
-            sl, rng = self.stack_sl, self.time_range
+            sl, rng = self.sl, self.time_range
+        assert sl is not None
         made = offcpu_attr(self.rec) if event == OFFCPU_IDENT else None
         if made is not None:  # each switch-out's stack weighs its ns off the CPU
             oc = off_cpu(self.rec)
