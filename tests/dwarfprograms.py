@@ -13,12 +13,10 @@
 
 from __future__ import annotations
 
-import fcntl
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfprograms import PROGRAMS, _run, require
+from perfprograms import PROGRAMS, _run, build_once, require
 
 DWARF_CFLAGS = ["-O2", "-fomit-frame-pointer", "-g"]
 
@@ -53,15 +51,6 @@ def build_dwarf_programs(directory: Path) -> DwarfBuilt:
 
 
 def build_dwarf_programs_once(directory: Path) -> DwarfBuilt:
-    """:func:`build_dwarf_programs`, once for all the workers of a run (as
-    perfprograms.build_programs_once)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    done = directory / "built.pickle"
-    with open(directory / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.is_file():
-            b: DwarfBuilt = pickle.loads(done.read_bytes())
-            return b
-        b = _build(directory)
-        done.write_bytes(pickle.dumps(b))
-        return b
+    """:func:`build_dwarf_programs`, once for all the workers of a run
+    (:func:`perfprograms.build_once`)."""
+    return build_once(directory, _build)

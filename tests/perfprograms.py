@@ -29,6 +29,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -36,6 +37,7 @@ from conftest import skip_or_fail
 
 PROGRAMS = Path(__file__).parent / "programs"
 CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer"]
+B = TypeVar("B")  # what a build gives
 
 
 def require(tool: str) -> str:
@@ -114,19 +116,24 @@ def build_programs(directory: Path) -> Built:
 
 
 def build_programs_once(directory: Path) -> Built:
-    """:func:`build_programs` into ``directory``, shared by the test processes of one run
-    (pytest-xdist's workers): the first one to come builds, under a lock, the others wait
-    and take what it built.  So the compilers run once, before any test records, and never
-    while another worker records system-wide (rustc's own library caught in a
-    ``perf record -a`` of the next test would make rows that test did not plan)."""
+    """:func:`build_programs` into ``directory``, once per run (:func:`build_once`)."""
+    return build_once(directory, _build)
+
+
+def build_once(directory: Path, build: Callable[[Path], B]) -> B:
+    """``build(directory)``, shared by the test processes of one run (pytest-xdist's
+    workers): the first one to come builds, under a lock, the others wait and take what it
+    built.  So the compilers run once, before any test records, and never while another
+    worker records system-wide (rustc's own library caught in a ``perf record -a`` of the
+    next test would make rows that test did not plan)."""
     directory.mkdir(parents=True, exist_ok=True)
     done = directory / "built.pickle"
     with open(directory / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if done.is_file():
-            b: Built = pickle.loads(done.read_bytes())
+            b: B = pickle.loads(done.read_bytes())
             return b
-        b = _build(directory)
+        b = build(directory)
         done.write_bytes(pickle.dumps(b))
         return b
 
@@ -200,6 +207,16 @@ def recorder(base: Path) -> Callable[..., Path]:
         return cache[key]
 
     return record
+
+
+def recorded_c(base: Path, source: str, *args: str) -> Path:
+    """tests/programs/SOURCE.c built here (``CFLAGS``) and recorded ``perf record -e
+    cpu-clock -F 4000 -g -- PROGRAM ARGS``, once per run (:func:`shared`)."""
+    def make(d: Path, env: dict[str, str]) -> Path:
+        prog = d / source
+        _run([require("cc"), *CFLAGS, "-o", str(prog), str(PROGRAMS / f"{source}.c")])
+        return _record(d, env, source, prog, args, True, False, "cpu-clock", True)
+    return shared(base, "\0".join(["recorded c", source, *args]), make)
 
 
 def _record(out_dir: Path, env: dict[str, str], name: str, program: Path, args: tuple[str, ...],

@@ -10,15 +10,13 @@ follow the plan (the first third in phase_a, ...).  A hand-made case pins the ru
 
 from __future__ import annotations
 
-import subprocess
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
-from perfprograms import CFLAGS, PROGRAMS, perf_script_samples, require, shared
+from perfprograms import perf_script_samples, recorded_c
 
-from conftest import skip_or_fail
 from perftui.analysis.flamechart import chart_columns
 from perftui.perfdata import open_recording
 from perftui.present.report import frame_name
@@ -30,19 +28,7 @@ WIDTH = 60
 
 def phases_data(shared_dir: Path) -> Path:
     """phases.c built here and recorded ``perf record -e cpu-clock -F 4000 -g``."""
-    def make(d: Path, env: dict[str, str]) -> Path:
-        perf, cc = require("perf"), require("cc")
-        prog = d / "phases"
-        subprocess.run([cc, *CFLAGS, "-o", str(prog), str(PROGRAMS / "phases.c")],
-                       check=True, capture_output=True)
-        data = d / "phases.data"
-        p = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g", "-o",
-                            str(data), "--", str(prog), "600"], cwd=d, env=env,
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            skip_or_fail(f"perf record: {p.stderr.strip()[-300:]}")
-        return data
-    return shared(shared_dir, "flame chart phases", make)
+    return recorded_c(shared_dir, "phases", "600")
 
 
 def binned(samples: list[tuple[int, str]], lo: int, hi: int, width: int) -> list[str | None]:

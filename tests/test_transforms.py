@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 from inproc import run_cli
-from perfprograms import CFLAGS, PROGRAMS, require, shared
+from perfprograms import recorded_c, require
 from test_report_perf import SPEEDSCOPE_RULES
 
-from conftest import skip_or_fail
 from perftui.analysis.transforms import (
     COLLAPSE_RESOURCE,
     DROP_FUNCTION,
@@ -109,19 +108,7 @@ Frame = tuple[str, str]  # (name as folded, dso's last path part)
 
 def callsites_data(shared_dir: Path) -> Path:
     """callsites.c built here and recorded ``perf record -e cpu-clock -F 4000 -g``."""
-    def make(d: Path, env: dict[str, str]) -> Path:
-        perf, cc = require("perf"), require("cc")
-        prog = d / "callsites"
-        subprocess.run([cc, *CFLAGS, "-o", str(prog), str(PROGRAMS / "callsites.c")],
-                       check=True, capture_output=True)
-        data = d / "callsites.data"
-        p = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g", "-o",
-                            str(data), "--", str(prog), "2"], cwd=d, env=env,
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            skip_or_fail(f"perf record: {p.stderr.strip()[-300:]}")
-        return data
-    return shared(shared_dir, "transforms callsites", make)
+    return recorded_c(shared_dir, "callsites", "2")
 
 
 def perf_stacks(data: Path) -> Counter[tuple[str, tuple[Frame, ...]]]:

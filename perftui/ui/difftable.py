@@ -15,14 +15,16 @@ from ..present.diff import COMPUTE_COLUMNS, is_kernel
 from ..present.diff import key_text as diff_key_text
 from ..textsafe import safe
 from .diffmodel import Level, Shown
+from .screens import NavTable
 from .widgets.panes import bar
 
 COMPUTE_WORDS = {"delta-abs": "the largest change first", "delta": "the largest increase first",
                  "ratio": "the largest ratio first"}
 
 
-class DiffTable(DataTable):
-    """The compared rows; Enter opens a module or section, Backspace goes back up."""
+class DiffTable(NavTable):
+    """The compared rows; Enter opens a module or section, Backspace goes back up (Home/End
+    as in every drill-down table)."""
 
     BINDINGS = [
         Binding("enter", "select_cursor", "Open", id="diff.open",
@@ -35,19 +37,7 @@ class DiffTable(DataTable):
                         "or the ratio"),
         Binding("v", "app.view", "View", id="diff.view",
                 tooltip="module sections drill-down / perf diff's dso,sym table"),
-        Binding("home", "first_row", "First", show=False, id="diff.home",
-                tooltip="first / last row"),
-        Binding("end", "last_row", "Last", show=False, id="diff.end",
-                tooltip="first / last row"),
     ]
-
-    def action_first_row(self) -> None:
-        if self.row_count:
-            self.move_cursor(row=0)
-
-    def action_last_row(self) -> None:
-        if self.row_count:
-            self.move_cursor(row=self.row_count - 1)
 
 
 def fill_table(table: DataTable, shown: Shown, level: Level, screen_width: int, at: int

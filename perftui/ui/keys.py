@@ -101,13 +101,15 @@ def diff_places() -> list[Place]:
     """The diff browser's places (``perftui OLD NEW``), from its bindings."""
     from .diffapp import DiffApp, DiffTable
     from .diffflamescreen import DiffFlameScreen
+    from .screens import NavTable
     from .widgets.diffflame import DiffFlameGraph
     from .widgets.timeline import Timeline
 
     return [
         ("everywhere", (), [*binding_lines(DiffApp.BINDINGS),
                             ("Tab/shift+Tab", "next / previous pane")]),
-        ("compared table", (DiffTable,), binding_lines(DiffTable.BINDINGS)),
+        ("compared table", (DiffTable,), binding_lines([*DiffTable.BINDINGS,
+                                                      *NavTable.BINDINGS])),
         ("OLD and NEW timelines", (Timeline,), binding_lines(Timeline.BINDINGS)),
         ("differential flame graph (f)", (DiffFlameGraph, DiffFlameScreen),
          binding_lines([*DiffFlameGraph.BINDINGS, *DiffFlameScreen.BINDINGS])),

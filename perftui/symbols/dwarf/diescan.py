@@ -70,6 +70,13 @@ STATUS_TEXT = {BAD_READ: "a DIE runs past its unit", BAD_CODE: "an unknown abbre
 #: the unit DIE's values kept (rows of ``Scan.top``: kind, value)
 TOP_LANG, TOP_COMP_DIR, TOP_LOW, TOP_HIGH, TOP_RANGES, TOP_STMT, TOP_STR_BASE, \
     TOP_ADDR_BASE, TOP_RNG_BASE, TOP_HIGH_REL = range(10)
+#: the row of ``Scan.top`` each attribute of the unit DIE goes in (-1: not kept)
+_TOP_SLOT = np.full(0x80, -1, np.int64)
+for _at, _slot in ((AT_LANGUAGE, TOP_LANG), (AT_COMP_DIR, TOP_COMP_DIR), (AT_LOW_PC, TOP_LOW),
+                   (AT_HIGH_PC, TOP_HIGH), (AT_RANGES, TOP_RANGES), (AT_STMT_LIST, TOP_STMT),
+                   (AT_STR_OFFSETS_BASE, TOP_STR_BASE), (AT_ADDR_BASE, TOP_ADDR_BASE),
+                   (AT_RNGLISTS_BASE, TOP_RNG_BASE)):
+    _TOP_SLOT[_at] = _slot
 
 
 @dataclass
@@ -167,27 +174,10 @@ def _scan(b: np.ndarray, pos: int, end: int, cu_off: int, version: int, addr_siz
             if pos < 0:
                 return n, BAD_READ, here
             if is_top:
-                slot = -1
-                if name == AT_LANGUAGE:
-                    slot = TOP_LANG
-                elif name == AT_COMP_DIR:
-                    slot = TOP_COMP_DIR
-                elif name == AT_LOW_PC:
-                    slot = TOP_LOW
-                elif name == AT_HIGH_PC:
-                    slot = TOP_HIGH
+                slot = _TOP_SLOT[name] if name < len(_TOP_SLOT) else -1
+                if slot == TOP_HIGH:
                     top[TOP_HIGH_REL, 0] = 1
                     top[TOP_HIGH_REL, 1] = 0 if af[j] == ADDR else 1
-                elif name == AT_RANGES:
-                    slot = TOP_RANGES
-                elif name == AT_STMT_LIST:
-                    slot = TOP_STMT
-                elif name == AT_STR_OFFSETS_BASE:
-                    slot = TOP_STR_BASE
-                elif name == AT_ADDR_BASE:
-                    slot = TOP_ADDR_BASE
-                elif name == AT_RNGLISTS_BASE:
-                    slot = TOP_RNG_BASE
                 if slot >= 0:
                     top[slot, 0] = vk
                     top[slot, 1] = v

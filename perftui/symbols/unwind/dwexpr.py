@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ..dwarf.forms import sleb, uleb
+
 # locations (libunwind's dwarf_loc_t)
 L_NULL = 0
 L_REG = 1  # the sampled register (value: its column)
@@ -37,36 +39,18 @@ def _word(stk: np.ndarray, at: np.int64, big: bool) -> np.uint64:
     return w
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _uleb(code: np.ndarray, p: int, hi: int) -> tuple[np.uint64, int, bool]:
-    v = np.uint64(0)
-    shift = 0
-    while p < hi:
-        b = code[p]
-        p += 1
-        if shift < 64:
-            v |= np.uint64(b & 0x7F) << np.uint64(shift)
-        shift += 7
-        if b < 0x80:
-            return v, p, True
-    return v, p, False
+    """An unsigned LEB128 (:func:`~..dwarf.forms.uleb`): (value, next, read)."""
+    v, q = uleb(code, p, hi)
+    return v, q, q >= 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _sleb(code: np.ndarray, p: int, hi: int) -> tuple[np.int64, int, bool]:
-    v = np.uint64(0)
-    shift = 0
-    while p < hi:
-        b = code[p]
-        p += 1
-        if shift < 64:
-            v |= np.uint64(b & 0x7F) << np.uint64(shift)
-        shift += 7
-        if b < 0x80:
-            if shift < 64 and b & 0x40:
-                v |= ~np.uint64(0) << np.uint64(shift)
-            return np.int64(v), p, True
-    return np.int64(0), p, False
+    """A signed LEB128 (:func:`~..dwarf.forms.sleb`): (value, next, read)."""
+    v, q = sleb(code, p, hi)
+    return np.int64(v), q, q >= 0
 
 
 @njit(cache=True, nogil=True)

@@ -61,6 +61,32 @@ _CFA_REG, _CFA_EXPR = 0, 1
 _GUESS_REACH = np.uint64(0x4000)  # libunwind: rbp at most this far above the CFA
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _loc_value(kind: int, val: np.uint64, regs: np.ndarray, have: np.ndarray, i: int,
+               u64: np.ndarray, stk: np.ndarray, at: np.int64, sp0: np.uint64,
+               top: np.uint64, dl: np.int64, aligned: bool, big: bool
+               ) -> tuple[np.uint64, bool]:
+    """(value, readable) of a register's location in sample ``i``: a sampled register
+    (L_REG: its column), the value itself (L_VAL), or a word of the stack copy (L_MEM: at
+    address ``val``, within perf's ``access_mem`` bounds); L_NULL is not readable."""
+    if kind == L_REG:
+        c0 = np.int64(val)
+        return regs[i, c0], have[i, c0]
+    if kind == L_VAL:
+        return val, True
+    if kind != L_MEM or not (val >= sp0 and val - sp0 < top and np.int64(val - sp0) + 8 < dl):
+        return np.uint64(0), False
+    p = at + np.int64(val - sp0)
+    if aligned and (p & 7) == 0:
+        w = u64[p >> 3]
+        return (bswap(w) if big else w), True
+    w = np.uint64(0)
+    for b in range(8):
+        bb = 7 - b if not big else b
+        w = (w << np.uint64(8)) | np.uint64(stk[p + bb])
+    return w, True
+
+
 @njit(cache=True, nogil=True)
 def walk_block(row0: int, regs: np.ndarray, have: np.ndarray, pcs: np.ndarray,
                has_pc: np.ndarray, stk: np.ndarray, st_at: np.ndarray, dyn: np.ndarray,
@@ -214,32 +240,10 @@ def walk_block(row0: int, regs: np.ndarray, have: np.ndarray, pcs: np.ndarray,
                 ok = True
                 if cfa_kind[rr] == _CFA_REG:
                     reg = cfa_reg[rr]
-                    base = np.uint64(0)
-                    if reg == sp_col:
-                        base = cfa
-                    else:
-                        kk = lk[reg]
-                        if kk == L_REG:
-                            c0 = np.int64(lv[reg])
-                            ok = have[i, c0]
-                            base = regs[i, c0]
-                        elif kk == L_VAL:
-                            base = lv[reg]
-                        elif kk == L_MEM:
-                            a = lv[reg]
-                            ok = a >= sp0 and a - sp0 < top and np.int64(a - sp0) + 8 < dl
-                            if ok:
-                                p = at + np.int64(a - sp0)
-                                if aligned and (p & 7) == 0:
-                                    base = u64[p >> 3]
-                                    if big:
-                                        base = bswap(base)
-                                else:
-                                    for b in range(8):
-                                        bb = 7 - b if not big else b
-                                        base = (base << np.uint64(8)) | np.uint64(stk[p + bb])
-                        else:
-                            ok = False
+                    base = cfa
+                    if reg != sp_col:
+                        base, ok = _loc_value(lk[reg], lv[reg], regs, have, i, u64, stk, at,
+                                              sp0, top, dl, aligned, big)
                     new_cfa = base + np.uint64(cfa_val[rr])
                     if not ok:
                         result = REGS if lk[reg] == L_REG else STACK_END
@@ -317,23 +321,8 @@ def walk_block(row0: int, regs: np.ndarray, have: np.ndarray, pcs: np.ndarray,
                     result = NO_FDE
                     stop_dso[i] = d
                     break
-                ok = True
-                rbp = np.uint64(0)
-                kk = lk[fp_col]
-                if kk == L_REG:
-                    c0 = np.int64(lv[fp_col])
-                    ok = have[i, c0]
-                    rbp = regs[i, c0]
-                elif kk == L_VAL:
-                    rbp = lv[fp_col]
-                else:
-                    a = lv[fp_col]
-                    ok = a >= sp0 and a - sp0 < top and np.int64(a - sp0) + 8 < dl
-                    if ok:
-                        p = at + np.int64(a - sp0)
-                        for b in range(8):
-                            bb = 7 - b if not big else b
-                            rbp = (rbp << np.uint64(8)) | np.uint64(stk[p + bb])
+                rbp, ok = _loc_value(lk[fp_col], lv[fp_col], regs, have, i, u64, stk, at, sp0,
+                                     top, dl, aligned, big)
                 if not ok:
                     result = STACK_END
                     break
@@ -354,27 +343,8 @@ def walk_block(row0: int, regs: np.ndarray, have: np.ndarray, pcs: np.ndarray,
                 result = DONE
                 break
             kk = lk[ra]
-            ok = True
-            npc = np.uint64(0)
-            if kk == L_REG:
-                c0 = np.int64(lv[ra])
-                ok = have[i, c0]
-                npc = regs[i, c0]
-            elif kk == L_VAL:
-                npc = lv[ra]
-            else:
-                a = lv[ra]
-                ok = a >= sp0 and a - sp0 < top and np.int64(a - sp0) + 8 < dl
-                if ok:
-                    p = at + np.int64(a - sp0)
-                    if aligned and (p & 7) == 0:
-                        npc = u64[p >> 3]
-                        if big:
-                            npc = bswap(npc)
-                    else:
-                        for b in range(8):
-                            bb = 7 - b if not big else b
-                            npc = (npc << np.uint64(8)) | np.uint64(stk[p + bb])
+            npc, ok = _loc_value(kk, lv[ra], regs, have, i, u64, stk, at, sp0, top, dl, aligned,
+                                 big)
             if not ok:
                 result = REGS if kk == L_REG else STACK_END
                 break
