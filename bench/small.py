@@ -5,7 +5,9 @@ Three recordings made here: a system-wide ``perf record -a -g -e cpu-clock -- sl
 callchains, and the same program recorded ``--call-graph dwarf`` (~25 MB).  On each:
 ``perf report --stdio`` against a first ``perftui report`` (an empty index cache: walked,
 named, kept), one with only the symbol tables kept (as for another recording of the same
-programs: perftui.symbols.tables.diskcache) and one with the names cached.  Figures are
+programs: perftui.symbols.tables.diskcache) and one with the names cached; then the browser
+from launch to the profile's first row in tmux (bench/launch_tmux.py, the app's CPU
+seconds), nothing cached and reopened.  Figures are
 user + system CPU seconds of the whole process (``wait4``'s rusage), start-up included,
 the median of SMALL_REPEAT runs (default 5) taken in turns with perf's: CPU time, not wall
 time, because the machines this runs on are shared.  ``python bench/small.py [DIR]`` runs
@@ -95,7 +97,34 @@ def rows(base: Path) -> list[tuple[str, float, float, str]]:
                     median(perf), "<= 1.0x"))
         out.append((f"{what} ({size}): names cached", median(cached), median(perf),
                     "<= 0.5x"))
+        out += browser_rows(what, size, path, cache, median(perf))
     return out
+
+
+def browser_rows(what: str, size: str, path: Path, cache: Path, perf: float
+                 ) -> list[tuple[str, float, float, str]]:
+    """The browser from launch to the profile's first row in tmux (bench/launch_tmux.py),
+    nothing cached and reopened: the app's CPU seconds (none without tmux)."""
+    if not shutil.which("tmux"):
+        return []
+    from launch_tmux import launch
+
+    old = os.environ.get("PERFTUI_CACHE_DIR")
+    os.environ["PERFTUI_CACHE_DIR"] = str(cache)
+    first, reopened = [], []
+    try:
+        for _ in range(REPEAT):
+            shutil.rmtree(cache, ignore_errors=True)
+            first.append(launch(str(path))[0])
+            reopened.append(launch(str(path))[0])
+    finally:
+        if old is None:
+            os.environ.pop("PERFTUI_CACHE_DIR", None)
+        else:
+            os.environ["PERFTUI_CACHE_DIR"] = old
+    return [(f"{what} ({size}): browser, launch to profile", median(first), perf, "<= 1.5x"),
+            (f"{what} ({size}): browser reopened, launch to profile", median(reopened), perf,
+             "<= 1.5x")]
 
 
 def main() -> int:
