@@ -33,6 +33,8 @@ SCREENS: dict[str, tuple[str, ...]] = {
     "section-profile": ("m", "down", "p"),
     "flame": ("f", "down", "down", "down"),
     "flame-zoom": ("f", "down", "right", "enter", "down", "down"),
+    "chart": ("C", "right_square_bracket", "down", "down"),
+    "chart-zoom": ("C", "right_square_bracket", "down", "right", "enter", "down"),
 }
 
 

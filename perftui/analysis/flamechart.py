@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .stacktree import Trie
+
 
 @dataclass
 class ChartColumns:
@@ -44,3 +46,58 @@ def chart_columns(time: np.ndarray, stack: np.ndarray, lo: int, hi: int,
         head[1:] = cs[1:] != cs[:-1]
         out[cs[head]] = st[best][head]
     return ChartColumns(out, samples)
+
+
+@dataclass(frozen=True)
+class ChartFrame:
+    """A frame as the chart lays it out: trie ``node`` at ``depth`` (1: the outermost
+    caller) over columns ``[c0, c1)``, the columns whose stacks all go through it."""
+
+    node: int
+    depth: int
+    c0: int
+    c1: int
+
+
+def chart_levels(trie: Trie, column_node: np.ndarray, max_depth: int = 1024
+                 ) -> list[list[ChartFrame]]:
+    """The chart's frames by depth (index 0: depth 1), left to right: at each depth, each
+    run of neighbouring columns whose stacks (trie nodes; -1: none) have the same node
+    there is one frame (the same node: the same path from the thread down to it)."""
+    paths = [trie.nodes(int(n))[1:max_depth + 1] if n >= 0 else [] for n in column_node]
+    deepest = max((len(p) for p in paths), default=0)
+    levels: list[list[ChartFrame]] = []
+    for d in range(deepest):
+        row: list[ChartFrame] = []
+        for c, p in enumerate(paths):
+            node = p[d] if d < len(p) else -1
+            if node < 0:
+                continue
+            if row and row[-1].node == node and row[-1].c1 == c:
+                row[-1] = ChartFrame(node, d + 1, row[-1].c0, c + 1)
+            else:
+                row.append(ChartFrame(node, d + 1, c, c + 1))
+        levels.append(row)
+    return levels
+
+
+def column_time(lo: int, hi: int, width: int, c: int) -> int:
+    """Where column ``c`` of ``width`` over ``[lo, hi)`` begins (ns): the first ``t`` that
+    :func:`chart_columns` puts in it."""
+    span = hi - lo
+    return lo + -((-c * span) // width)
+
+
+def through(trie: Trie, node: np.ndarray, frame_node: int) -> np.ndarray:
+    """Bool per ``node`` (trie nodes, -1: none): its path goes through ``frame_node``."""
+    want = int(trie.depth[frame_node])
+    cur = np.asarray(node, dtype=np.int64).copy()
+    ok = cur >= 0
+    cur[ok & (trie.depth[np.maximum(cur, 0)] < want)] = -1
+    while True:
+        deep = (cur >= 0) & (trie.depth[np.maximum(cur, 0)] > want)
+        if not deep.any():
+            break
+        cur[deep] = trie.parent[cur[deep]]
+    out: np.ndarray = cur == frame_node
+    return out

@@ -122,7 +122,7 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
 
     MAIN_ONLY = frozenset({"focus_sections", "focus_records", "focus_timeline", "filter",
                            "goto", "toggle_order", "zoom_pane", "toggle_time_base",
-                           "annotate_record", "profile", "flame"})
+                           "annotate_record", "profile", "flame", "flame_chart"})
 
     def check_action(self, action: str, _parameters: tuple[object, ...]) -> bool | None:
         """The main screen's keys do nothing (and are not shown) on the other screens; a
@@ -136,7 +136,7 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
 
     #: the workers that make what the next key acts on (a table, a tree, a listing)
     VIEW_WORKERS = frozenset({"profile-table", "profile-trees", "profile-samples", "flame",
-                              "flame-samples", "annotate"})
+                              "flame-samples", "annotate", "chart"})
 
     def typeahead_hold(self) -> bool:
         """Keys typed meanwhile wait while the profile and flame graph panes are being
@@ -399,6 +399,10 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
             flame.graph.focus()
             return
         self.show_body(flame.came_from if self.body == "flame" else "flame")
+
+    def action_flame_chart(self) -> None:
+        from .chartscreen import FlameChartScreen  # (its modules: not part of start-up)
+        self.push_screen(FlameChartScreen(self.profile_data))
 
     def action_zoom_pane(self) -> None:
         """Give the focused pane the whole screen (again: back to the layout)."""

@@ -27,6 +27,9 @@ APP_BINDINGS: list[BindingType] = [
                     "(again: back)"),
     Binding("f", "flame", "Flame", id="app.flame",
             tooltip="the flame graph (again: back)"),
+    Binding("C", "flame_chart", "Chart", show=False, id="app.chart",
+            tooltip="the flame chart: one thread's stacks in time order (Enter zooms to a "
+                    "frame's time; [ ] t: the thread)"),
     Binding("l", "focus_records", "Records", show=False, id="app.records",
             tooltip="focus the record list"),
     Binding("T", "focus_timeline", "Timeline", show=False, id="app.timeline",

@@ -17,7 +17,7 @@ KEY_NAMES = {
     "question_mark": "?", "slash": "/", "escape": "Esc", "enter": "Enter", "plus": "+",
     "minus": "-", "equals_sign": "=", "pageup": "PgUp", "pagedown": "PgDn", "home": "Home",
     "end": "End", "backspace": "Backspace", "up": "↑", "down": "↓", "left": "←",
-    "right": "→", "tab": "Tab",
+    "right": "→", "tab": "Tab", "right_square_bracket": "]", "left_square_bracket": "[",
     "shift+tab": "shift+Tab", "shift+left": "shift+←", "shift+right": "shift+→",
     "1": "1-9",  # the profile views' events: one line for the nine bindings
 }
@@ -54,6 +54,7 @@ def places() -> list[Place]:
     """The browser's places, from the widgets' and screens' BINDINGS."""
     from .annotate import AnnotateScreen, AnnotateTable
     from .app import PerftuiApp
+    from .chartscreen import FlameChart, FlameChartScreen
     from .samplescreen import ProfileSamplesScreen, SampleLines
     from .screens import (
         BackScreen,
@@ -89,6 +90,8 @@ def places() -> list[Place]:
          binding_lines([*CallTreeList.BINDINGS, *event_bindings()])),
         ("flame graph (f)", (FlameGraph, FlamePane),
          binding_lines([*FlameGraph.BINDINGS, *FlamePane.BINDINGS])),
+        ("flame chart (C)", (FlameChart, FlameChartScreen),
+         binding_lines([*FlameChart.BINDINGS, *FlameChartScreen.BINDINGS])),
         ("samples of a profile line", (SampleLines, ProfileSamplesScreen),
          binding_lines(SampleLines.BINDINGS)),
         ("annotate", (AnnotateTable, AnnotateScreen),
