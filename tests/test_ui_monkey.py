@@ -210,6 +210,13 @@ def recordings(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"demo": demo, "truncated": cut}
 
 
+@pytest.fixture(autouse=True)
+def _saves_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The walk presses ``P`` too: its perftui.screen.N files go to a temporary directory,
+    not the checkout the tests run in."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name, seed", CASES)
 @sync
