@@ -397,7 +397,7 @@ async def test_flame_graph_paints_zooms_and_counts_as_planned(plan: DemoPlan) ->
             if "CPU 0/KVM" in status(app):
                 break
             await keys(pilot, "right")
-        assert f"thread CPU 0/KVM  {plan.by_tid[3161]:,} samples" in status(app)
+        assert f"comm CPU 0/KVM (pid 3150)  {plan.by_tid[3161]:,} samples" in status(app)
         await keys(pilot, "enter")  # zoom into the thread
         assert g.zoom and "zoom: CPU 0/KVM" in screen_text(app)
         top = g.levels[0]
@@ -762,7 +762,7 @@ async def test_the_selected_row_and_section_show_in_the_timeline(plan: DemoPlan)
         assert len(every) == plan.samples
         await selected_row(pilot, by_columns(app, every))
         await keys(pilot, "down")
-        m = re.match(r"thread (.+?)\s+([\d,]+) samples", status(app))
+        m = re.match(r"comm (.+?) \((?:pid \d+|[^)]*)\)\s+([\d,]+) samples", status(app))
         assert m is not None, status(app)
         thread = np.array([app.model.comm_of(int(r)) == m.group(1) for r in every])
         want = by_columns(app, every[thread])
