@@ -84,7 +84,15 @@ def compile_all() -> bool:
                            env=env, timeout=1800, check=False)
         if r.returncode != 0:
             return False
+    return write_stamp()
+
+
+def write_stamp() -> bool:
+    """Write :data:`STAMP` (its folder too: with ``PYTHONDONTWRITEBYTECODE`` set, Python
+    never makes the package's ``__pycache__``, and without the stamp every run compiled again
+    in the background); True when it is written."""
     try:
+        STAMP.parent.mkdir(exist_ok=True)
         tmp = STAMP.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(state()))
         tmp.replace(STAMP)

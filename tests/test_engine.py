@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import corpus_path, skip_or_fail
-from perftui import engine
+from perftui import engine, warmcompile
 
 #: a recording with callchains, kernel and user frames (perf 6.1 -g)
 SMALL = "perf61/perf-normal-g.data"
@@ -52,10 +52,16 @@ def test_a_small_report_loads_no_numba(tmp_path: Path) -> None:
 
 
 def test_the_choice_by_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """By size once numba's loops are compiled; before that (no current stamp, as in a fresh
+    clone whose warm-up has not run) a big recording is plain too (tests/test_warmcompile.py
+    checks the background compile itself)."""
     monkeypatch.delenv(engine.ENV, raising=False)
+    monkeypatch.setattr(engine, "_warm", True)
     assert engine.engine_for(0) == engine.engine_for(engine.SMALL_ROWS - 1) == "plain"
     assert engine.engine_for(engine.SMALL_ROWS) == "compiled"
     assert not engine.compiled(1000) and engine.compiled(10**8)
+    monkeypatch.setattr(engine, "_warm", False)
+    assert engine.engine_for(engine.SMALL_ROWS) == engine.engine_for(10**8) == "plain"
     for value, want in (("plain", "plain"), ("Compiled", "compiled"), (" auto ", None)):
         monkeypatch.setenv(engine.ENV, value)
         assert engine.forced() == want
@@ -70,6 +76,16 @@ def test_a_bad_engine_is_one_line(monkeypatch: pytest.MonkeyPatch,
     from perftui.cli import main
 
     monkeypatch.setenv(engine.ENV, "fast\x1b[31m")
+    monkeypatch.setattr(engine, "NOTES", [])  # (a note another test's engine choice left)
     assert main(["report", "--demo"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "PERFTUI_ENGINE" in err and "\x1b" not in err
+
+
+def test_the_stamp_makes_its_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With PYTHONDONTWRITEBYTECODE set the package has no __pycache__: the stamp is written
+    all the same (else every run compiled again: CI took the plain engine throughout)."""
+    stamp = tmp_path / "__pycache__" / "numba-warm.json"
+    monkeypatch.setattr(warmcompile, "STAMP", stamp)
+    assert warmcompile.write_stamp() and stamp.exists()
+    assert warmcompile.ready()

@@ -219,6 +219,7 @@ def test_sched_switch_fields_as_perf_script_prints_them(shared_dir: Path) -> Non
     got = {(int(rec.columns["time"][r]), int(rec.columns["tid"][r])): (
         int(cols[0][0][k]), int(cols[1][0][k]), flag_letters(int(cols[2][0][k]), table),
         int(cols[3][0][k]), int(cols[4][0][k])) for k, r in enumerate(rows.tolist())}
-    assert len(want) >= 20 and got == want
-    states = {v[2] for v in want.values()}
-    assert "S" in states  # the program's sleeps
+    # the program sleeps 10 times (its plan); on a quiet machine there is little else (12 in
+    # one CI run), so the floor is the sleeps, not a count that needs a loaded machine
+    assert len(want) >= 10 and got == want
+    assert sum(v[2] == "S" for v in want.values()) >= 10  # the program's sleeps

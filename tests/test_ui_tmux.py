@@ -226,7 +226,8 @@ def test_pipe_from_perf_record(term: Callable[[str], Term], tmp_path: Path) -> N
 
     def indexed(screen: str) -> bool:
         m = re.search(r"([\d,]+) records\s+([\d,]+) samples", screen)
-        return bool(m) and "indexing" not in screen and int(m.group(1).replace(",", "")) > 0
+        busy = "indexing" in screen or "reading the pipe" in screen  # the live pipe's word
+        return bool(m) and not busy and int(m.group(1).replace(",", "")) > 0
 
     head = t.wait(indexed, "the pipe to be indexed").splitlines()[0]
     m = re.search(r"([\d,]+) records\s+([\d,]+) samples", head)
@@ -275,9 +276,9 @@ def test_stop_indexing_never_blocks_perf_record(term: Callable[[str], Term],
     done = tmp_path / "perf-done"
     t = term(f"sh -c '(perf record -q -o - -a -e cpu-clock -F 4000 -- sleep 4 2>/dev/null; "
              f"echo $? > {done}) | {PERFTUI} -'")
-    t.wait_for("indexing", timeout=20)
+    t.wait_for("reading the pipe", "(x stops)", timeout=20)
     t.keys("x")
-    t.wait_for("indexing cancelled", timeout=20)
+    t.wait_for("stopped reading the pipe", timeout=20)
     deadline = time.monotonic() + 30
     while not done.exists() and time.monotonic() < deadline:
         time.sleep(0.2)

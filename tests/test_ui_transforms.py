@@ -7,6 +7,7 @@ symbol read off the screen."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -105,13 +106,19 @@ async def test_table_transforms_equal_their_definition(shared_dir: Path) -> None
 
 def flame_folded(app: object) -> Counter[str]:
     """The flame graph drawn as folded lines: each node's own samples under the path of
-    its labels (thread, then frames)."""
+    its labels (thread, then frames).  The thread's label says what it merges
+    ("callsites (pid 21887)", since d4f1837): perf script's folded stacks have the bare comm."""
     g = app.query_one(FlameGraph)  # type: ignore[attr-defined]
     tree = g.gtree.tree
     out: Counter[str] = Counter()
     for node in np.flatnonzero(tree.self_count > 0).tolist():
-        out[";".join(g.label(n) for n in tree.trie.nodes(node))] += int(tree.self_count[node])
+        labels = [g.label(n) for n in tree.trie.nodes(node)]
+        labels[0] = MERGES.sub("", labels[0])
+        out[";".join(labels)] += int(tree.self_count[node])
     return out
+
+
+MERGES = re.compile(r" \((pid \d+|\d+ processes)(, \d+ threads)?\)$")
 
 
 @sync

@@ -161,7 +161,10 @@ def test_diff_of_a_changed_workload(dwarf_built: DwarfBuilt, recorded, dwchain: 
     other = recorded("dwchain_leafy", prog, "20", callgraph="dwarf")
     for keys in (None, "sym", "srcline", "sym,srcline"):
         _rows, both = compare_diff(dwchain, other, keys)
-        assert both >= 10, keys
+        # the program's own rows of > 0.5 % (leaf, plt_loop, dwlib_tiny and its PLT entry,
+        # cb_square, cmp_ul, msort, memmove: 8) are in both; kernel rows come with the load
+        # (18 at load 6, 8 in a quiet CI run), so the floor is below the program's 8
+        assert both >= 6, keys
     leaf = [r for r in diff_json(dwchain, other, "sym", None)["rows"] if r["sym"] == "leaf"]
     assert leaf and leaf[0]["new"] > leaf[0]["baseline"] + 10
 
