@@ -58,8 +58,15 @@ def recording(shared_dir: Path, side: str) -> Path:
 def perf_side(data: Path) -> tuple[Counter[str], int]:
     """perf script's off-CPU ns under each of the program's functions, and the total of
     every charged switch-out (every thread's)."""
+    under, _through, total = perf_side_counts(data)
+    return under, total
+
+
+def perf_side_counts(data: Path) -> tuple[Counter[str], Counter[str], int]:
+    """:func:`perf_side` with the number of charged switch-outs through each function."""
     want, _prog = perf_offcpu(data)
     under: Counter[str] = Counter()
+    through: Counter[str] = Counter()
     total = 0
     for ns, _state, func in want.values():
         if ns is None:
@@ -67,7 +74,8 @@ def perf_side(data: Path) -> tuple[Counter[str], int]:
         total += ns
         if func:
             under[func] += ns
-    return under, total
+            through[func] += 1
+    return under, through, total
 
 
 def test_diff_of_offcpu_time_with_children(shared_dir: Path) -> None:
@@ -135,9 +143,11 @@ def test_diff_of_an_event_neither_has(shared_dir: Path) -> None:
 async def test_diff_browser_offcpu_time(shared_dir: Path) -> None:
     """The diff browser offers offcpu-time after the recorded event (``e``); its dso,sym
     table (``v``) weighs each row by the stacks through it, and the status line says each
-    side's time."""
+    side's time and its switch-outs through the row (was '0 samples': the count was of
+    the samples whose own location is the row, the kernel's for every switch-out)."""
     old, new = recording(shared_dir, "old"), recording(shared_dir, "new")
-    (o_under, o_total), (n_under, n_total) = perf_side(old), perf_side(new)
+    (o_under, o_through, o_total), (n_under, n_through, n_total) = (
+        perf_side_counts(old), perf_side_counts(new))
     app = DiffApp(DiffModel.of(open_recording(old), open_recording(new)))
     async with app.run_test(size=(120, 40)) as pilot:
         await shown(pilot)
@@ -158,6 +168,9 @@ async def test_diff_browser_offcpu_time(shared_dir: Path) -> None:
         got = [float(v) * (1e9 if u == "s" else 1e6) for v, u in times]
         assert got == [pytest.approx(o_under["sleep_long"], rel=1e-3),
                        pytest.approx(n_under["sleep_long"], rel=1e-3)], status
+        counts = [int(n.replace(",", "")) for n in re.findall(r"\(([\d,]+) samples?,", status)]
+        assert counts == [o_through["sleep_long"], n_through["sleep_long"]], status
+        assert counts[0] >= 5  # (5 sleeps at least: one switch-out each)
         # the differential flame graph of offcpu-time: each side's stacks by their ns
         fl = app.model.flame()
         assert fl is not None and (fl.old_sum, fl.new_sum) == (o_total, n_total)

@@ -73,6 +73,7 @@ def reference(locs, blocks, keys):
     self_p: Counter = Counter()
     child_p: Counter = Counter()
     count: Counter = Counter()
+    through: Counter = Counter()  # samples whose stack passes the row (its own included)
     for s in blocks:
         for k in range(len(s)):
             p = int(s.period[k])
@@ -80,10 +81,12 @@ def reference(locs, blocks, keys):
             self_p[own] += p
             count[own] += 1
             child_p[own] += p  # the sample's own row, once
+            through[own] += 1
             stack = s.chain(k).tolist() or [int(s.leaf[k])]
             for r in {key_of(locs, s, k, loc, keys) for loc in stack} - {own}:
                 child_p[r] += p
-    return self_p, child_p, count
+                through[r] += 1
+    return self_p, child_p, count, through
 
 
 @pytest.mark.parametrize("keys", [("comm", "dso", "sym"), ("sym",), ("dso",), ("comm",),
@@ -95,14 +98,16 @@ def test_profile_equals_reference(keys: tuple[str, ...], seed: int) -> None:
     locs = make_locs()
     blocks = [random_block(rng, 300, len(locs)) for _ in range(3)]
     prof = build_profile(blocks, locs, keys, children=True)
-    self_p, child_p, count = reference(locs, blocks, keys)
-    got_self, got_child, got_count = {}, {}, {}
+    self_p, child_p, count, through = reference(locs, blocks, keys)
+    got_self, got_child, got_count, got_through = {}, {}, {}, {}
     for r in prof.rows:
         k = key_of_row(prof, locs, r, blocks)
         got_self[k], got_child[k], got_count[k] = r.self_period, r.children_period, r.samples
+        got_through[k] = r.children_samples
     assert {k: v for k, v in got_self.items() if v} == {k: v for k, v in self_p.items() if v}
     assert got_child == dict(child_p)
     assert {k: v for k, v in got_count.items() if v} == dict(count)
+    assert got_through == dict(through)
     assert prof.total_period == sum(int(s.period.sum()) for s in blocks)
     assert prof.total_samples == 900
     # rows by children, then self

@@ -74,7 +74,8 @@ def store_of(blocks, locs, comm_names=("a", "b", "c")):  # type: ignore[no-untyp
 
 
 def rows_by_key(prof, locs, blocks):  # type: ignore[no-untyped-def]
-    return [(key_of_row(prof, locs, r, blocks), r.self_period, r.children_period, r.samples)
+    return [(key_of_row(prof, locs, r, blocks), r.self_period, r.children_period, r.samples,
+             r.children_samples)
             for r in prof.rows]
 
 

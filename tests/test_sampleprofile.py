@@ -69,19 +69,22 @@ def test_equals_reference(keys: tuple[str, ...], children: bool, chunk: int, mer
     blocks = [random_block(rng, 300, len(locs)) for _ in range(3)]
     sl = sample_locs_of(locs, blocks)
     prof = profile_of(sl, slice(0, len(sl)), index_of(blocks), keys, children, sl.comm_names)
-    self_p, child_p, count = reference(locs, blocks, keys)
-    got_self, got_child, got_count = {}, {}, {}
+    self_p, child_p, count, through = reference(locs, blocks, keys)
+    got_self, got_child, got_count, got_through = {}, {}, {}, {}
     for r in prof.rows:
         k = key_of_row(prof, locs, r, blocks)
         assert k not in got_self, "a row twice"
         got_self[k], got_child[k], got_count[k] = r.self_period, r.children_period, r.samples
+        got_through[k] = r.children_samples
     assert {k: v for k, v in got_self.items() if v} == {k: v for k, v in self_p.items() if v}
     assert {k: v for k, v in got_count.items() if v} == dict(count)
     if children:
         assert got_child == dict(child_p)
+        assert got_through == dict(through)  # the samples through each row
     else:
         assert set(got_self) == set(self_p)
         assert not any(got_child.values())
+        assert got_through == got_count  # (no callchains: through is own)
     assert prof.total_period == sum(int(s.period.sum()) for s in blocks)
     assert prof.total_samples == 900
 
@@ -101,10 +104,11 @@ def test_selected_positions_equal_reference_of_those_samples() -> None:
             [[0], np.cumsum(np.diff(s.chain_starts)[pos])]).astype(np.int64),
         chain_locs=np.concatenate([s.chain(int(k)) for k in pos]).astype(np.int32),
         chain_ips=np.zeros(0, np.uint64), chain_offs=np.zeros(0, np.uint64))
-    self_p, child_p, _count = reference(locs, [sub], ("comm", "sym"))
-    got = {key_of_row(prof, locs, r, [sub]): (r.self_period, r.children_period)
+    self_p, child_p, _count, through = reference(locs, [sub], ("comm", "sym"))
+    got = {key_of_row(prof, locs, r, [sub]): (r.self_period, r.children_period,
+                                              r.children_samples)
            for r in prof.rows}
-    assert got == {k: (self_p.get(k, 0), child_p[k]) for k in child_p}
+    assert got == {k: (self_p.get(k, 0), child_p[k], through[k]) for k in child_p}
 
 
 def test_row_location_is_the_first_samples() -> None:
@@ -275,7 +279,7 @@ def test_order_rows_by_numpy_equals_python_sort() -> None:
         loc = rng.randrange(len(locs))
         rows.append(ProfileRow((rng.randrange(4), int(codes.of("dso")[loc]),
                                 int(codes.of("sym")[loc]), rng.randrange(3)), loc,
-                               rng.choice([0, 5, 10]), rng.choice([10, 20]), 1))
+                               rng.choice([0, 5, 10]), rng.choice([10, 20]), 1, 1))
     for children in (False, True):
         fast = Profile(keys, children, 100, 3000, list(rows), codes)
         order_rows(fast, comms)
@@ -323,7 +327,8 @@ def test_rows_without_a_dso_come_after_every_dso_on_a_tie(n_rows: int) -> None:
     for k, d in enumerate(dsos):
         locs.add(d, f"f{k}", 16 * k, 16 * k + 8)
     codes = KeyCodes(locs, ("dso",))
-    rows = [ProfileRow((int(codes.of("dso")[k % 4]),), k % 4, 10, 10, 1) for k in range(n_rows)]
+    rows = [ProfileRow((int(codes.of("dso")[k % 4]),), k % 4, 10, 10, 1, 1)
+            for k in range(n_rows)]
     prof = Profile(("dso",), False, 100, n_rows, rows, codes)
     order_rows(prof)
     shown = [codes.names["dso"][r.key[0]] for r in prof.rows]

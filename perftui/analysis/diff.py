@@ -122,8 +122,9 @@ def side_table(prof: Profile, comm_names: Sequence[str],
     for r in prof.rows:
         ident = tuple(k.ident(prof.codes, names, code, r.loc)
                       for k, code in zip(keys, r.key, strict=True))
-        period = r.children_period if children else r.self_period
-        _merge(out, ident, SideEntry(period, r.samples, r.loc), locs, sym_at)
+        period, n = ((r.children_period, r.children_samples) if children
+                     else (r.self_period, r.samples))
+        _merge(out, ident, SideEntry(period, n, r.loc), locs, sym_at)
     threads: dict[int, str] = {}
     if "pid" in prof.keys and thread_comm is not None:
         at = prof.keys.index("pid")

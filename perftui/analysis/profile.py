@@ -29,6 +29,7 @@ class ProfileRow:
     self_period: int
     children_period: int
     samples: int  # samples whose own location is in this row
+    children_samples: int  # samples through this row (those children_period sums)
 
 
 @dataclass

@@ -325,6 +325,7 @@ class GroupProfile:
     self_period: np.ndarray
     children_period: np.ndarray
     samples: np.ndarray
+    children_samples: np.ndarray
     row_of_group: np.ndarray
     path_row: np.ndarray
 
@@ -343,7 +344,7 @@ class GroupProfile:
         """Row ``i`` as the report engine's row."""
         return ProfileRow(tuple(int(x) for x in self.key[i]), int(self.loc[i]),
                           int(self.self_period[i]), int(self.children_period[i]),
-                          int(self.samples[i]))
+                          int(self.samples[i]), int(self.children_samples[i]))
 
     @property
     def shell(self) -> Profile:
@@ -394,8 +395,8 @@ def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
     path_row = np.full(len(st.path_loc), -1, np.int64)
     path_row[ent] = pos[t.find([c[eg].astype(np.int64) for c in columns], st.path_loc[ent])]
     return GroupProfile(keys, children, sel, codes, t.key[shown], t.loc[shown],
-                        t.self_p[shown], t.child_p[shown], t.count[shown], row_of_group,
-                        path_row)
+                        t.self_p[shown], t.child_p[shown], t.count[shown], t.child_n[shown],
+                        row_of_group, path_row)
 
 
 # -- call trees ------------------------------------------------------------------------------

@@ -187,7 +187,7 @@ def profile_of(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
                        Stacks(sl.stack_starts, sl.stack_locs) if children else None)
         if children and n >= TRIM_AT:  # the expansion's temporaries, before the rows
             heap.trim()
-        rows = _rows(t.key, t.loc, t.self_p, t.child_p, t.count)
+        rows = _rows(t.key, t.loc, t.self_p, t.child_p, t.count, t.child_n)
     return Profile(keys, children, total_period, n, rows, codes)
 
 
@@ -198,8 +198,9 @@ def _leaf_at(sl: SampleLocs, pos: np.ndarray | slice, first: np.ndarray) -> np.n
 
 
 def _rows(keys: np.ndarray, loc: np.ndarray, self_p: np.ndarray, child_p: np.ndarray,
-          count: np.ndarray) -> list[ProfileRow]:
+          count: np.ndarray, child_n: np.ndarray) -> list[ProfileRow]:
     tuples = zip(*(keys[:, j].tolist() for j in range(keys.shape[1])), strict=True)
-    return [ProfileRow(k, lc, s, c, m)
-            for k, lc, s, c, m in zip(tuples, loc.tolist(), self_p.tolist(),
-                                      child_p.tolist(), count.tolist(), strict=True)]
+    return [ProfileRow(k, lc, s, c, m, cn)
+            for k, lc, s, c, m, cn in zip(tuples, loc.tolist(), self_p.tolist(),
+                                          child_p.tolist(), count.tolist(), child_n.tolist(),
+                                          strict=True)]

@@ -55,14 +55,17 @@ class Weighed:
 @dataclass
 class TableRows:
     """The rows of a table in perf's order: ``key`` (codes, one column per sort key),
-    ``loc`` (the row's location), ``self_p``, ``child_p``, ``count``; ``packed`` and
-    ``lk`` find the row of any (per-sample codes, location) (:meth:`find`)."""
+    ``loc`` (the row's location), ``self_p``, ``child_p``, ``count`` (samples whose own
+    location is in the row, perf's ``-n``), ``child_n`` (samples through the row: the
+    count ``child_p`` sums; ``count`` without children); ``packed`` and ``lk`` find the
+    row of any (per-sample codes, location) (:meth:`find`)."""
 
     key: np.ndarray
     loc: np.ndarray
     self_p: np.ndarray
     child_p: np.ndarray
     count: np.ndarray
+    child_n: np.ndarray
     packed: list[np.ndarray]
     lk: np.ndarray
 
@@ -95,12 +98,14 @@ def table_rows(codes: KeyCodes, keys: tuple[str, ...], children: bool, w: Weighe
         rows = _children_rows(stacks, w, lk)
     else:
         zeros = np.zeros(len(w.own), np.int64)
+        count = w.count.astype(np.int64)
         rows = _sum_child_rows([*w.cols, lk[w.own]], w.period.astype(np.int64), zeros,
-                               w.count.astype(np.int64), w.first * 2, w.own)
+                               count, count, w.first * 2, w.own)
     key = _keys(codes, keys, rows.cols, lk_loc)
     order = perf_order(codes, keys, children, key, rows.loc, rows.self_p, rows.child_p)
     return TableRows(key[order], rows.loc[order], rows.self_p[order], rows.child_p[order],
-                     rows.count[order], [c[order] for c in rows.cols], lk)
+                     rows.count[order], rows.child_n[order], [c[order] for c in rows.cols],
+                     lk)
 
 
 def _keys(codes: KeyCodes, keys: tuple[str, ...], packed: list[np.ndarray],
@@ -128,6 +133,7 @@ class _ChildRows:
     self_p: np.ndarray
     child_p: np.ndarray
     count: np.ndarray
+    child_n: np.ndarray
     rank: np.ndarray
     loc: np.ndarray
 
@@ -210,15 +216,17 @@ def _child_block(gs: np.ndarray, w: Weighed, g_own: np.ndarray, g_leaf: np.ndarr
     self_p = np.concatenate([g_period, np.zeros(len(e_group), np.int64)])
     child_p = np.concatenate([g_period, w.period[e_group].astype(np.int64)])
     count = np.concatenate([w.count[gs], np.zeros(len(e_group), np.int64)])
+    child_n = np.concatenate([w.count[gs], w.count[e_group]]).astype(np.int64)
     loc = np.concatenate([g_leaf[gs], d_loc[e_d]])
     # which adds first, in file order: its group's first sample, its own row before its
     # callchain's
     rank = np.concatenate([w.first[gs] * 2, w.first[e_group] * 2 + 1])
-    return _sum_child_rows(cols, self_p, child_p, count, rank, loc)
+    return _sum_child_rows(cols, self_p, child_p, count, child_n, rank, loc)
 
 
 def _sum_child_rows(cols: list[np.ndarray], self_p: np.ndarray, child_p: np.ndarray,
-                    count: np.ndarray, rank: np.ndarray, loc: np.ndarray) -> _ChildRows:
+                    count: np.ndarray, child_n: np.ndarray, rank: np.ndarray,
+                    loc: np.ndarray) -> _ChildRows:
     """Equal key rows summed; each keeps the location of its lowest rank."""
     r_cols, inv, _first = grouped(cols, len(loc))
     m = len(_first)
@@ -228,7 +236,7 @@ def _sum_child_rows(cols: list[np.ndarray], self_p: np.ndarray, child_p: np.ndar
     row_loc = np.empty(m, np.int64)
     row_loc[inv[pick]] = loc[pick]
     return _ChildRows(r_cols, sum_by(inv, self_p, m), sum_by(inv, child_p, m),
-                      sum_by(inv, count, m), best, row_loc)
+                      sum_by(inv, count, m), sum_by(inv, child_n, m), best, row_loc)
 
 
 def _merge_child_rows(parts: list[_ChildRows]) -> _ChildRows:
@@ -238,5 +246,6 @@ def _merge_child_rows(parts: list[_ChildRows]) -> _ChildRows:
                            np.concatenate([p.self_p for p in parts]),
                            np.concatenate([p.child_p for p in parts]),
                            np.concatenate([p.count for p in parts]),
+                           np.concatenate([p.child_n for p in parts]),
                            np.concatenate([p.rank for p in parts]),
                            np.concatenate([p.loc for p in parts]))

@@ -27,6 +27,7 @@ class _Acc:
     self_p: list[np.ndarray] = field(default_factory=list)
     child_p: list[np.ndarray] = field(default_factory=list)
     count: list[np.ndarray] = field(default_factory=list)
+    child_n: list[np.ndarray] = field(default_factory=list)
     loc: list[np.ndarray] = field(default_factory=list)
 
 
@@ -62,6 +63,7 @@ def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -
     entries_self = [period]
     entries_child = [period if children else np.zeros(n, np.int64)]
     entries_count = [np.ones(n, np.int64)]
+    entries_child_n = [np.ones(n, np.int64)]
     entries_loc = [s.leaf.astype(np.int64)]
     if children:
         sample, loc = stacks(s)
@@ -77,6 +79,7 @@ def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -
         entries_self.append(np.zeros(len(uniq), np.int64))
         entries_child.append(period[us])
         entries_count.append(np.zeros(len(uniq), np.int64))
+        entries_child_n.append(np.ones(len(uniq), np.int64))
         entries_loc.append(loc[first])
     keys = np.concatenate(entries_keys)
     uniq, inv, first = _group(keys)
@@ -85,6 +88,7 @@ def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -
     acc.self_p.append(sum_by(inv, np.concatenate(entries_self), m))
     acc.child_p.append(sum_by(inv, np.concatenate(entries_child), m))
     acc.count.append(sum_by(inv, np.concatenate(entries_count), m))
+    acc.child_n.append(sum_by(inv, np.concatenate(entries_child_n), m))
     acc.loc.append(np.concatenate(entries_loc)[first])
 
 
@@ -114,9 +118,10 @@ def _merge(acc: _Acc, nkeys: int) -> list[ProfileRow]:
     self_p = sum_by(inv, np.concatenate(acc.self_p), m)
     child_p = sum_by(inv, np.concatenate(acc.child_p), m)
     count = sum_by(inv, np.concatenate(acc.count), m)
+    child_n = sum_by(inv, np.concatenate(acc.child_n), m)
     loc = np.concatenate(acc.loc)[first]
     return [ProfileRow(tuple(int(x) for x in uniq[i]), int(loc[i]), int(self_p[i]),
-                       int(child_p[i]), int(count[i]))
+                       int(child_p[i]), int(count[i]), int(child_n[i]))
             for i in range(m)]
 
 
