@@ -174,6 +174,7 @@ ATTR_FLAG_BITS: list[tuple[int, str, int]] = [
 FLAG_SAMPLE_ID_ALL = 1 << 18
 FLAG_FREQ = 1 << 10
 
+BRANCH_CALL_STACK = 1 << 11  # PERF_SAMPLE_BRANCH_CALL_STACK: the LBR as a call stack
 BRANCH_HW_INDEX = 1 << 17
 BRANCH_COUNTERS = 1 << 19
 

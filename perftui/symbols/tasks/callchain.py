@@ -152,9 +152,13 @@ def chain_tails(rec: Recording, rows: np.ndarray, src: np.ndarray, counts: np.nd
                 ) -> np.ndarray:
     """Per SAMPLE row (``src``, ``counts``: its :func:`callchain_spans`), how many of its
     chain's last entries are unwound user frames (behind the joined chain's
-    ``PERF_CONTEXT_USER``; 0 for a record's own chain)."""
+    ``PERF_CONTEXT_USER``; 0 for a record's own chain and for an LBR one, whose context values
+    perf reads as such)."""
     out = np.zeros(len(rows), np.int64)
     hit = np.flatnonzero(src == UNWOUND_SOURCE)
+    ov = overlay_of(rec)
+    if len(hit) and ov is not None:
+        hit = hit[~ov.is_lbr(np.asarray(rows, np.int64)[hit])]
     if len(hit):
         own = record_chain_spans(rec, np.asarray(rows, np.int64)[hit])[2]
         out[hit] = np.maximum(counts[hit] - own - 1, 0)
@@ -196,12 +200,20 @@ def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.
     with numpy.  Rows without a callchain (or whose chain runs past the record, which perf
     rejects) get count 0."""
     src, at_first, counts = callchain_spans(rec, rows)
+    flat, starts = chain_words(rec, src, at_first, counts)
+    return flat, starts, counts
+
+
+def chain_words(rec: Recording, src: np.ndarray, at_first: np.ndarray, counts: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(flat u64 entries, start per row) of the callchains at spans ``src``, ``at_first``,
+    ``counts`` (:func:`callchain_spans` or :func:`record_chain_spans`)."""
     starts = np.zeros(len(counts), dtype=np.int64)
     if len(counts):
         starts[1:] = np.cumsum(counts)[:-1]
     flat = np.zeros(int(counts.sum()), dtype=np.uint64)
     if not len(flat):
-        return flat, starts, counts
+        return flat, starts
     dt = np.dtype(rec.order + "u8")
     # entry j of row k sits at at_first[k] + 8 * (j - starts[k])
     at = np.arange(len(flat), dtype=np.int64) * 8
@@ -209,9 +221,9 @@ def sample_callchains(rec: Recording, rows: np.ndarray) -> tuple[np.ndarray, np.
     used = distinct(src[counts > 0])
     if len(used) == 1:
         flat[:] = gather(source_bytes(rec, used[0]), at, dt)
-        return flat, starts, counts
+        return flat, starts
     row_src = np.repeat(src, counts)
     for s in used:
         m = row_src == s
         flat[m] = gather(source_bytes(rec, s), at[m], dt)
-    return flat, starts, counts
+    return flat, starts

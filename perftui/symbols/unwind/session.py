@@ -2,8 +2,9 @@
 
 :func:`ensure_unwound` is called by whatever is about to read callchains through a
 resolver (the names pass, :meth:`~..naming.resolver.Resolver.samples`): the first call
-unwinds every DWARF sample (or takes the chains from the index cache, :mod:`.store`) and
-installs the joined chains (:mod:`.overlay`); later calls find them there.  The notes on
+unwinds every DWARF sample (or takes the chains from the index cache, :mod:`.store`), joins
+every LBR call stack (:mod:`.lbr`, numpy: made again on each open) and installs the joined
+chains (:mod:`.overlay`); later calls find them there.  The notes on
 what could not be unwound go to the resolver's notes (``i`` in the browser, stderr for the
 CLI) once.
 """
@@ -21,7 +22,7 @@ from ...perfdata import Feature
 from ..files.dsofiles import join_symfs
 from ..files.safefile import is_regular_file
 from .arch import arch_named
-from .overlay import ChainOverlay, dwarf_rows, overlay_of, set_overlay
+from .overlay import ChainOverlay, dwarf_rows, merged, overlay_of, set_overlay
 
 if TYPE_CHECKING:
     from ..naming.resolver import Resolver
@@ -36,7 +37,9 @@ def ensure_unwound(res: Resolver) -> ChainOverlay | None:
         ov = overlay_of(rec)
         if ov is not None:
             return ov
-        ov = _unwind(res)
+        from .lbr import lbr_overlay
+
+        ov = merged(_unwind(res), lbr_overlay(rec))
         set_overlay(rec, ov)
         res.notes.extend(ov.notes)
         return ov
@@ -47,8 +50,7 @@ def _unwind(res: Resolver) -> ChainOverlay:
 
     rec = res.rec
     rows = dwarf_rows(rec)
-    empty = ChainOverlay(np.zeros(0, np.int64), np.zeros(0, np.int64),
-                         np.zeros(0, np.int64), np.zeros(0, np.uint8))
+    empty = ChainOverlay.empty()
     if not len(rows):
         return empty
     name = rec.feature(Feature.ARCH) or os.uname().machine

@@ -23,11 +23,11 @@ from ...perfdata.constants import CONTEXT_USER
 from ...perfdata.index import distinct, gather
 from ...perfdata.userstack import OK, STATUS_WORDS, UserStacks, user_stacks
 from ..naming.rawsamples import alone_maps
-from ..tasks.callchain import record_chain_spans, source_bytes
+from ..tasks.callchain import chain_words, record_chain_spans, source_bytes
 from ..tasks.threads import ThreadModel
 from . import walk as W
 from .arch import PC_SLOT, Arch
-from .overlay import unwinds
+from .overlay import join_ragged, unwinds
 from .tables import FileFinder, UnwindTables
 
 #: perf's max_stack: kernel.perf_event_max_stack's default
@@ -232,34 +232,17 @@ class Unwinder:
     def joined(self, u: Unwound) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(rows, word counts, words) of the samples with frames: each one's record chain,
         ``PERF_CONTEXT_USER``, its frames (perf's ``thread__resolve_callchain``)."""
-        rec = self.rec
         nfr = np.diff(u.starts)
         keep = np.flatnonzero(nfr > 0)
         rows = u.rows[keep]
-        src, at, cnt = record_chain_spans(rec, rows)
-        dt = np.dtype(rec.order + "u8")
-        words = np.zeros(int(cnt.sum()), np.uint64)
-        wstart = np.zeros(len(rows) + 1, np.int64)
-        np.cumsum(cnt, out=wstart[1:])
-        for s in distinct(src[cnt > 0]):
-            sel = np.flatnonzero((src == s) & (cnt > 0))
-            c = cnt[sel]
-            first = np.repeat(at[sel], c)
-            within = np.arange(int(c.sum()), dtype=np.int64) - np.repeat(np.cumsum(c) - c, c)
-            dest = np.repeat(wstart[sel], c) + within
-            words[dest] = gather(source_bytes(rec, s), first + 8 * within, dt)
+        src, at, cnt = record_chain_spans(self.rec, rows)
+        words, _ = chain_words(self.rec, src, at, cnt)
         f = nfr[keep]
-        total = cnt + 1 + f
-        out_start = np.zeros(len(rows) + 1, np.int64)
-        np.cumsum(total, out=out_start[1:])
-        out = np.zeros(int(out_start[-1]), np.uint64)
-        within = np.arange(len(words), dtype=np.int64) - np.repeat(wstart[:-1], cnt)
-        out[np.repeat(out_start[:-1], cnt) + within] = words
-        out[out_start[:-1] + cnt] = np.uint64(CONTEXT_USER)
         fr = np.concatenate([u.ips[u.starts[k]:u.starts[k + 1]] for k in keep.tolist()]) \
             if len(keep) else np.zeros(0, np.uint64)
-        within = np.arange(len(fr), dtype=np.int64) - np.repeat(np.cumsum(f) - f, f)
-        out[np.repeat(out_start[:-1] + cnt + 1, f) + within] = fr
+        one = np.ones(len(rows), np.int64)
+        total, out = join_ragged([(words, cnt), (np.full(len(rows), CONTEXT_USER, np.uint64), one),
+                                  (fr, f)])
         return rows, total, out
 
     # -- what could not be unwound, in words --------------------------------------------------
