@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
+from perfprograms import shared
 
 from objdump_oracle import compare_function, nm_sizes, nm_values, parse, run_objdump, tool
 from perftui.analysis.annotate import annotate, source_lines
@@ -68,17 +69,21 @@ CFLAGS = ["-O1", "-g", "-fno-omit-frame-pointer"]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``prog`` (PIE) and ``libmix.so`` built with gcc in a temporary directory."""
+def built(shared_dir: Path) -> Path:
+    """``prog`` (PIE) and ``libmix.so`` built with gcc in a directory of their own, once per
+    run (:func:`perfprograms.shared`: every xdist worker takes the same build)."""
     gcc = tool("gcc")
-    d = tmp_path_factory.mktemp("annotate")
-    (d / "lib.c").write_text(LIB_C)
-    (d / "prog.c").write_text(PROG_C)
-    subprocess.run([gcc, *CFLAGS, "-fPIC", "-shared", "-o", "libmix.so", "lib.c"], cwd=d,
-                   check=True)
-    subprocess.run([gcc, *CFLAGS, "-fPIE", "-pie", "-o", "prog", "prog.c", "-L.", "-lmix",
-                    "-Wl,-rpath,$ORIGIN"], cwd=d, check=True)
-    return d
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        (d / "lib.c").write_text(LIB_C)
+        (d / "prog.c").write_text(PROG_C)
+        subprocess.run([gcc, *CFLAGS, "-fPIC", "-shared", "-o", "libmix.so", "lib.c"], cwd=d,
+                       check=True)
+        subprocess.run([gcc, *CFLAGS, "-fPIE", "-pie", "-o", "prog", "prog.c", "-L.", "-lmix",
+                        "-Wl,-rpath,$ORIGIN"], cwd=d, check=True)
+        return d / "prog"
+
+    return shared(shared_dir, "test_annotate_user.built", make).parent
 
 
 def _symbols(path: str):
@@ -179,12 +184,17 @@ _PERF_TOTAL = re.compile(r"\((\d+) samples, percent: ([a-z ]+)\)")
 
 
 @pytest.fixture(scope="module")
-def recorded(built: Path) -> Path:
+def recorded(built: Path, shared_dir: Path) -> Path:
+    """``perf record`` of ``prog``, once per run (:func:`perfprograms.shared`)."""
     perf = tool("perf")
-    data = built / "perf.data"
-    subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-F", "4000", "-o", str(data),
-                    "./prog", "20000"], cwd=built, check=True, capture_output=True)
-    return data
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        data = d / "perf.data"
+        subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-F", "4000", "-o", str(data),
+                        "./prog", "20000"], cwd=built, check=True, capture_output=True, env=env)
+        return data
+
+    return shared(shared_dir, "test_annotate_user.recorded", make)
 
 
 def _perf_annotate(data: Path, sym: str, dso: str, *args: str) -> tuple[dict[int, float], int]:

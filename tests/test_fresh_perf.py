@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from perfprograms import shared
 from test_differential import (
     as_perf_counts,
     compare_samples,
@@ -48,23 +49,28 @@ STATS_CANNOT = {"pipe-zstd"}
 
 
 @pytest.fixture(scope="session", params=list(KINDS))
-def fresh(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-          ) -> tuple[str, Path]:
+def fresh(request: pytest.FixtureRequest, shared_dir: Path) -> tuple[str, Path]:
+    """Each kind recorded once per run (:func:`perfprograms.shared`: every xdist worker
+    takes the same recording)."""
     kind = request.param
     opts, pipe = KINDS[kind]
-    out = tmp_path_factory.mktemp("fresh") / f"{kind}.data"
     workload = ["--", "sh", "-c", WORKLOAD]
-    if pipe:  # through a real pipe, as perf users do (docs/format.md, "Pipe mode")
-        cmd = shlex.join(["perf", "record", "-q", *opts, "-o", "-", *workload])
-        p = subprocess.run(f"{cmd} | cat > {shlex.quote(str(out))}", shell=True,
-                           capture_output=True, text=True, timeout=60)
-    else:
-        p = subprocess.run(["perf", "record", "-q", *opts, "-o", str(out), *workload],
-                           capture_output=True, text=True, timeout=60)
-    if p.returncode != 0 or not out.exists() or out.stat().st_size < 200:
-        skip_or_fail(f"perf record {kind} failed (rc {p.returncode}): "
-                     f"{p.stderr.strip()[-300:]}")
-    return kind, out
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        out = d / f"{kind}.data"
+        if pipe:  # through a real pipe, as perf users do (docs/format.md, "Pipe mode")
+            cmd = shlex.join(["perf", "record", "-q", *opts, "-o", "-", *workload])
+            p = subprocess.run(f"{cmd} | cat > {shlex.quote(str(out))}", shell=True,
+                               capture_output=True, text=True, timeout=60, env=env)
+        else:
+            p = subprocess.run(["perf", "record", "-q", *opts, "-o", str(out), *workload],
+                               capture_output=True, text=True, timeout=60, env=env)
+        if p.returncode != 0 or not out.exists() or out.stat().st_size < 200:
+            skip_or_fail(f"perf record {kind} failed (rc {p.returncode}): "
+                         f"{p.stderr.strip()[-300:]}")
+        return out
+
+    return kind, shared(shared_dir, f"test_fresh_perf.fresh\0{kind}", make)
 
 
 def test_fresh_counts_match_perf_stats(fresh: tuple[str, Path]) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from perfprograms import PROGRAMS, perf_script_samples, require
+from perfprograms import PROGRAMS, perf_script_samples, require, shared
 
 from perftui.cli import main as perftui_main
 from perftui.perfdata import open_recording
@@ -36,18 +36,24 @@ pytestmark = pytest.mark.perf
 
 
 @pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("inline_fp")
-    exe = d / "inlined"
-    p = subprocess.run([require("gcc"), "-O2", "-fno-omit-frame-pointer", "-g", "-o",
-                        str(exe), str(PROGRAMS / "inlined.c")], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
-    data = d / "fp.data"
-    p = subprocess.run([require("perf"), "record", "-q", "-e", "cpu-clock", "-F", "4000",
-                        "-g", "-o", str(data), "--", str(exe), "600000"],
-                       capture_output=True, text=True, timeout=120, cwd=d)
-    assert p.returncode == 0, p.stderr
-    return data
+def recording(shared_dir: Path) -> Path:
+    """tests/programs/inlined.c built -O2 and recorded with frame pointers, once per run
+    (:func:`perfprograms.shared`: every xdist worker takes the same recording)."""
+    gcc, perf = require("gcc"), require("perf")
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        exe = d / "inlined"
+        p = subprocess.run([gcc, "-O2", "-fno-omit-frame-pointer", "-g", "-o", str(exe),
+                            str(PROGRAMS / "inlined.c")], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        data = d / "fp.data"
+        p = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-F", "4000", "-g", "-o",
+                            str(data), "--", str(exe), "600000"],
+                           capture_output=True, text=True, timeout=120, cwd=d, env=env)
+        assert p.returncode == 0, p.stderr
+        return data
+
+    return shared(shared_dir, "test_inline_frames.recording", make)
 
 
 def _text_offset(path: str) -> int:

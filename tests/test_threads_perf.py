@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from perfprograms import shared
 from threadplan import ModelSample, PerfSample, model_view, need_perf, perf_view
 
 from perftui.perfdata import RecordType, open_recording
@@ -58,20 +59,26 @@ def empty_kallsyms(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module", params=list(KINDS))
-def recording(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-              ) -> tuple[str, Path]:
+def recording(request: pytest.FixtureRequest, shared_dir: Path) -> tuple[str, Path]:
+    """Each kind recorded once per run (:func:`perfprograms.shared`: every xdist worker
+    takes the same recording)."""
     need_perf()
     kind = request.param
     extra, pipe = KINDS[kind]
-    out = tmp_path_factory.mktemp("threads") / f"{kind}.data"
-    opts = ["-q", "-e", "cpu-clock", "-F", "2000", "-g", *extra]
-    cmd = shlex.join(["perf", "record", *opts, "-o", "-" if pipe else str(out), "--",
-                      "sh", "-c", WORKLOAD])
-    if pipe:  # through a real pipe
-        cmd = f"{cmd} | cat > {shlex.quote(str(out))}"
-    p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    return kind, out
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        out = d / f"{kind}.data"
+        opts = ["-q", "-e", "cpu-clock", "-F", "2000", "-g", *extra]
+        cmd = shlex.join(["perf", "record", *opts, "-o", "-" if pipe else str(out), "--",
+                          "sh", "-c", WORKLOAD])
+        if pipe:  # through a real pipe
+            cmd = f"{cmd} | cat > {shlex.quote(str(out))}"
+        p = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=300,
+                           env=env)
+        assert p.returncode == 0, p.stderr
+        return out
+
+    return kind, shared(shared_dir, f"test_threads_perf.recording\0{kind}", make)
 
 
 _VIEWS: dict[tuple[Path, bool, bool], list[PerfSample]] = {}

@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from perfprograms import require
+from perfprograms import require, shared
 
 from perftui.cli import main as perftui_main
 
@@ -52,21 +52,27 @@ def perf_rows(data: Path, home: Path) -> dict[tuple[str, str], int]:
 
 
 @pytest.fixture(scope="module")
-def recording(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
-    """(the recording made with -N, an empty home, a home whose cache has the vDSO)."""
-    d = tmp_path_factory.mktemp("vdso")
-    src = d / "clock.c"
-    src.write_text(PROGRAM)
-    subprocess.run([require("gcc"), "-O1", "-o", str(d / "clock"), str(src)], check=True)
-    empty, cached = d / "home-empty", d / "home-cached"
-    empty.mkdir()
-    cached.mkdir()
-    data = d / "clock.data"
-    for home, out, extra in ((empty, data, ["-N"]), (cached, d / "fill.data", [])):
-        subprocess.run([require("perf"), "record", "-q", *extra, "-e", "cpu-clock", "-F",
-                        "4000", "-o", str(out), str(d / "clock")], check=True,
-                       capture_output=True, env={**os.environ, "HOME": str(home)}, cwd=d)
-    return data, empty, cached
+def recording(shared_dir: Path) -> tuple[Path, Path, Path]:
+    """(the recording made with -N, an empty home, a home whose cache has the vDSO), made
+    once per run (:func:`perfprograms.shared`: every xdist worker takes the same)."""
+    gcc, perf = require("gcc"), require("perf")
+
+    def make(d: Path, env: dict[str, str]) -> Path:
+        src = d / "clock.c"
+        src.write_text(PROGRAM)
+        subprocess.run([gcc, "-O1", "-o", str(d / "clock"), str(src)], check=True)
+        (d / "home-empty").mkdir()
+        (d / "home-cached").mkdir()
+        data = d / "clock.data"
+        for home, out, extra in (("home-empty", data, ["-N"]),
+                                 ("home-cached", d / "fill.data", [])):
+            subprocess.run([perf, "record", "-q", *extra, "-e", "cpu-clock", "-F", "4000",
+                            "-o", str(out), str(d / "clock")], check=True, capture_output=True,
+                           env={**env, "HOME": str(d / home)}, cwd=d)
+        return data
+
+    data = shared(shared_dir, "test_vdso_perf.recording", make)
+    return data, data.parent / "home-empty", data.parent / "home-cached"
 
 
 def test_perf_needs_its_cache_perftui_does_not(recording: tuple[Path, Path, Path],
