@@ -181,3 +181,66 @@ def _path(levels: list, f: object) -> list:  # type: ignore[type-arg]
     for d in range(f.depth):  # type: ignore[attr-defined]
         out.append(next(x for x in levels[d] if x.c0 <= f.c0 < x.c1))  # type: ignore[attr-defined]
     return out
+
+
+def perf_event_counts(data: Path) -> dict[str, Counter[int]]:
+    """perf script's samples per event name, per thread (tid -> count)."""
+    import re
+    import subprocess
+
+    from perfprograms import require
+
+    out = subprocess.run([require("perf"), "script", "-i", str(data), "--ns", "-F",
+                          "tid,time,event"], capture_output=True, text=True,
+                         check=True).stdout
+    got: dict[str, Counter[int]] = {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\d+)\s+\d+\.\d+:\s+(\S+):\s*$", line)
+        if m:
+            got.setdefault(m[2], Counter())[int(m[1])] += 1
+    return got
+
+
+def busiest(counts: Counter[int]) -> tuple[int, int]:
+    """The chart's first thread: most samples, then the lowest tid."""
+    tid = min(counts, key=lambda t: (-counts[t], t))
+    return tid, counts[tid]
+
+
+@sync
+async def test_events_1_to_9_choose_what_the_chart_counts(shared_dir: Path) -> None:
+    """``1``-``9`` in the chart choose the event as in the profile and the flame graph
+    (cpu-clock, sched:sched_switch, then the offcpu-time they make), and ``C`` opens on
+    the event of the view it was pressed in; each chart's thread and its samples are
+    perf script's busiest thread of that event and its samples (offcpu-time: the
+    switch-outs charged, by perf script's arithmetic, test_offcpu's)."""
+    from test_offcpu import perf_offcpu
+    from test_tracefmt import switch_recording
+
+    data = switch_recording(shared_dir)
+    per = perf_event_counts(data)
+    charged = Counter(tid for (_t, tid), v in perf_offcpu(data)[0].items() if v[0] is not None)
+    want = {"cpu-clock": busiest(per["cpu-clock"]),
+            "sched:sched_switch": busiest(per["sched:sched_switch"]),
+            "offcpu-time": busiest(charged)}
+    assert want["cpu-clock"][1] >= 10 and want["sched:sched_switch"][1] >= 10
+
+    def seen(screen: FlameChartScreen) -> tuple[str, tuple[int, int]]:
+        ch = screen.graph.chart
+        title = str(screen.query_one("#chart-title").render())
+        name = next(n for n in want if f" {n} (" in title)
+        return name, (ch.tid, len(ch.rows))
+
+    async with browse(data) as (_app, pilot):
+        await keys(pilot, "C")
+        screen = await computed(pilot)
+        assert seen(screen) == ("cpu-clock", want["cpu-clock"])
+        assert "(1/3)" in str(screen.query_one("#chart-title").render())
+        for key, name in (("2", "sched:sched_switch"), ("3", "offcpu-time"),
+                          ("1", "cpu-clock")):
+            await keys(pilot, key)
+            screen = await computed(pilot)
+            assert seen(screen) == (name, want[name]), key
+        await keys(pilot, "escape", "f", "2", "C")  # from the flame graph on event 2
+        screen = await computed(pilot)
+        assert seen(screen) == ("sched:sched_switch", want["sched:sched_switch"])
