@@ -24,10 +24,11 @@ pytestmark = pytest.mark.perf
 Frame = tuple[str | None, int | None, str]
 
 
-def resolved(data: Path) -> tuple[Resolver, ResolvedSamples]:
+def resolved(data: Path, opts: SymbolOptions | None = None
+             ) -> tuple[Resolver, ResolvedSamples]:
     rec = open_recording(data)
     rec.build_index()
-    r = Resolver(rec, SymbolOptions())
+    r = Resolver(rec, opts or SymbolOptions())
     rows = np.nonzero(rec.columns["type"] == RecordType.SAMPLE)[0]
     return r, r.samples(rows)
 

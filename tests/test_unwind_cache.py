@@ -92,7 +92,8 @@ def test_a_reopen_unwinds_nothing(own: tuple[Path, Path, IndexCache],
     same(first, again)
     # the kept chains are still perf's, frame for frame
     rows = np.nonzero(res.rec.columns["type"] == RecordType.SAMPLE)[0]
-    monkeypatch.setattr(test_unwind_perf, "resolved", lambda _d: (res, res.samples(rows)))
+    monkeypatch.setattr(test_unwind_perf, "resolved",
+                        lambda _d, _opts=None: (res, res.samples(rows)))
     total, equal, diffs = test_unwind_perf.frame_rate(data)
     assert equal >= 0.995 * total and total >= 300, diffs[:20]
 

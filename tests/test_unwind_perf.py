@@ -32,18 +32,19 @@ from test_report_perf import fold_perf_script
 from test_resolver_perf import frame_of, resolved
 
 from perftui.cli import main as perftui_main
+from perftui.symbols.options import SymbolOptions
 
 pytestmark = pytest.mark.perf
 
 NO_INLINE = ("--no-inline",)
 
 
-def frame_rate(data: Path, theirs: list[ScriptSample] | None = None
-               ) -> tuple[int, int, list[str]]:
+def frame_rate(data: Path, theirs: list[ScriptSample] | None = None,
+               opts: SymbolOptions | None = None) -> tuple[int, int, list[str]]:
     """(frames perf script prints, how many equal perftui's, the differences)."""
     if theirs is None:
         theirs = perf_script_samples(data, callchain=True, extra=NO_INLINE)
-    r, s = resolved(data)
+    r, s = resolved(data, opts)
     ours: dict[tuple[int, int], list[list[tuple]]] = {}
     starts = np.asarray(s.chain_starts)
     for k in range(len(s)):
