@@ -64,7 +64,9 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.mark.slow
 @sync
-async def test_diff_monkey(pair: tuple[Path, Path]) -> None:
+async def test_diff_monkey(pair: tuple[Path, Path], tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # P saves the screen in the cwd (perftui.screen.N)
     rng = random.Random(7)
     keys = diff_keys()
     old, new = (open_recording(p) for p in pair)
