@@ -17,6 +17,7 @@ import pytest
 from perfprograms import shared
 from test_offcpu import perf_offcpu
 from test_tracefmt import record_offcpu
+from test_ui_flamechart import computed
 from test_ui_pilot import browse
 from test_ui_profile import idle, keys, prompt
 from uihelpers import screen_text, sync
@@ -115,3 +116,75 @@ async def test_offcpu_time_in_the_profile_and_the_trees(shared_dir: Path) -> Non
         await keys(pilot, "escape", "1")
         head = app.query_one(HotspotTable).header()
         assert head is not None and "Time" not in head.plain, head
+
+
+WEIGHS = re.compile(r"([\d,]+) samples?  (\d+\.\d\d)%")
+TIMED = re.compile(r"(\d+(?:\.\d+)? (?:s|ms|us|ns))  (\d+\.\d\d)%  ([\d,]+) samples?")
+
+
+def timed_weight(text: str) -> tuple[str, float, int]:
+    """(the time, the share, the samples) a timed status says (``1.502 s  69.90%  5
+    samples``)."""
+    m = TIMED.search(text)
+    assert m, text
+    return m[1], float(m[2]), int(m[3].replace(",", ""))
+
+
+@sync
+async def test_status_lines_say_times_for_offcpu_and_samples_otherwise(shared_dir: Path
+                                                                       ) -> None:
+    """The flame graph's status, the sandwich's trees and the flame chart's status say one
+    thing one way: for offcpu-time the frame's time off the CPU, its share and its
+    switch-outs (``1.510 s  69.90%  5 samples``), for the recorded event its samples and
+    their share.  Oracle: perf script's switch-outs worked into ns (perf_offcpu), and perf
+    script's sched_switch samples with sleep_long on their stack (period 1 each)."""
+    data = sched_switch_alone(shared_dir)
+    want, _prog = perf_offcpu(data)
+    charged = {k: v for k, v in want.items() if v[0] is not None}
+    total_ns = sum(v[0] for v in charged.values())
+    long_ns = sum(v[0] for v in charged.values() if v[2] == "sleep_long")
+    long_n = sum(1 for v in charged.values() if v[2] == "sleep_long")
+    assert long_n >= 5 and abs(long_ns - 1.5e9) < 0.15e9 + 5 * 30e6
+    share = round(100 * long_ns / total_ns, 2)
+    async with browse(data) as (app, pilot):
+        # the recorded event: samples and shares, no time
+        await keys(pilot, "f")
+        await prompt(pilot, "slash", "sleep_long")
+        await keys(pilot, "home", "n")
+        st = str(app.query_one("#flame-status").render())
+        assert "sleep_long" in st and not TIMED.search(st), st
+        m = WEIGHS.search(st)
+        assert m and int(m[1].replace(",", "")) == len(want) - sum(
+            1 for v in want.values() if v[2] != "sleep_long"), st
+        assert float(m[2]) == round(100 * int(m[1].replace(",", "")) / len(want), 2), st
+        # offcpu-time: its time, its share, its switch-outs
+        await keys(pilot, "2")
+        await idle(pilot)
+        await keys(pilot, "home", "n")
+        st = str(app.query_one("#flame-status").render())
+        shown, pct, n = timed_weight(st)
+        assert near(shown, long_ns) and pct == share and n == long_n, (st, long_ns, share)
+        # the sandwich of sleep_long: each tree's line says the same
+        await keys(pilot, "w")
+        tl = app.query_one(CallTreeList)
+        heads = [tl.line(i).plain for i in range(tl.line_count())
+                 if tl.line(i).plain.startswith(("▾", "▸"))]
+        assert len(heads) == 2, heads
+        for h in heads:
+            shown, pct, n = timed_weight(h)
+            assert near(shown, long_ns) and pct == share and n == long_n, h
+        # the flame chart of offcpu-time (C from the flame graph): a sleep_long frame
+        await keys(pilot, "f", "C")
+        screen = await computed(pilot)
+        g = screen.graph
+        ch = g.chart
+        assert " offcpu-time (2/2)" in str(screen.query_one("#chart-title").render())
+        mine = {t: v for (t, tid), v in charged.items() if tid == ch.tid and ch.lo <= t < ch.hi}
+        hit = next((lv, i) for lv, row in enumerate(ch.levels) for i, f in enumerate(row)
+                   if g.label(f) == "sleep_long")
+        g.cursor = hit
+        t0, t1 = ch.span_of(ch.levels[hit[0]][hit[1]])
+        ns = [v[0] for t, v in mine.items() if t0 <= t < t1 and v[2] == "sleep_long"]
+        shown, pct, n = timed_weight(g.describe().plain)
+        assert near(shown, sum(ns)) and n == len(ns) >= 1, (g.describe().plain, ns)
+        assert pct == round(100 * sum(ns) / sum(v[0] for v in mine.values()), 2)

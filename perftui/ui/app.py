@@ -347,7 +347,7 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
         panes = self._panes()
         if panes is not None and msg.ids:
             self.show_body("profile")
-            panes[0].open_sandwich(msg.ids)
+            panes[0].open_sandwich(msg.ids, msg.attr)
 
     def on_sections_pane_profile_wanted(self, msg: SectionsPane.ProfileWanted) -> None:
         panes = self._panes()

@@ -16,11 +16,12 @@ from textual.widgets import Label
 from textual.worker import get_current_worker
 
 from ..crash import crash_line, write_traceback
+from ..present.report import time_text
 from ..textsafe import safe
 from .profiledata import ProfileData, Scope
 from .widgets.flamechart import Chart, FlameChart, make_chart
 from .widgets.footer import Footer
-from .widgets.frames import EventChoice
+from .widgets.frames import EventChoice, plural
 from .widgets.profile import event_bindings
 from .widgets.transformkeys import SandwichWanted, TransformWanted, push_wanted
 
@@ -158,7 +159,9 @@ class FlameChartScreen(EventChoice, Screen[None]):
                 else "?"
             t.append(f"  thread {safe(name, 30)} {ch.tid} ({k + 1}/{len(ch.threads)})",
                      style="bold")
-            t.append(f"  {len(ch.rows):,} samples")
+            t.append(f"  {len(ch.rows):,} {plural(len(ch.rows), 'sample')}")
+            if ch.timed:
+                t.append(f"  {time_text(int(ch.weight.sum()))}")
             t.append(f"  {m.fmt_time(ch.lo)}–{m.fmt_time(ch.hi)} {m.time_unit}")
         if self.zoom:
             t.append("  zoomed", style="bold")
@@ -191,7 +194,7 @@ class FlameChartScreen(EventChoice, Screen[None]):
     def on_sandwich_wanted(self, msg: SandwichWanted) -> None:
         msg.stop()
         self.app.pop_screen()
-        self.app.post_message(SandwichWanted(msg.ids, whole=True))
+        self.app.post_message(SandwichWanted(msg.ids, whole=True, attr=self.chosen_attr()))
 
     def action_zoom(self) -> None:
         ch, f = self.graph.chart, self.graph.current()

@@ -30,11 +30,12 @@ from ..textsafe import safe
 from .crashing import CrashReportingApp
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level, Line, Shown, first_section
 from .difftable import DiffTable as DiffTable
-from .difftable import fill_table, key_text, plural
+from .difftable import fill_table, key_text
 from .screensave import SAVE_BINDING, ScreenSavingApp
 from .typeahead import TypeAheadApp
 from .widgets.diffflame import DiffFlameGraph
 from .widgets.footer import Footer
+from .widgets.frames import plural
 from .widgets.timeline import Timeline
 
 

@@ -16,6 +16,7 @@ from ..present.diff import key_text as diff_key_text
 from ..textsafe import safe
 from .diffmodel import Level, Shown
 from .screens import NavTable
+from .widgets.frames import plural
 from .widgets.panes import bar
 
 COMPUTE_WORDS = {"delta-abs": "the largest change first", "delta": "the largest increase first",
@@ -125,10 +126,6 @@ def module_name(d: Diff, r: DiffRow) -> str:
     ``[kernel.kallsyms]`` and a user-space dso as they are."""
     name = str(r.key[0])
     return f"[{name}]" if is_kernel(d, r) and not name.startswith("[") else name
-
-
-def plural(n: int, word: str) -> str:
-    return word if n == 1 else word + "s"
 
 
 def share_cell(share: float | None, top: float, width: int = 5) -> Text:

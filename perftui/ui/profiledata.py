@@ -130,6 +130,13 @@ class ProfileData:
         recorded by perf's ``--off-cpu``): its views show times."""
         return self.event_name(attr) == OFFCPU_EVENT
 
+    def sample_weights(self, scope: Scope, st: SampleGroups) -> np.ndarray:
+        """What ``scope`` weighs each sample of ``st`` by: its period, or (offcpu-time)
+        its nanoseconds off the CPU (0: not a charged switch-out)."""
+        if scope.attr == OFFCPU_ATTR:
+            return self._offcpu_weights(self.model.groups or st)[1]
+        return st.period
+
     def _offcpu_weights(self, st: SampleGroups) -> tuple[np.ndarray, np.ndarray]:
         """Which store samples are charged switch-outs, and their off-CPU ns (made once)."""
         with self._lock:

@@ -18,7 +18,7 @@ from ...analysis.samplegroups import GroupTree
 from ...analysis.transforms import FOCUS_SUBTREE
 from ...present.report import time_text
 from ...symbols.naming.locations import Locations
-from .frames import frame_text, pct_text
+from .frames import frame_text, pct_text, weight_text
 from .linelist import LineList
 from .transformkeys import SandwichWanted, TransformWanted, transform_bindings
 
@@ -162,7 +162,8 @@ class CallTreeList(LineList):
             mark = "▾" if () in f.expanded else "▸"
             out = Text()
             out.append(f"{mark} {f.title}", style="bold")
-            out.append(f"  {t.grand_count:,} samples", style="dim")
+            out.append(f"  {weight_text(t.grand_count, t.grand_total, self.total, self.timed)}",
+                       style="dim")
             return out
         node = ln.node
         out = Text()

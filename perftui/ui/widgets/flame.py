@@ -19,11 +19,12 @@ from textual.worker import get_current_worker
 from ...analysis.commprocesses import CommMembers
 from ...analysis.samplegroups import GroupTree, SampleGroups
 from ...crash import crash_line, write_traceback
+from ...present.report import time_text
 from ...textsafe import safe
 from ..messages import BodyWanted
 from ..profiledata import ProfileData, Scope
 from .flamegraph import FlameGraph
-from .frames import EventChoice
+from .frames import EventChoice, plural
 from .icicle import Icicle
 from .profile import event_bindings
 from .samplerows import show_rows_found
@@ -63,6 +64,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         self.busy = False
         self.came_from = "records"
         self.samples = 0
+        self.total = 0  # their period (offcpu-time: ns)
         self.store: SampleGroups | None = None  # the grouped samples the graph shows
 
     def compose(self) -> ComposeResult:
@@ -116,7 +118,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._grown, tree, sel.total_period, sel.total_samples,
-                                      names, sel.store, members)
+                                      names, sel.store, members, self.data.timed(scope.attr))
 
     def _failed(self, error: Exception) -> None:
         line = safe(crash_line(error, write_traceback(error)), 300)
@@ -126,10 +128,11 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         self.notify(line, severity="error", markup=False)
 
     def _grown(self, tree: GroupTree, total: int, samples: int, names: list[str],
-               store: SampleGroups, members: dict[int, CommMembers]) -> None:
+               store: SampleGroups, members: dict[int, CommMembers], timed: bool) -> None:
         res = self.data.model.names
         self.busy = False
-        self.samples = samples
+        self.samples, self.total = samples, total
+        self.graph.timed = timed
         self.store = store
         if res is None:
             return
@@ -149,7 +152,9 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
             n = f" ({attrs.index(scope.attr) + 1}/{len(attrs)})" if len(attrs) > 1 and \
                 scope.attr in attrs else ""
             t.append(f" {safe(self.data.event_name(scope.attr), 40)}{n}", style="bold")
-            t.append(f"  {self.samples:,} samples")
+            t.append(f"  {self.samples:,} {plural(self.samples, 'sample')}")
+            if self.graph.timed:
+                t.append(f"  {time_text(self.total)}")
         g = self.graph
         if g.zoom:
             t.append(f"  zoom: {g.label(g.zoom[-1])}", style="bold")
@@ -176,7 +181,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
             return
         st = self.store
         ids = frozenset().union(*(self.data.flame_locations(st, f) for f in msg.ids))
-        self.post_message(SandwichWanted(ids, whole=True))
+        self.post_message(SandwichWanted(ids, whole=True, attr=self.chosen_attr()))
 
     def on_transform_wanted(self, msg: TransformWanted) -> None:
         """A transform key of the graph: its frames as the locations they stand for, on

@@ -22,7 +22,7 @@ from ...analysis.samplegroups import SampleGroups
 from ...analysis.transforms import FOCUS_SUBTREE
 from ...textsafe import safe
 from ..profiledata import ProfileData, Scope
-from .frames import KIND_COLOURS, frame_kind, frame_name, where_text
+from .frames import KIND_COLOURS, frame_kind, frame_name, weight_text, where_text
 from .icicle import CURSOR, TEXT
 from .linelist import wrap_note
 from .transformkeys import SandwichWanted, TransformWanted, transform_bindings
@@ -34,7 +34,8 @@ _MOVE = "move between frames: ↑ caller, ↓ callee, ←/→ the frames before 
 class Chart:
     """One thread's chart as computed: the store, the thread, the time span ``[lo, hi)``
     in ``width`` columns, the frames by depth, and the thread's samples in the span (their
-    index rows, times and trie nodes)."""
+    index rows, times, trie nodes and what each weighs: its period, or with ``timed`` its
+    nanoseconds off the CPU)."""
 
     store: SampleGroups
     tid: int
@@ -46,6 +47,8 @@ class Chart:
     rows: np.ndarray
     time: np.ndarray
     node: np.ndarray
+    weight: np.ndarray
+    timed: bool
     threads: list[tuple[int, int, int]]  # (tid, comm, samples), busiest first
 
     def span_of(self, f: ChartFrame) -> tuple[int, int]:
@@ -88,8 +91,9 @@ def make_chart(data: ProfileData, scope: Scope, tid: int | None, span: tuple[int
     mine, time = mine[inside], time[inside]
     node = st.node[st.group[mine]].astype(np.int64)
     cols = chart_columns(time, node, lo, hi, width)
+    weight = data.sample_weights(scope, st)[mine].astype(np.int64)
     return Chart(st, tid, comm, lo, hi, width, chart_levels(st.trie, cols.stack),
-                 st.rows[mine], time, node, threads)
+                 st.rows[mine], time, node, weight, data.timed(scope.attr), threads)
 
 
 class FlameChart(Widget, can_focus=True):
@@ -193,7 +197,8 @@ class FlameChart(Widget, can_focus=True):
         return Strip(segs, width).crop(0, width)
 
     def describe(self) -> Text:
-        """The status line: the frame under the cursor, its time span and samples."""
+        """The status line: the frame under the cursor, its time span, what it weighs
+        there and its depth (before where it is: a narrow terminal cuts the end)."""
         t = Text(no_wrap=True, overflow="ellipsis")
         ch, f = self.chart, self.current()
         if ch is None or f is None:
@@ -207,10 +212,12 @@ class FlameChart(Widget, can_focus=True):
         if frame >= 0:
             t.append(f"{'[k]' if locs.dsos[locs.dso[frame]].kernel else '[.]'} ", style="dim")
         t.append(self.label(f), style="bold")
+        hit = ch.samples_in(f)
+        weighs = weight_text(int(hit.sum()), int(ch.weight[hit].sum()), int(ch.weight.sum()),
+                             ch.timed)
+        t.append(f"  {weighs}  depth {f.depth}  over {(t1 - t0) / 1e9:.3f} s")
         if frame >= 0:
             t.append(f"  {safe(where_text(locs, frame), 60)}", style="dim")
-        n = int(ch.samples_in(f).sum())
-        t.append(f"  depth {f.depth}  {n:,} samples  {(t1 - t0) / 1e9:.3f} s")
         return t
 
     def _go(self, level: int, i: int) -> None:

@@ -19,7 +19,7 @@ from ...analysis.samplegroups import GroupTree
 from ...analysis.transforms import FOCUS_SUBTREE
 from ...symbols.naming.locations import Locations
 from ...textsafe import safe
-from .frames import KIND_COLOURS, LEGEND, frame_kind, frame_name, where_text
+from .frames import KIND_COLOURS, LEGEND, frame_kind, frame_name, weight_text, where_text
 from .icicle import ICICLE_BINDINGS, TEXT, Icicle
 from .transformkeys import SandwichWanted, TransformWanted, transform_bindings
 
@@ -50,6 +50,7 @@ class FlameGraph(Icicle):
         self.members: dict[int, CommMembers] = {}  # what each thread name merges
         self._labels: dict[int, str] = {}
         self.names_lower: list[str] = []  # every location's name, lower case (for /)
+        self.timed = False  # the periods are nanoseconds (offcpu-time): times are said
 
     # -- data --------------------------------------------------------------------------------
     def set_tree(self, tree: GroupTree | None, total: int, locs: Locations | None,
@@ -106,11 +107,13 @@ class FlameGraph(Icicle):
         return Strip(segs).crop(0, width).extend_cell_length(width)
 
     def describe(self, node: int) -> Text:
-        """The status line's words for a frame."""
+        """The status line's words for a frame: its name, what it weighs (before where
+        it is: a narrow terminal cuts the end)."""
         t = Text(no_wrap=True, overflow="ellipsis")
         if self.gtree is None:
             return t
         tr = self.gtree.tree
+        where = ""
         if node < 0:
             count, period = tr.grand_count, tr.grand_total
             t.append("all", style="bold")
@@ -124,16 +127,15 @@ class FlameGraph(Icicle):
                 t.append(f"{'[k]' if self.locs.dsos[self.locs.dso[frame]].kernel else '[.]'} ",
                          style="dim")
                 t.append(self.label(node), style="bold")
-                if self.locs.name[frame] is None:
-                    t.append("  addresses no symbol covers", style="dim")
-                else:
-                    t.append(f"  {safe(where_text(self.locs, frame), 60)}", style="dim")
-        pct = 100.0 * period / self.total if self.total else 0.0
-        t.append(f"  {count:,} samples  {pct:.2f}%")
+                where = "addresses no symbol covers" if self.locs.name[frame] is None else \
+                    safe(where_text(self.locs, frame), 60)
+        t.append(f"  {weight_text(count, period, self.total, self.timed)}")
         root = self.root()
         if root >= 0 and node != root:
             rp = int(tr.total[root])
             t.append(f" ({100.0 * period / rp if rp else 0.0:.2f}% of the zoom)")
+        if where:
+            t.append(f"  {where}", style="dim")
         return t
 
     def match_nodes(self, want: str) -> np.ndarray | None:

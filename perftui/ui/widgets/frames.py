@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rich.text import Text
 
 from ...present.report import frame_name as folded_name
+from ...present.report import time_text
 from ...symbols.naming.locations import Locations
 from ...textsafe import safe
 
@@ -86,6 +87,19 @@ def pct_text(part: int, total: int) -> Text:
     out = Text()
     out.append(f"{p:6.2f}%", style=pct_style(p))  # a span: text appended after is not red
     return out
+
+
+def plural(n: int, word: str) -> str:
+    return word if n == 1 else word + "s"
+
+
+def weight_text(count: int, period: int, total: int, timed: bool) -> str:
+    """What a frame or a tree weighs, as every profile view's status says it: its samples
+    and its share of ``total``; for a timed event (offcpu-time, periods in ns) its time
+    first, then the share and the samples (``1.502 s  69.90%  5 samples``)."""
+    pct = 100.0 * period / total if total else 0.0
+    n = f"{count:,} {plural(count, 'sample')}"
+    return f"{time_text(period)}  {pct:.2f}%  {n}" if timed else f"{n}  {pct:.2f}%"
 
 
 class EventChoice:

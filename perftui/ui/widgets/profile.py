@@ -85,6 +85,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         #: the sandwich's function (its locations; None: no sandwich)
         self.sandwich: frozenset[int] | None = None
         self.tree_title = ""
+        self.fresh_trees = False  # the trees to be made are new ones (not a new scope's)
         self.note = ""  # what the indexing worker is doing (names)
         self.busy = False
         self.view: TableView | None = None
@@ -186,7 +187,8 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         self.table.show(view, self._empty_text(view))
         self._title()
         if self.level == "trees":
-            self._make_trees()
+            self._make_trees(fresh=self.fresh_trees)
+            self.fresh_trees = False
 
     def _empty_text(self, view: TableView) -> str:
         gp = view.gp
@@ -313,11 +315,18 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         self.post_message(BodyWanted("records"))
 
     # -- trees --------------------------------------------------------------------------------
-    def open_sandwich(self, ids: frozenset[int]) -> None:
+    def open_sandwich(self, ids: frozenset[int], attr: int | None = None) -> None:
         """The sandwich of the function whose locations are ``ids``: its callers merged
         above it and its callees below, across every call site and thread (its ``sym``
-        row's callers and callees)."""
-        self._open_trees(None, ids)
+        row's callers and callees); ``attr``: of that event (the flame graph's or the
+        chart's where ``w`` was pressed: the table is counted again first)."""
+        if attr is None or attr == self.chosen_attr():
+            self._open_trees(None, ids)
+            return
+        self.attr, self.view = attr, None
+        self._open_trees(None, ids)  # (no view: the trees wait for the table)
+        self.fresh_trees = True
+        self.refresh_data()
 
     def _open_trees(self, key: tuple[int, ...] | None,
                     sandwich: frozenset[int] | None = None) -> None:

@@ -58,12 +58,15 @@ class SandwichWanted(Message):
     """``w``: the sandwich of the function whose locations are ``ids`` (the profile shows
     it)."""
 
-    def __init__(self, ids: frozenset[int], whole: bool = False) -> None:
+    def __init__(self, ids: frozenset[int], whole: bool = False,
+                 attr: int | None = None) -> None:
         """``whole``: ``ids`` are every location of the function (a flame graph's frame
-        is first widened by its pane)."""
+        is first widened by its pane); ``attr``: the event it counts (that of the view
+        ``w`` was pressed in; None: the profile's own)."""
         super().__init__()
         self.ids = ids
         self.whole = whole
+        self.attr = attr
 
 
 class TransformWanted(Message):
