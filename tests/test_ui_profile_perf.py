@@ -170,3 +170,48 @@ async def test_without_callchains_one_overhead_column(built: Built, recorded) ->
         await keys(pilot, "p")
         (want,) = perf_table(data, "comm,dso,sym", False).values()
         same(shown(app, False), want, "comm,dso,sym")
+
+
+def one_comm(app: object, comm: str) -> Rows:
+    """The table on screen without its Command column, every row's being ``comm`` (perf
+    leaves out the column of a key --comm gives one value)."""
+    rows = shown(app, True)
+    assert {k[0] for k in rows} == {comm}
+    return {k[1:]: v for k, v in rows.items()}
+
+
+def title_of(app: object, pane: str) -> str:
+    from textual.widgets import Label
+
+    return str(app.query_one(f"#{pane}-title", Label).render())  # type: ignore[attr-defined]
+
+
+@sync
+async def test_a_comm_filter_absolute_then_relative(system: Path) -> None:
+    """comm=hotprog keeps one thread name's entries: their shares are of every sample
+    (perf's default, --percentage absolute), and after % of the kept ones (relative), the
+    title saying which; the flame graph's "all" is the comm's share as perf's --sort comm
+    row (absolute) or 100% (relative)."""
+    absolute = perf_table(system, "comm,dso,sym", True, ("--comm", "hotprog"))
+    relative = perf_table(system, "comm,dso,sym", True,
+                          ("--comm", "hotprog", "--percentage", "relative"))
+    (want_abs,), (want_rel,) = absolute.values(), relative.values()
+    top = max(want_abs, key=lambda k: want_abs[k][0][2])
+    assert want_rel[top][0][2] - want_abs[top][0][2] > 1.0  # (they differ: the test can fail)
+    (comms,) = perf_table(system, "comm", False).values()
+    ((_n, comm_share, _ch),) = comms[("hotprog",)]
+    async with browse(system) as (app, pilot):
+        await keys(pilot, "p")
+        await prompt(pilot, "F", "comm=hotprog")
+        same(one_comm(app, "hotprog"), want_abs, "dso,sym")
+        assert "% of all" in title_of(app, "profile")
+        await keys(pilot, "f")
+        assert f"{comm_share:.2f}%" in str(app.query_one("#flame-status").render())
+        await keys(pilot, "percent_sign")
+        assert "100.00%" in str(app.query_one("#flame-status").render())
+        assert "% of kept" in title_of(app, "flame")
+        await keys(pilot, "p")
+        same(one_comm(app, "hotprog"), want_rel, "dso,sym")
+        assert "% of kept" in title_of(app, "profile")
+        await keys(pilot, "percent_sign")
+        same(one_comm(app, "hotprog"), want_abs, "dso,sym")

@@ -33,6 +33,10 @@ FILTER_RULES = ("words are ANDed; a key given twice matches either value; quote 
                 "takes perf's --time syntax (757.81,758.2 10%/2) or seconds from the first "
                 "sample with an s suffix")
 
+#: the parts perf applies to its table's entries, not to the samples (``--comms``,
+#: ``--dsos``, ``--symbols``, ``--pid``, ``--tid``; a section is a part of a dso): its
+#: "absolute" percentages weigh what they keep against every sample the others keep
+ENTRY_PARTS = ("comm", "dso", "sym", "section", "pids", "tids")
 _LIST_KEYS = {"type": "types", "cpu": "cpus", "pid": "pids", "tid": "tids"}
 _NAME_KEYS = ("comm", "section", "sym", "dso")
 PART = "~"  # the substring operator: comm~py
@@ -115,6 +119,16 @@ class Filter:
         return all(v is None for v in (self.types, self.cpus, self.pids, self.tids,
                                        self.comm, self.time, self.section, self.sym,
                                        self.dso, self.attr))
+
+    @property
+    def entries_filtered(self) -> bool:
+        """Whether a part perf applies to its table's entries is given (:data:`ENTRY_PARTS`)."""
+        return any(getattr(self, k) is not None for k in ENTRY_PARTS)
+
+    def of_every_entry(self) -> Filter:
+        """This filter without its entry parts: the samples perf's "absolute" percentages
+        are of (the time range, CPUs, types and event kept)."""
+        return replace(self, **dict.fromkeys(ENTRY_PARTS), text="")
 
     def within(self, time_range: tuple[int, int] | None) -> Filter:
         """This filter also limited to ``time_range`` (the timeline selection)."""

@@ -227,16 +227,24 @@ def assemble(tables: dict[str, np.ndarray], rows: np.ndarray, group: np.ndarray,
 @dataclass
 class Selection:
     """What each group weighs under a filter, a range and an event: ``period`` and
-    ``count`` per group; ``samples``: which of the store's samples are in (None: all)."""
+    ``count`` per group; ``samples``: which of the store's samples are in (None: all);
+    ``whole_period``: what shares are of, when not of the selection itself (perf's
+    "absolute" percentages under a filter of its entries: every sample's period)."""
 
     store: SampleGroups
     samples: np.ndarray | None
     period: np.ndarray
     count: np.ndarray
+    whole_period: int | None = None
 
     @property
     def total_period(self) -> int:
         return int(self.period.sum())
+
+    @property
+    def share_total(self) -> int:
+        """The period a share is of: :attr:`whole_period`, else the selection's."""
+        return self.total_period if self.whole_period is None else self.whole_period
 
     @property
     def total_samples(self) -> int:
@@ -245,7 +253,7 @@ class Selection:
     def restrict(self, keep: np.ndarray) -> Selection:
         """Only the groups where ``keep`` (bool per group) holds."""
         return Selection(self.store, self.samples, np.where(keep, self.period, 0),
-                         np.where(keep, self.count, 0))
+                         np.where(keep, self.count, 0), self.whole_period)
 
     def rows_of(self, groups: np.ndarray) -> np.ndarray:
         """The SAMPLE index rows of the selected samples in ``groups`` (bool per group)."""
@@ -339,6 +347,10 @@ class GroupProfile:
     @property
     def total_samples(self) -> int:
         return self.selection.total_samples
+
+    @property
+    def share_total(self) -> int:
+        return self.selection.share_total
 
     def row(self, i: int) -> ProfileRow:
         """Row ``i`` as the report engine's row."""

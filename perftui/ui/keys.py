@@ -15,8 +15,9 @@ from textual.binding import Binding, BindingType
 
 KEY_NAMES = {
     "question_mark": "?", "slash": "/", "escape": "Esc", "enter": "Enter", "plus": "+",
-    "minus": "-", "equals_sign": "=", "pageup": "PgUp", "pagedown": "PgDn", "home": "Home",
-    "end": "End", "backspace": "Backspace", "up": "↑", "down": "↓", "left": "←",
+    "minus": "-", "equals_sign": "=", "percent_sign": "%", "pageup": "PgUp",
+    "pagedown": "PgDn", "home": "Home", "end": "End", "backspace": "Backspace", "up": "↑",
+    "down": "↓", "left": "←",
     "right": "→", "tab": "Tab", "right_square_bracket": "]", "left_square_bracket": "[",
     "shift+tab": "shift+Tab", "shift+left": "shift+←", "shift+right": "shift+→",
     "1": "1-9",  # the profile views' events: one line for the nine bindings

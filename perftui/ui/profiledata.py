@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import numpy as np
@@ -73,7 +73,7 @@ class ProfileData:
         #: per store (by id, the store kept with it): its key codes, its flame paths
         self._codes: LRU[int, tuple[SampleGroups, GroupCodes]] = LRU(STORES_KEPT)
         self._flames: LRU[int, tuple[SampleGroups, Flame]] = LRU(STORES_KEPT)
-        self._selections: LRU[tuple[Scope, object], Selection] = LRU(8)
+        self._selections: LRU[tuple[object, ...], Selection] = LRU(8)
         self._tables: LRU[tuple[object, ...], GroupProfile] = LRU(16)
         self._labels: tuple[Locations, list[str]] | None = None
         self._flame_labels: tuple[Locations, list[str]] | None = None
@@ -83,6 +83,9 @@ class ProfileData:
         self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
         #: the transforms every view shows (focus, merge, drop, collapse)
         self.transforms = TransformStack()
+        #: shares of the samples a filter of entries keeps (perf's ``--percentage
+        #: relative``), not of every sample (False: perf's default, "absolute")
+        self.relative_shares = False
 
     # -- state ----------------------------------------------------------------------------
     @property
@@ -176,13 +179,20 @@ class ProfileData:
         heap.trim()
 
     # -- weighing ---------------------------------------------------------------------------
+    def entries_filtered(self, scope: Scope) -> bool:
+        """Whether ``scope`` keeps some of perf's table entries (a thread, a dso, a symbol,
+        a module's section): then absolute and relative shares differ."""
+        return scope.section is not None or scope.flt.entries_filtered
+
     def selection(self, scope: Scope) -> Selection | None:
         """The groups weighed under ``scope`` and the transforms (None before the
-        names)."""
+        names); their shares of every sample the scope's time, CPUs and event keep, as
+        perf's "absolute" percentages, unless :attr:`relative_shares`."""
         st, keep = self.groups()
         if st is None:
             return None
-        key = (scope, self.transforms.stack)
+        absolute = not self.relative_shares and self.entries_filtered(scope)
+        key = (scope, self.transforms.stack, absolute)
         got = self._selections.get(key)
         if got is not None and got.store is st:
             return got
@@ -197,6 +207,9 @@ class ProfileData:
             sel = sel.restrict(self.section_groups(st, scope.section))
         if keep is not None:
             sel = sel.restrict(keep)
+        if absolute:
+            whole = self.selection(Scope(scope.flt.of_every_entry(), scope.attr))
+            sel = replace(sel, whole_period=whole.total_period if whole else None)
         self._selections.put(key, sel)
         return sel
 
@@ -236,7 +249,7 @@ class ProfileData:
         if st is None or sel is None:
             return None
         children = children and st.callchains
-        key = (scope, keys, children, self.transforms.stack)
+        key = (scope, keys, children, self.transforms.stack, sel.whole_period)
         got = self._tables.get(key)
         if got is not None and got.selection.store is st:
             return got

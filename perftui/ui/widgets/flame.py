@@ -24,7 +24,7 @@ from ...textsafe import safe
 from ..messages import BodyWanted
 from ..profiledata import ProfileData, Scope
 from .flamegraph import FlameGraph
-from .frames import EventChoice, plural
+from .frames import EventChoice, ShareChoice, plural, shares_binding
 from .icicle import Icicle
 from .profile import event_bindings
 from .samplerows import show_rows_found
@@ -34,7 +34,7 @@ from .transformkeys import SandwichWanted, TransformWanted, push_wanted
 __all__ = ["FlameGraph", "FlamePane"]
 
 
-class FlamePane(SelectsSamples, EventChoice, Vertical):
+class FlamePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
     """The flame graph under a title line, with a status line for the frame under the
     cursor."""
 
@@ -45,6 +45,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
                 tooltip="back to where the flame graph was opened"),
         Binding("F", "app.filter", "Filter", show=False, id="fpane.filter",
                 tooltip="filter every pane (the record list's /)"),
+        shares_binding("fpane"),
         *[Binding(b.key, b.action, b.description, show=False, id=f"f{b.id}",
                   tooltip=b.tooltip) for b in event_bindings()],
     ]
@@ -118,7 +119,8 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._grown, tree, sel.total_period, sel.total_samples,
-                                      names, sel.store, members, self.data.timed(scope.attr))
+                                      names, sel.store, members, self.data.timed(scope.attr),
+                                      sel.share_total)
 
     def _failed(self, error: Exception) -> None:
         line = safe(crash_line(error, write_traceback(error)), 300)
@@ -128,7 +130,8 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         self.notify(line, severity="error", markup=False)
 
     def _grown(self, tree: GroupTree, total: int, samples: int, names: list[str],
-               store: SampleGroups, members: dict[int, CommMembers], timed: bool) -> None:
+               store: SampleGroups, members: dict[int, CommMembers], timed: bool,
+               share_total: int) -> None:
         res = self.data.model.names
         self.busy = False
         self.samples, self.total = samples, total
@@ -140,7 +143,8 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
         if not samples:
             scope = self.data.model.scope_text()
             empty = f"no samples under {safe(scope, 80)}" if scope else "no samples"
-        self.graph.set_tree(tree, total, store.locs, res.comm_names, empty, names, members)
+        self.graph.set_tree(tree, share_total, store.locs, res.comm_names, empty, names,
+                            members)
         self._title()
 
     def _title(self) -> None:
@@ -155,6 +159,7 @@ class FlamePane(SelectsSamples, EventChoice, Vertical):
             t.append(f"  {self.samples:,} {plural(self.samples, 'sample')}")
             if self.graph.timed:
                 t.append(f"  {time_text(self.total)}")
+            t.append(self.shares_words(), style="bold")
         g = self.graph
         if g.zoom:
             t.append(f"  zoom: {g.label(g.zoom[-1])}", style="bold")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.text import Text
+from textual.binding import Binding
 
 from ...present.report import frame_name as folded_name
 from ...present.report import time_text
@@ -124,3 +125,35 @@ class EventChoice:
             return
         self.attr = attrs[n - 1]
         self.refresh_data()  # type: ignore[attr-defined]
+
+
+def shares_binding(prefix: str) -> Binding:
+    """``%``: shares of every sample (perf's default, ``--percentage absolute``) or of the
+    samples a filter of threads, dsos or symbols keeps (``relative``)."""
+    return Binding("percent_sign", "toggle_shares", "Shares", show=False, key_display="%",
+                   id=f"{prefix}.shares",
+                   tooltip="shares of every sample (absolute, perf's default) / of those "
+                           "comm= dso= sym= pid= tid= section= keep (relative)")
+
+
+class ShareChoice:
+    """What a profile view's shares are of (``%``: perf's ``--percentage``); mixed into the
+    profile and flame panes, which have ``data``, ``scope``, ``refresh_data`` and
+    ``notify``."""
+
+    def action_toggle_shares(self) -> None:
+        data = self.data  # type: ignore[attr-defined]
+        data.relative_shares = not data.relative_shares
+        self.refresh_data()  # type: ignore[attr-defined]
+        self.notify(  # type: ignore[attr-defined]
+            "% of kept: shares of the samples the filter keeps (relative)"
+            if data.relative_shares
+            else "% of all: shares of every sample (absolute, perf's default)", timeout=2)
+
+    def shares_words(self) -> str:
+        """The title's words for what the shares are of ("" when every sample is shown:
+        absolute and relative are the same)."""
+        data = self.data  # type: ignore[attr-defined]
+        if not data.ready or not data.entries_filtered(self.scope()):  # type: ignore[attr-defined]
+            return ""
+        return "  % of kept" if data.relative_shares else "  % of all"

@@ -229,7 +229,7 @@ class HotspotTable(LineList):
             return Text(self.note_lines(self.placeholder)[i], style="dim")
         gp = v.gp
         r = int(v.rows[i])
-        total = gp.total_period
+        total = gp.share_total
         out = Text(" ")
         if gp.children:
             out.append_text(pct_text(int(gp.children_period[r]), total))

@@ -25,7 +25,7 @@ from ...textsafe import safe
 from ..messages import BodyWanted
 from ..profiledata import ProfileData, Scope
 from .calltrees import CallTreeList, Forest
-from .frames import EventChoice
+from .frames import EventChoice, ShareChoice, shares_binding
 from .hotspots import HotspotTable, TableAction, TableView
 from .linelist import LineList
 from .profiletrees import forests_of
@@ -51,7 +51,7 @@ def event_bindings() -> list[Binding]:
     return out
 
 
-class ProfilePane(SelectsSamples, EventChoice, Vertical):
+class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
     """The hotspot table, or call trees, under a title line saying what is counted."""
 
     BINDINGS = [
@@ -61,6 +61,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
                 tooltip="back one level: trees → table → (name filter) → records"),
         Binding("F", "app.filter", "Filter", show=False, id="profile.filter",
                 tooltip="filter every pane (the record list's /)"),
+        shares_binding("profile"),
         *event_bindings(),
     ]
     DEFAULT_CSS = """
@@ -216,6 +217,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
             t.append(f"  {v.gp.total_samples:,} samples")
             if v.timed:
                 t.append(f"  {time_text(v.gp.total_period)}")
+            t.append(self.shares_words(), style="bold")
         if self.level == "trees":
             t.append(f"  {safe(self.tree_title, 120)}", style="bold")
         else:
@@ -392,7 +394,7 @@ class ProfilePane(SelectsSamples, EventChoice, Vertical):
         if not forests:
             self.trees.clear_trees("the function has no samples under this filter and range")
             return
-        self.trees.show(forests, gp.total_period, gp.selection.store.locs, res.comm_names,
+        self.trees.show(forests, gp.share_total, gp.selection.store.locs, res.comm_names,
                         timed)
         if fresh and self.trees.line_count() > 1:
             self.trees.cursor = 1  # the first root: the row's own frame
