@@ -106,6 +106,8 @@ async def test_rows_while_recording_then_perfs_table(built: Built, tmp_path: Pat
     app = PerftuiApp(rec, [str(MODULES_DIR)], stream=stream.reader)
     try:
         async with app.run_test(size=(120, 40)) as pilot:
+            live = app.indexer.live
+            assert live is not None
             await pilot.press("p")
             seen = await until_streamed(pilot, stream)
             stream.wait()
@@ -114,6 +116,13 @@ async def test_rows_while_recording_then_perfs_table(built: Built, tmp_path: Pat
             assert seen == sorted(seen)
             await until_named(pilot)
             assert app.indexer.live is None  # its symbol tables went with the last pass
+            # each update named only what was read since the last: every sample once,
+            # every row delivered once (the work done, counted)
+            assert live.updates > 1 and app.model.names is not None
+            assert sum(live.named_per_update) == live.named == len(app.model.names)
+            assert len(live.named_per_update) == live.updates + 1  # (+ the last pass)
+            assert live._names is not None
+            assert sum(live._names.threads.delivered) == len(rec.columns)
             await keys(pilot, "c")  # self only: perf's table of a pipe-mode stream (below)
             (want,) = perf_table(stream.saved, "comm,dso,sym", False).values()
             same(shown(app, False), want, "comm,dso,sym")

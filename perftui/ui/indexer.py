@@ -147,10 +147,12 @@ class IndexController:
         self._post(LiveNames())
 
     def _name_samples(self) -> None:
-        cache = self.live.cache if self.live is not None else None
+        live = self.live
         try:
-            self.model.build_names(progress=self._names_progress, stage=self._names_stage,
-                                   cache=cache)
+            if live is None or not live.finish():  # (a live pipe: what is left named)
+                self.model.build_names(progress=self._names_progress,
+                                       stage=self._names_stage,
+                                       cache=live.cache if live is not None else None)
         except _Leaving:
             return
         except Exception as e:  # a symbol source that breaks must not stop the app
@@ -159,7 +161,7 @@ class IndexController:
         finally:
             # a live pipe's symbol tables go with its last pass, as a resolver's do (a
             # system-wide stream of 80 K samples: 234 -> 93 MB of RssAnon)
-            self.live = cache = None
+            self.live = live = None
             heap.trim()
         self._post(NamesReady())
         if self.prepare is not None:

@@ -56,7 +56,10 @@ class IndexDisplay:
             stop = "" if app.indexer.cancel_requested else " (x stops)"
             what = ("checking the cached index" if m.rec.index.origin == "cache"
                     else "reading the pipe" if app.indexer.stream is not None else "indexing")
-            header.progress = f"{what}… {msg.records:,} records{stop}"
+            live = app.indexer.live
+            done = (f"{live.named:,} samples named" if live is not None and live.named
+                    else f"{msg.records:,} records")  # (the header has the records read)
+            header.progress = f"{what}… {done}{stop}"
             m.invalidate()
             if m.report is not None and not self._sections_shown:  # kept by the cache
                 self._sections_shown = True

@@ -181,15 +181,20 @@ class Model:
                                 columns, alloc, block=block)
         if store is not None:
             store.close()  # every array is made (their maps stay valid)
+        self.use_names(sl, grouped, self.comms)
+        heap.trim()
+
+    def use_names(self, sl: SampleLocs, grouped: SampleGroups, other: CommModel) -> None:
+        """Every view's names and groups become these (``other``: the thread names of
+        records ``sl`` does not name)."""
         comms: CommModel = SampleComms(sl.rows, sl.comm, sl.other_rows, sl.other_comm,
-                                       sl.comm_names, self.comms)
+                                       sl.comm_names, other)
         with self.lock:
             self.names = sl
             self.sample_rows = sl.rows
             self.groups = grouped
             self.comms = comms  # perf's names: fork inherits, exec renames, swapper
         self.invalidate()
-        heap.trim()
 
     def ensure_resolver(self) -> Resolver:
         """The recording's one resolver, made on first use when the names came from the

@@ -308,10 +308,12 @@ class ProfileData:
             return []
         with self._lock:
             got = self._labels
-        if got is not None and got[0] is st.locs:  # (a live pipe's names are made anew)
-            return got[1]
         locs = st.locs
-        out = [locs.label(i).lower() for i in range(len(locs))]
+        # (a live pipe's table grows: the labels of its new locations are added)
+        out = got[1] if got is not None and got[0] is locs else []
+        if len(out) == len(locs):
+            return out
+        out = out + [locs.label(i).lower() for i in range(len(out), len(locs))]
         with self._lock:
             self._labels = (locs, out)
         return out
@@ -323,10 +325,11 @@ class ProfileData:
             return []
         with self._lock:
             got = self._flame_labels
-        if got is not None and got[0] is st.locs:
-            return got[1]
         locs = st.locs
-        out = [folded_name(locs, i).lower() for i in range(len(locs))]
+        out = got[1] if got is not None and got[0] is locs else []
+        if len(out) == len(locs):
+            return out
+        out = out + [folded_name(locs, i).lower() for i in range(len(out), len(locs))]
         with self._lock:
             self._flame_labels = (locs, out)
         return out

@@ -143,11 +143,13 @@ class Locations:
         i = ids.get(key)
         if i is None:
             i = ids[key] = len(self.dso)
-            self.dso.append(dso)
+            # (dso last: the length, which readers in other threads go by, counts only
+            # whole entries)
             self.name.append(name)
             self.start.append(start)
             self.end.append(end)
             self.section.append(section)
+            self.dso.append(dso)
         return i
 
     def add_unresolved(self, dso: int, addrs: list[int], section: str | None = None
@@ -183,11 +185,11 @@ class Locations:
                 ends = (new + np.uint64(1)).tolist()
             if starts[-1] == _LAST:  # its end is 2**64, past what a u64 holds
                 ends[-1] = _LAST + 1
-            self.dso.extend([dso] * n)
             self.name.extend([None] * n)
             self.start.extend(starts)
             self.end.extend(ends)
             self.section.extend([section] * n)
+            self.dso.extend([dso] * n)  # (last: see add)
             out[miss] = new_ids[np.searchsorted(new, addrs[miss])]
             merged = np.concatenate([known, new])
             order = np.argsort(merged, kind="stable")

@@ -131,23 +131,14 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
     period = alloc("period", "u8", n)
     stack = alloc("stack", "i4", n) if callchains else None
     off_stack = alloc("off_stack", "i4", n)
-    namer: _FastNames | PlainNames
-    if compiled(len(res.rec.columns)):
-        namer = _FastNames(res, callchains)
-    else:  # a small recording: named without numba (its import costs more than it saves)
-        namer = PlainNames(res, callchains)
+    namer = sample_namer(res, callchains)
     for lo in range(0, n, block):
         rs = rows[lo:lo + block]
         hi = lo + len(rs)
-        # each block's index columns and thread keys read once
-        comm[lo:hi], objects = res.model.sample_state(rs)
-        (ip, _), (per, _) = res.rec.sample_fields(rs, ("ip", "period"))
-        period[lo:hi] = per
-        got = namer.names(rs, ip, objects)
-        leaf[lo:hi] = got[0]
+        comm[lo:hi], leaf[lo:hi], period[lo:hi], got_stack, off_stack[lo:hi] = name_block(
+            res, namer, rs)
         if stack is not None:
-            stack[lo:hi] = got[1]
-        off_stack[lo:hi] = got[2]
+            stack[lo:hi] = got_stack
         if progress is not None:
             progress(hi, n)
     table_csr = namer.stacks_csr()
@@ -156,11 +147,35 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
     tid = res.rec.columns["tid"]
     tids = np.unique(np.concatenate([np.zeros(0, np.int64)] + [  # in blocks: no copy per sample
         np.unique(tid[rows[lo:lo + block]]) for lo in range(0, n, block)]))
-    threads = {int(t): res.thread_comm(int(t)) for t in tids.tolist()}
     return SampleLocs(rows, comm, leaf, period, stack, *table_csr, res.locs,
                       list(res.comm_names), off_stack, offsets_csr[0],
-                      offsets_csr[1].view(np.uint32), threads, list(res.notes), other_rows,
-                      other_comm, quiet_notes=list(dict.fromkeys(res.quiet_notes)))
+                      offsets_csr[1].view(np.uint32), thread_names(res, tids), list(res.notes),
+                      other_rows, other_comm,
+                      quiet_notes=list(dict.fromkeys(res.quiet_notes)))
+
+
+def sample_namer(res: Resolver, callchains: bool) -> _FastNames | PlainNames:
+    """What names blocks of samples: compiled tables, or for a small recording
+    (:mod:`perftui.engine`) the resolver without numba (its import costs more than it
+    saves)."""
+    if compiled(len(res.rec.columns)):
+        return _FastNames(res, callchains)
+    return PlainNames(res, callchains)
+
+
+def name_block(res: Resolver, namer: _FastNames | PlainNames, rows: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(comm id, own location, period, stack id, offsets id) of a block of SAMPLE ``rows``
+    (ascending): the block's index columns and thread keys read once."""
+    comm, objects = res.model.sample_state(rows)
+    (ip, _), (per, _) = res.rec.sample_fields(rows, ("ip", "period"))
+    leaf, stack, off = namer.names(rows, ip, objects)
+    return comm, leaf, per, stack, off
+
+
+def thread_names(res: Resolver, tids: np.ndarray) -> dict[int, str]:
+    """Each thread's last name (perf's ``Pid:Command``)."""
+    return {int(t): res.thread_comm(int(t)) for t in tids.tolist()}
 
 
 class _FastNames:

@@ -455,6 +455,14 @@ class MapsBuilder:
     def set_build_id(self, dso: int, build_id: str) -> None:
         self.dsos[dso].build_id = build_id
 
+    def snapshot(self) -> MapTable:
+        """The maps so far as a table, the builder kept (a replay that goes on)."""
+        c = {k: a[: self.n].copy() for k, a in self.c.items()}
+        return MapTable(start=c["start"], end=c["end"], pgoff=c["pgoff"], dso=c["dso"],
+                        kind=c["kind"], prot=c["prot"], flags=c["flags"], obj=c["obj"],
+                        pid=c["pid"], row=c["row"], born=c["born"], died=c["died"],
+                        dsos=self.dsos)
+
     def table(self) -> MapTable:
         """The maps as a table; the builder's columns go (one at a time: no second copy of
         them all at once)."""

@@ -40,28 +40,34 @@ _ALL_ONES = np.uint64(2**64 - 1)
 _BLOCK = 1 << 20  # elements per step of a blockwise pass
 
 
-def queue_times(rec: Recording, fork_exit_times: np.ndarray | None = None) -> np.ndarray:
-    """perf's ordering time of every index row; 0 where perf delivers the record at once.
+def queue_times(rec: Recording, fork_exit_times: np.ndarray | None = None, lo: int = 0,
+                hi: int | None = None) -> np.ndarray:
+    """perf's ordering time of index rows ``lo:hi`` (default: every row); 0 where perf
+    delivers the record at once.
 
-    ``fork_exit_times`` gives the trailer time of each FORK/EXIT row (in row order; 0 when
-    unknown): the index keeps the body time of those records, which perf does not use for
-    ordering.  Without it they count as unknown.
+    ``fork_exit_times`` gives the trailer time of each FORK/EXIT row among them (in row
+    order; 0 when unknown): the index keeps the body time of those records, which perf
+    does not use for ordering.  Without it they count as unknown.
     """
     c = rec.columns
+    hi = len(c["time"]) if hi is None else hi
     typ, attr = c["type"], c["attr"]
-    times = scratch(np.uint64, len(c["time"]))  # per record: in a mapped file
+    times = scratch(np.uint64, hi - lo)  # per record: in a mapped file
     a0 = rec.attrs[0] if rec.attrs else None
     # no trailer time: perf delivers a kernel record that is not a sample at once
     no_trailer = a0 is not None and not (a0.sample_id_all and "time" in a0.trailer_offsets())
-    for lo in range(0, len(times), _BLOCK):  # in blocks: no temporary per record
-        tb = c["time"][lo:lo + _BLOCK].astype(np.uint64)
-        tyb = typ[lo:lo + _BLOCK]
+    fe_parts = []
+    for at in range(lo, hi, _BLOCK):  # in blocks: no temporary per record
+        end = min(hi, at + _BLOCK)
+        tb = c["time"][at:end].astype(np.uint64)
+        tyb = typ[at:end]
         kernel = tyb < USER_TYPE_START
         tb[~kernel] = _NO_TIME
         if no_trailer:
             tb[kernel & (tyb != RecordType.SAMPLE)] = _NO_TIME
-        times[lo:lo + _BLOCK] = tb
-    fe = rec.rows_of_type(*_FORK_EXIT)
+        times[at - lo:end - lo] = tb
+        fe_parts.append(np.flatnonzero(np.isin(tyb, _FORK_EXIT)) + (at - lo))
+    fe = np.concatenate(fe_parts) if fe_parts else np.zeros(0, np.int64)
     if len(fe):
         if fork_exit_times is None:
             times[fe] = 0
@@ -69,10 +75,10 @@ def queue_times(rec: Recording, fork_exit_times: np.ndarray | None = None) -> np
             if len(fork_exit_times) != len(fe):
                 raise ValueError("one FORK/EXIT time per FORK/EXIT row is expected")
             times[fe] = fork_exit_times
-    for lo in range(0, len(times), _BLOCK):
-        tb = times[lo:lo + _BLOCK]  # a view: cleared in place
+    for at in range(lo, hi, _BLOCK):
+        tb = times[at - lo:at - lo + _BLOCK]  # a view: cleared in place
         tb[tb == _ALL_ONES] = _NO_TIME
-        tb[attr[lo:lo + _BLOCK] < 0] = _NO_TIME  # perf cannot parse a record of an unknown id
+        tb[attr[at:at + len(tb)] < 0] = _NO_TIME  # perf cannot parse a record of an unknown id
     return times
 
 

@@ -105,6 +105,18 @@ def _record_bytes(rec: Recording, rows: np.ndarray) -> Iterator[tuple[int, bytes
         yield i, bytes(buf[p:p + n])
 
 
+def trailer_times(rec: Recording, reader: TaskRecordReader, rows: np.ndarray) -> np.ndarray:
+    """The ``sample_id`` trailer time of FORK/EXIT ``rows`` (ascending; 0: unknown), which
+    perf orders them by (the index keeps their body time)."""
+    c = rec.columns
+    out = np.zeros(len(rows), np.uint64)
+    for i, raw in _record_bytes(rec, rows):
+        attr = int(c["attr"][i])
+        if reader.read(int(c["type"][i]), raw, attr) is not None:
+            out[np.searchsorted(rows, i)] = reader.trailer_time(raw, attr)
+    return out
+
+
 def _latest(keys: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Index of the last sorted ``keys`` entry <= each query (-1 when none)."""
     return np.searchsorted(keys, query, side="right") - 1
@@ -121,17 +133,21 @@ class ThreadModel:
     """
 
     def __init__(self, rec: Recording, replay: Replay, seq: np.ndarray,
-                 fork_exit_times: np.ndarray) -> None:
+                 fork_exit_times: np.ndarray, live: bool = False) -> None:
+        """``live``: the replay goes on (a stream still read, :mod:`.livethreads`): the
+        model is a snapshot of it, its maps and logs copies (else the replay's maps are
+        taken over)."""
         self.rec = rec
         self.seq = seq
         n = len(self.seq)
         self._fork_exit_times = fork_exit_times
         self.names = replay.names
         self._name_ids = replay._name_ids
-        self.maps: MapTable = replay.b.table()
+        self.maps: MapTable = replay.b.snapshot() if live else replay.b.table()
         self._span = n + 2  # seq + 1 lies in [0, n]
-        cl = np.frombuffer(replay.comm_log, dtype=np.int64).reshape(-1, 4)
-        sl = np.frombuffer(replay.state_log, dtype=np.int64).reshape(-1, 3)
+        # (copies: an array exporting its buffer cannot grow, and a live replay's does)
+        cl = np.array(replay.comm_log, dtype=np.int64).reshape(-1, 4)
+        sl = np.array(replay.state_log, dtype=np.int64).reshape(-1, 3)
         self._tids = np.unique(np.concatenate([cl[:, 0], sl[:, 0]]))
         self._comm_key, self._comm_name, self._comm_time = self._log(cl[:, 0], cl[:, 1],
                                                                      cl[:, 2], cl[:, 3])
@@ -181,12 +197,8 @@ class ThreadModel:
         # first only the FORK/EXIT trailer times (the order needs them); the records are
         # decoded again, a block at a time, as the replay reaches them (no Python object
         # per task record kept: their small-object heap would stay fragmented)
-        fe_rows = task_rows[np.isin(typ[task_rows], _FORK_EXIT)]
-        fork_exit_times = np.zeros(len(fe_rows), np.uint64)  # 0: unknown
-        for i, raw in _record_bytes(rec, fe_rows):
-            attr = int(c["attr"][i])
-            if reader.read(int(typ[i]), raw, attr) is not None:
-                fork_exit_times[np.searchsorted(fe_rows, i)] = reader.trailer_time(raw, attr)
+        fork_exit_times = trailer_times(rec, reader, task_rows[np.isin(typ[task_rows],
+                                                                        _FORK_EXIT)])
         times = queue_times(rec, fork_exit_times)
         seq = processing_seq(rec, times)
         del times  # made again when map_at needs them
@@ -199,11 +211,11 @@ class ThreadModel:
         rows = np.concatenate([task_rows.astype(np.int64), touch])
         rows = rows[np.argsort(seq[rows], kind="stable")]
         for lo in range(0, len(rows), _EVENTS):
-            cls._replay_block(rec, reader, replay, seq, rows[lo:lo + _EVENTS])
+            cls.replay_block(rec, reader, replay, seq, rows[lo:lo + _EVENTS])
         return cls(rec, replay, seq, fork_exit_times)
 
     @staticmethod
-    def _replay_block(rec: Recording, reader: TaskRecordReader, replay: Replay,
+    def replay_block(rec: Recording, reader: TaskRecordReader, replay: Replay,
                       seq: np.ndarray, rows: np.ndarray) -> None:
         """Apply task records and touching samples ``rows`` (in processing order)."""
         c = rec.columns
