@@ -11,7 +11,10 @@
 - ``flame_ms``: ``f`` to the flame graph on screen;
 - ``transform_ms`` / ``transform_cpu_s``: in the profile, then in the flame graph, each of
   ``M`` (merge the top row's function: computed), ``u`` (undo), ``M`` again (redo) and
-  ``u`` to the view drawn again (wall ms, and the process's CPU seconds meanwhile).
+  ``u`` to the view drawn again (wall ms, and the process's CPU seconds meanwhile);
+- ``chart_ms`` / ``chart_cpu_s``: from the flame graph, ``C`` to the flame chart drawn, each
+  arrow key to the chart drawn again, Enter (zoom: counted again), Backspace, then ``M``
+  on the frame under the cursor, ``u``, ``M`` and ``u`` (the same, in the chart).
 
 ``python bench/profile_probe.py FILE``.
 """
@@ -57,6 +60,10 @@ async def main(path: str) -> dict:
 
     noting(HotspotTable, "view")
     noting(FlameGraph, "levels")
+    from perftui.ui.chartscreen import FlameChartScreen
+    from perftui.ui.widgets.flamechart import FlameChart
+
+    noting(FlameChart, "chart")
 
     t_start = time.perf_counter()
     rec = open_recording(path, cache=IndexCache(), mapped=True)
@@ -153,9 +160,51 @@ async def main(path: str) -> dict:
             cpu[f"flame {n + 1} {key}"] = time.process_time() - c0
         out["transform_ms"] = {k: round(v) for k, v in ms.items()}
         out["transform_cpu_s"] = {k: round(v, 3) for k, v in cpu.items()}
+        out["chart_ms"], out["chart_cpu_s"] = await chart_steps(app, until, FlameChartScreen)
         await app.workers.wait_for_complete()
     rec.close()
     return out
+
+
+async def chart_steps(app, until, screen_class) -> tuple[dict, dict]:  # type: ignore[no-untyped-def]
+    """The flame chart's keys (``C`` pressed where the app is), each to the chart drawn
+    again: (wall ms, CPU s) per step."""
+    ms: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+
+    def screen():  # type: ignore[no-untyped-def]
+        return app.screen if isinstance(app.screen, screen_class) else None
+
+    async def step(name: str, key: str, done) -> None:  # type: ignore[no-untyped-def]
+        c0 = time.process_time()
+        app.simulate_key(key)
+        ms[name] = await until(done, lambda: screen().graph.chart)
+        cpu[name] = time.process_time() - c0
+
+    def computed(old=None):  # type: ignore[no-untyped-def]
+        return lambda: (screen() is not None and not screen().busy and
+                        screen().graph.chart is not None and screen().graph.chart is not old)
+
+    await step("C", "C", computed())
+    g = screen().graph
+    levels = g.chart.levels
+    # a frame of the first level with a callee under it (down and up then move)
+    g.cursor = (0, next((i for i, f in enumerate(levels[0]) if len(levels) > 1 and any(
+        f.c0 <= x.c0 < f.c1 for x in levels[1])), 0))
+    for key in ("right", "right", "left", "left", "down", "up"):
+        cur = g.cursor
+        await step(f"{key} {len(ms)}", key, lambda cur=cur: g.cursor != cur)
+    old = g.chart
+    await step("Enter (zoom)", "enter", computed(old))
+    old = g.chart
+    await step("Backspace", "backspace", computed(old))
+    g.action_top()  # the busiest thread's first frame under its name (as the flame graph's)
+    g.action_move("down")
+    g.action_move("down")
+    for n, key in enumerate(("M", "u", "M", "u")):
+        old = g.chart
+        await step(f"{n + 1} {key}", key, computed(old))
+    return ({k: round(v) for k, v in ms.items()}, {k: round(v, 3) for k, v in cpu.items()})
 
 
 if __name__ == "__main__":

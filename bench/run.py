@@ -225,6 +225,10 @@ def profile_rows(t: Table, big: Path, stripped: Path) -> None:
     for step, ms in pr["transform_ms"].items():  # M computes; u, M again, u: made before
         t.row(f"browser: transform, {step} (CPU {pr['transform_cpu_s'][step]:.2f} s)", ms,
               None, "" if step.endswith("1 M") else "<= 200 ms", "ms")
+    for step, ms in pr["chart_ms"].items():  # C, Enter, Backspace, 1 M: counted; the rest drawn
+        counted = step in ("C", "Enter (zoom)", "Backspace", "1 M")
+        t.row(f"browser: flame chart, {step} (CPU {pr['chart_cpu_s'][step]:.2f} s)", ms,
+              None, "" if counted else "<= 200 ms", "ms")
     t.row("browser: peak RssAnon with the profile views", anon / 1024, None, "", "MB")
 
 
