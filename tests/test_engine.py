@@ -22,12 +22,14 @@ _PROBE = """
 import sys
 from perftui.cli import main
 rc = main(["report", sys.argv[1], "--no-cache", "--kallsyms", sys.argv[2]])
+print("metadata loaded" if "importlib.metadata" in sys.modules else "metadata not loaded",
+      file=sys.stderr)
 print("numba loaded" if "numba" in sys.modules else "numba not loaded", file=sys.stderr)
 sys.exit(rc)
 """
 
 
-def _report(path: Path, kallsyms: Path, forced: str | None) -> tuple[str, str]:
+def _report(path: Path, kallsyms: Path, forced: str | None) -> tuple[str, str, str]:
     env = dict(os.environ)
     env.pop(engine.ENV, None)
     if forced is not None:
@@ -35,7 +37,8 @@ def _report(path: Path, kallsyms: Path, forced: str | None) -> tuple[str, str]:
     p = subprocess.run([sys.executable, "-c", _PROBE, str(path), str(kallsyms)],
                        capture_output=True, text=True, timeout=300, env=env)
     assert p.returncode == 0, p.stderr[-500:]
-    return p.stdout, p.stderr.splitlines()[-1]
+    lines = p.stderr.splitlines()
+    return p.stdout, lines[-1], lines[-2]
 
 
 def test_a_small_report_loads_no_numba(tmp_path: Path) -> None:
@@ -44,9 +47,11 @@ def test_a_small_report_loads_no_numba(tmp_path: Path) -> None:
         skip_or_fail(f"{SMALL} is not in the corpus")
     kallsyms = tmp_path / "empty"
     kallsyms.write_bytes(b"")
-    plain, plain_note = _report(path, kallsyms, None)
-    compiled, compiled_note = _report(path, kallsyms, "compiled")
+    plain, plain_note, plain_meta = _report(path, kallsyms, None)
+    compiled, compiled_note, _ = _report(path, kallsyms, "compiled")
     assert plain_note == "numba not loaded"
+    # nor importlib.metadata (numba's version is read only where the engine is asked for)
+    assert plain_meta == "metadata not loaded"
     assert compiled_note == "numba loaded"
     assert "[k]" in plain and "[.]" in plain and plain == compiled
 
