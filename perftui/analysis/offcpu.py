@@ -136,13 +136,14 @@ def off_cpu(rec: Recording) -> OffCpu:
     tids = np.unique(out_tid)
     # what ends a thread's time off the CPU: a switch-in, a sched_switch to it, its events
     recs = rec.rows_of_type(RecordType.SWITCH, RecordType.SWITCH_CPU_WIDE)
-    switch_out = recs[_misc(rec, recs) & Misc.SWITCH_OUT != 0]
+    out_mask = _misc(rec, recs) & Misc.SWITCH_OUT != 0
+    switch_out = recs[out_mask]
     tid = _writer_tids(rec)
     mine = np.isin(tid, tids) & (c["time"][:n] > 0)
     mine[switch_out] = False
     cand = np.flatnonzero(mine)
     is_in = np.zeros(n, bool)
-    is_in[np.setdiff1d(recs, switch_out)] = True
+    is_in[recs[~out_mask]] = True  # (np.setdiff1d here: 1.3 s of 1.5 at 0.8 M switches)
     to = ok & np.isin(nxt, tids)
     cand_tid = np.concatenate([tid[cand].astype(np.int64), nxt[to]])
     cand_time = np.concatenate([c["time"][cand].astype(np.int64),
