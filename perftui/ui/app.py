@@ -402,10 +402,7 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
 
     def action_flame_chart(self) -> None:
         from .chartscreen import FlameChartScreen  # (its modules: not part of start-up)
-        panes = self._panes()  # the event of the profile view shown, if one is
-        shown = {"profile": 0, "flame": 1}.get(self.body)
-        attr = panes[shown].chosen_attr() if panes is not None and shown is not None else None
-        self.push_screen(FlameChartScreen(self.profile_data, attr))
+        self.push_screen(FlameChartScreen(self.profile_data, self.views.shown_attr(self.body)))
 
     def action_zoom_pane(self) -> None:
         """Give the focused pane the whole screen (again: back to the layout)."""

@@ -66,6 +66,12 @@ class ViewPanes:
             return None
         return panes if all(p.is_mounted for p in panes) else None
 
+    def shown_attr(self, body: str) -> int | None:
+        """The event the profile view ``body`` (``profile``, ``flame``) counts, if one is
+        shown (None: none)."""
+        panes, at = self.panes(), {"profile": 0, "flame": 1}.get(body)
+        return panes[at].chosen_attr() if panes is not None and at is not None else None
+
     def then(self, then: Callable[[], object]) -> bool:
         """True when the panes are mounted; else mount them, call ``then()`` once they
         are, and return False (a key pressed while they are being mounted)."""
