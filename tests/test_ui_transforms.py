@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_transforms import (
+    Definition,
     callsites_data,
     collapse_resource,
     drop_function,
@@ -260,3 +261,46 @@ async def test_undo_and_redo_find_what_was_made(shared_dir: Path,
                 await keys(pilot, "u")
                 assert flame_folded(app) == fold(stacks), key
     assert made == {"groups": 2, "paths": 3}, made  # the base's paths, and each transform's
+
+
+def cursor_path(app: object) -> list[str]:
+    """The flame graph cursor's frame as the labels from the root to it ([]: "all")."""
+    g = app.query_one(FlameGraph)  # type: ignore[attr-defined]
+    node = g.cursor[1]
+    return [g.label(n) for n in g.gtree.tree.trie.nodes(node)] if node >= 0 else []
+
+
+@sync
+async def test_flame_cursor_stays_on_its_frame_across_transforms(shared_dir: Path) -> None:
+    """A transform or an undo keeps the flame graph's cursor on its frame, or, when the
+    transform took the frame away, on its nearest ancestor left (it went back to "all");
+    each path checked to be one of the definition's folded stacks over perf script."""
+    data = callsites_data(shared_dir)
+    stacks = perf_stacks(data)
+
+    def in_graph(path: list[str], *defs: Definition) -> bool:
+        """Whether a folded stack runs through the frames ``path`` names (after its
+        thread)."""
+        want = path[1:]
+        return any(line.split(";")[1:len(path)] == want for line in fold(stacks, *defs))
+
+    async with browse(data) as (app, pilot):
+        await keys(pilot, "f")
+        await prompt(pilot, "slash", "work")
+        await keys(pilot, "home", "n", "escape")
+        there = cursor_path(app)
+        assert there[-1] == "work" and in_graph(there)
+        await keys(pilot, "o")  # focus on work: the frame stays, its callers cut away
+        assert cursor_path(app)[-1] == "work", cursor_path(app)
+        assert in_graph(cursor_path(app), focus_function("work"))
+        await keys(pilot, "u")  # back: the (heaviest) work frame again
+        there = cursor_path(app)
+        assert there[-1] == "work" and in_graph(there), there
+        await keys(pilot, "M")  # merged away: its caller
+        assert cursor_path(app) == there[:-1], cursor_path(app)
+        assert in_graph(there[:-1], merge_function("work"))
+        await keys(pilot, "u")  # the caller is there before too
+        assert cursor_path(app) == there[:-1]
+        await keys(pilot, "D")  # dropped: the caller's caller
+        assert cursor_path(app) == there[:-2], (cursor_path(app), there)
+        assert in_graph(there[:-2], drop_function(there[-2]))

@@ -62,14 +62,29 @@ class FlameGraph(Icicle):
         (its label says them)."""
         same = self.gtree is not None and tree is not None and \
             self.gtree.tree.trie is tree.tree.trie
+        follow = None  # a transform or an undo: the cursor and the zoom keep their frames
+        if not same and self.gtree is not None and tree is not None:
+            follow = (self.path_keys(self.cursor[1]), [self.path_keys(z) for z in self.zoom])
         self.gtree, self.locs, self.comm_names = tree, locs, comm_names
         self.names_lower = names_lower or []
         self.members = members or {}
         if not same:
             self._labels = {}
-        self.set_stack_tree(None if tree is None else tree.tree, total, placeholder, same)
+        self.set_stack_tree(None if tree is None else tree.tree, total, placeholder, same,
+                            follow)
 
     # -- names ------------------------------------------------------------------------------------
+    def frame_key(self, node: int) -> object:
+        """A frame's name as a flame graph folds it (a thread's without what it merges),
+        with its dso and level (one ``[unknown]`` of the kernel's is not one of a
+        program's)."""
+        assert self.gtree is not None and self.locs is not None
+        frame = int(self.gtree.tree.frame[node])
+        name = frame_name(self.locs, self.comm_names, frame, folded=True)
+        if frame < 0:
+            return True, name, ""
+        return False, name, where_text(self.locs, frame), self.kind(node)
+
     def label(self, node: int) -> str:
         if node < 0:
             return "all"

@@ -142,14 +142,64 @@ class Icicle(Widget, can_focus=True):
         """Bool per tree node: its name contains ``want`` (lower case)."""
         return None
 
+    def frame_key(self, node: int) -> object:
+        """What a frame is across trees (a transform or an undo makes a new one, its nodes
+        numbered afresh): the cursor and the zoom follow it there (None: not followed)."""
+        return None
+
+    def path_keys(self, node: int) -> list[object]:
+        """The :meth:`frame_key` of each frame from the root to ``node`` ([]: "all")."""
+        if self.stree is None or node < 0:
+            return []
+        return [self.frame_key(n) for n in self.stree.trie.nodes(node)]
+
+    def nearest(self, keys: list[object]) -> int:
+        """The node of this tree nearest a path of another's (:meth:`path_keys`): each
+        frame in turn is the nearest frame under the node reached that has it (a child,
+        else the shallowest and heaviest below: what a focus cut away is back after an
+        undo), or is skipped when none has it (merged, dropped or focused away).  -1:
+        "all"."""
+        node = -1
+        for key in keys:
+            hit = self._below(node, key)
+            if hit is not None:
+                node = hit
+        return node
+
+    def _below(self, node: int, key: object, cap: int = 20_000) -> int | None:
+        """The shallowest node under ``node`` (heaviest first) whose frame is ``key``
+        (None: none among the first ``cap`` looked at)."""
+        if self.stree is None:
+            return None
+        level = self.stree.children(node).tolist()
+        seen = 0
+        while level and seen < cap:
+            nxt: list[int] = []
+            for c in level:
+                if self.frame_key(c) == key:
+                    return int(c)
+                nxt.extend(self.stree.children(c).tolist())
+            seen += len(level)
+            level = nxt
+        return None
+
     # -- data --------------------------------------------------------------------------------
     def set_stack_tree(self, tree: StackTree | None, total: int, placeholder: str,
-                       same: bool) -> None:
+                       same: bool, follow: tuple[list[object], list[list[object]]] | None = None
+                       ) -> None:
         """A new tree; when ``same`` (same structure, new weights) the zoom and the cursor
-        stay where they can."""
+        stay where they can; else, with ``follow`` (the :meth:`path_keys` of the cursor's
+        frame and of each zoomed one in the tree before), they go to the nearest frames
+        the new tree has (the frame itself or its nearest ancestor left)."""
         self.stree, self.total, self.placeholder = tree, total, placeholder
         if not same:
             self.zoom, self.cursor, self.top = [], (0, -1), 0
+        if not same and follow is not None and tree is not None:
+            for keys in follow[1]:
+                z = self.nearest(keys)
+                if z >= 0 and z not in self.zoom:
+                    self.zoom.append(z)
+            self.cursor = (0, self.nearest(follow[0]))
         elif tree is not None:
             self.zoom = [z for z in self.zoom if int(tree.count[z]) > 0]
         self._search(self.search)
