@@ -95,5 +95,10 @@ async def test_names_whole_and_panes_sized_by_content(plan: DemoPlan,
             busiest = [s for (_m, _s, s), _n in plan.in_symbols.most_common(4)]
             for name in busiest:
                 assert re.search(rf"\[k\] {re.escape(name)}(?![\w…])", text), (name, text)
+            # a key column narrower than its heading is headed by the key's name, not cut
+            # ("Com…" at 60 columns: perf's heading when it fits, else comm as s takes it)
+            head = next(line for line in text.splitlines() if "Overhead" in line)
+            assert "…" not in head, head
+            assert ("Command" in head) == (size == (80, 24)) and "comm" in head.lower(), head
     finally:
         rec.close()

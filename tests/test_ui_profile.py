@@ -113,8 +113,9 @@ def table_lines(app: PerftuiApp, children: bool | None = None
     titles = [HEADERS[k] for k in v.gp.keys]
     starts = []
     pos = h.index("Samples") + len("Samples")
-    for title in titles:
-        pos = h.index(title, pos)
+    for k, title in zip(v.gp.keys, titles, strict=True):
+        # (a column narrower than its heading is headed by the key's name)
+        pos = h.index(title if title in h[pos:] else k, pos)
         starts.append(pos)
     rows = []
     for i in range(t.line_count()):

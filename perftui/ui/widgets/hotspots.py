@@ -80,6 +80,13 @@ class TableView:
                 for i, (k, w) in enumerate(zip(keys, self.widths, strict=True))]
 
 
+def heading(key: str, width: int) -> str:
+    """A key column's heading: perf's (``Command``), or in a column too narrow for it the
+    key's name as ``s`` takes it (``comm``, ``dso``), not ``Com…``."""
+    head = HEADERS[key]
+    return head if len(head) <= width or len(key) > width else key
+
+
 def cell(text: str, width: int, last: bool) -> str:
     """A column's text: cut with an ellipsis and padded (the last one only cut later)."""
     text = safe(text)
@@ -200,7 +207,8 @@ class HotspotTable(LineList):
         last = len(gp.keys) - 1
         widths = self.fitted(v)
         for i, k in enumerate(gp.keys):
-            out += "  " + cell(HEADERS[k], widths[i], i == last)
+            head = HEADERS[k] if i == last else heading(k, widths[i])  # (the last: not cut)
+            out += "  " + cell(head, widths[i], i == last)
         return Text(out)
 
     def fitted(self, v: TableView) -> list[int]:
