@@ -133,3 +133,24 @@ async def test_the_filter_redraws_the_bars_for_what_it_keeps(demo: Path) -> None
         await typed(pilot, "slash", "")
         assert tl.border_title == "timeline"
         assert (tl.bins.counts.sum(axis=0) == everything).all()  # type: ignore[union-attr]
+
+
+@sync
+async def test_the_timeline_says_the_range_as_the_record_list(demo: Path) -> None:
+    """The timeline's axis and the record list's title say a typed range alike, in perf
+    script's microseconds (the axis said 3.000 where the list said 2.999859), at 100 and
+    at 60 columns (the ends left out there, the range kept)."""
+    from uihelpers import screen_text
+
+    async with browse(demo) as (app, pilot):
+        first, last = sample_span(app)
+        await pilot.press("T")
+        await typed(pilot, "R", "50%/2")
+        lo = first + round(0.5 * (last - first))
+        words = f"range {(lo - first) / 1e9:.6f}–{(last - first) / 1e9:.6f} +s"
+        text = screen_text(app)
+        assert text.count(words) == 2, (words, text)  # the axis and the records' title
+        await pilot.resize_terminal(60, 20)
+        await settle(pilot)
+        axis = next(line for line in screen_text(app).splitlines() if "range " in line)
+        assert words in axis, axis

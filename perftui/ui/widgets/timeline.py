@@ -386,9 +386,12 @@ class Timeline(Widget, can_focus=True):
         left = f"{sec(t0)} {unit}"
         mid = f"cursor {sec(b.col_time(self.cursor))} {unit}"
         tr = self.time_range()
-        if tr is not None:
-            mid = f"range {sec(tr[0])}–{sec(tr[1])} {unit}"
+        if tr is not None:  # (as the record list's title says it: perf script's µs)
+            fmt = self.model.fmt_time
+            mid = f"range {fmt(tr[0])}–{fmt(tr[1])} {unit}"
         right = f"{sec(t1)} {unit}"
+        if len(left) + len(mid) + len(right) + 2 > w:  # narrow: the range before the ends
+            left = right = ""
         gap = max(1, w - len(left) - len(mid) - len(right))
         axis = f"{'':<{LABEL_W}}{left}{' ' * (gap // 2)}{mid}{' ' * (gap - gap // 2)}{right}"
         lines.append(axis, style="dim")
