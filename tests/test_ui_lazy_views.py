@@ -102,3 +102,22 @@ async def test_a_note_given_before_the_views_exist_reaches_them(demo: Path) -> N
         await settle(pilot)
         assert app.query_one(ProfilePane).note == "no profile: indexing was cancelled"
         assert app.query_one(FlamePane).note == "no flame"
+
+
+@sync
+async def test_views_mounted_with_another_pane_zoomed(demo: Path) -> None:
+    """The first screen painted while another pane has the whole screen (``z``: the
+    timeline not laid out, so not binned): the views still mount.  They waited for the
+    timeline's bins, which come only when it is shown again: the seeded walk on the
+    truncated demo once ended with "the profile and flame graph panes were never
+    mounted"."""
+    from perftui.ui.widgets.timeline import Timeline
+
+    async with browse(demo, index=False) as (app, pilot):
+        await settle(pilot)
+        await pilot.press("z")
+        await settle(pilot)
+        assert app.screen.maximized is not None and app.query_one(Timeline).bins is None
+        app.index_display._mount_views_once_complete()  # (what the painted first screen calls)
+        await wait_views(pilot, timeout=10)
+        assert await _mounted(app)

@@ -2,9 +2,11 @@
 
 Each step is a key of a binding (of the app, the record list, the detail, the timeline,
 the section pane, the drill-down screens, the annotate screen, the profile table, the
-call trees, the flame graph and the samples list), a filter typed into ``/`` (valid and
-invalid), a ``g`` target, sort keys or a name typed into the profile views' prompts, or a
-resize between 60x18 and 200x60.  After every step the record list's cursor must be on a row
+call trees, the flame graph and the samples list), a burst of 2-6 such keys sent at once
+(as over a slow ssh link: every key sent before the first is handled), a filter typed
+into ``/`` (valid and invalid) or a ``g`` target (half of them with the prompt's key in
+the same burst), sort keys or a name typed into the profile views' prompts, or a resize
+between 60x18 and 200x60.  After every step the record list's cursor must be on a row
 of the view.  The walk runs on the demo and on a truncated copy of it (indexing ends with an
 error there).
 
@@ -89,23 +91,37 @@ PROFILE: dict[str, list[float]] = {}
 PROFILING = bool(os.environ.get("PERFTUI_MONKEY_PROFILE"))
 
 
+def key_event(pilot: Pilot, key: str) -> events.Key:
+    """The event Pilot.press sends for ``key``."""
+    if len(key) == 1 and not key.isalnum():
+        key = _character_to_key(key)
+    original = REPLACED_KEYS.get(key, key)
+    try:
+        char: str | None = unicodedata.lookup(_get_unicode_name_from_key(original))
+    except KeyError:
+        char = key if len(key) == 1 else None
+    ev = events.Key(key, char)
+    ev.set_sender(pilot.app)
+    return ev
+
+
 async def press(pilot: Pilot, *keys: str) -> int:
     """Keys as Pilot.press sends them, without its wait for an idle CPU after each (ten
     times faster); every message the keys cause is still handled before this returns."""
-    app = pilot.app
     for key in keys:
-        if len(key) == 1 and not key.isalnum():
-            key = _character_to_key(key)
-        original = REPLACED_KEYS.get(key, key)
-        try:
-            char: str | None = unicodedata.lookup(_get_unicode_name_from_key(original))
-        except KeyError:
-            char = key if len(key) == 1 else None
-        ev = events.Key(key, char)
-        ev.set_sender(app)
-        app._driver.send_message(ev)  # type: ignore[union-attr]
+        pilot.app._driver.send_message(key_event(pilot, key))  # type: ignore[union-attr]
         await asyncio.sleep(0)
         await pilot._wait_for_screen()
+    return len(keys)
+
+
+async def burst(pilot: Pilot, *keys: str) -> int:
+    """Keys in one burst, as a slow ssh link delivers them: all sent before any is
+    handled (the screens and dialogs they open must take the keys after them)."""
+    for key in keys:
+        pilot.app._driver.send_message(key_event(pilot, key))  # type: ignore[union-attr]
+    await asyncio.sleep(0)
+    await pilot._wait_for_screen()
     return len(keys)
 
 
@@ -139,7 +155,7 @@ async def walk(path: Path, seed: int, steps: int, wait: bool) -> dict[str, int]:
     rec = open_recording(path)
     app = PerftuiApp(rec, [str(MODULES_DIR)])
     tally = {"steps": 0, "keys": 0, "filters": 0, "gotos": 0, "resizes": 0, "profile": 0,
-             "flame": 0}
+             "flame": 0, "bursts": 0}
     try:
         async with app.run_test(size=(120, 40)) as pilot:
             if wait:
@@ -151,14 +167,20 @@ async def walk(path: Path, seed: int, steps: int, wait: bool) -> dict[str, int]:
                 if isinstance(app.screen, PromptScreen):
                     n = await press(pilot, "escape")
                 elif r < 0.05 and len(app.screen_stack) == 1:
-                    n = await press(pilot, "slash")
-                    await settle(pilot)
-                    n += await press(pilot, *rng.choice(FILTERS), "enter")
+                    if rng.random() < 0.5:  # the prompt and what is typed in one burst
+                        n = await burst(pilot, "slash", *rng.choice(FILTERS), "enter")
+                    else:
+                        n = await press(pilot, "slash")
+                        await settle(pilot)
+                        n += await press(pilot, *rng.choice(FILTERS), "enter")
                     tally["filters"] += 1
                 elif r < 0.08 and len(app.screen_stack) == 1:
-                    n = await press(pilot, "g")
-                    await settle(pilot)
-                    n += await press(pilot, *rng.choice(GOTOS), "enter")
+                    if rng.random() < 0.5:
+                        n = await burst(pilot, "g", *rng.choice(GOTOS), "enter")
+                    else:
+                        n = await press(pilot, "g")
+                        await settle(pilot)
+                        n += await press(pilot, *rng.choice(GOTOS), "enter")
                     tally["gotos"] += 1
                 elif r < 0.10:
                     await pilot.resize_terminal(*rng.choice(SIZES))
@@ -178,6 +200,9 @@ async def walk(path: Path, seed: int, steps: int, wait: bool) -> dict[str, int]:
                         await settle(pilot)
                     if len(app.screen_stack) > 1 or key == "escape":
                         n = await press(pilot, key)
+                elif 0.25 <= r < 0.30:  # a burst of 2 to 6 keys (no quitting q among them)
+                    n = await burst(pilot, *rng.choices(KEYS, k=rng.randint(2, 6)))
+                    tally["bursts"] += 1
                 else:
                     n = await press(pilot, rng.choice(KEYS))
                 tally["keys"] += n
@@ -229,3 +254,4 @@ async def test_monkey(recordings: dict[str, Path], name: str, seed: int) -> None
     for kind, ts in PROFILE.items():
         print(kind, len(ts), sum(ts))
     assert tally["steps"] == STEPS and tally["keys"] >= STEPS * 0.8
+    assert tally["bursts"] >= STEPS // 40  # (~5% of the steps: a burst of keys)

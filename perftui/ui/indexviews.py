@@ -123,11 +123,14 @@ class IndexDisplay:
 
     def _mount_views_once_complete(self) -> None:
         """Mount the profile and flame graph panes after the frame that has the timeline's
-        bins (their imports must not hold back the first complete screen)."""
+        bins (their imports must not hold back the first complete screen); at once when
+        the timeline is not laid out (another pane zoomed with ``z``: it bins when shown
+        again; waiting for it left the panes unmounted, found by the seeded walk)."""
         app = self.app
         if self.leaving() or app.views.mounting:
             return
-        if app.query_one(Timeline).bins is None:
+        timeline = app.query_one(Timeline)
+        if timeline.bins is None and timeline.content_size.width:
             app.call_after_refresh(self._mount_views_once_complete)
         else:
             app.call_after_refresh(app.views.mount)
