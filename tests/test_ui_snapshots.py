@@ -30,6 +30,10 @@ SCREENS: dict[str, tuple[str, ...]] = {
     "annotate": ("m", "enter", "a"),
     "profile": ("p",),
     "profile-trees": ("p", "down", "enter"),
+    # sorted by sym,srcline (the demo has no DWARF: perf's sym+offset), a row's callers
+    "profile-srcline": ("p", "s", "ctrl+a", "ctrl+k", *"sym,srcline", "enter", "down"),
+    "profile-srcline-trees": ("p", "s", "ctrl+a", "ctrl+k", *"sym,srcline", "enter", "down",
+                              "enter"),
     "section-profile": ("m", "down", "p"),
     "flame": ("f", "down", "down", "down"),
     "flame-zoom": ("f", "down", "right", "enter", "down", "down"),

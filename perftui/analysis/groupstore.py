@@ -32,25 +32,26 @@ GROUPS_FORMAT = 1
 _CODE = ("samplegroups.py", "stacktree.py", "groupstore.py", "hashids.py")
 
 
-def groups_name(names_attachment: str) -> str:
+def groups_name(names_attachment: str, prefix: str = "groups-") -> str:
     """The attachment's name: of the names' attachment, this format and this code."""
     h = xxhash.xxh3_64()
     h.update(f"{GROUPS_FORMAT}:{names_attachment}".encode())
     here = Path(__file__).resolve().parent
     for f in _CODE:
         h.update((here / f).read_bytes())
-    return "groups-" + h.hexdigest()
+    return prefix + h.hexdigest()
 
 
 def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callchains: bool,
                   columns: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]],
-                  alloc: Callable[[str, str, int], np.ndarray], block: int = 1 << 16
-                  ) -> SampleGroups:
+                  alloc: Callable[[str, str, int], np.ndarray], block: int = 1 << 16,
+                  prefix: str = "groups-") -> SampleGroups:
     """Every sample of ``sl`` grouped: from the cache when it keeps the groups of these
     very names, else grouped (``columns(rows)``: the index's tid, cpu and attr of rows;
     block by block) and kept when the cache can take them (else the group ids come from
-    ``alloc``)."""
-    name = groups_name(names_attachment)
+    ``alloc``).  ``prefix``: the attachment's (an entry keeps one set of each: the
+    names' groups, ``srcgroups-`` of the names split by source line)."""
+    name = groups_name(names_attachment, prefix)
     got = derived.kept(rec, name, lambda att: _load(att, sl, callchains), "profile groups",
                        "grouping again", remember=False)
     if got is not None:
@@ -78,7 +79,7 @@ def sample_groups(rec: Recording, sl: SampleLocs, names_attachment: str, callcha
         # other names) go
         meta = {"names": sl.token, "samples": len(sl), "callchains": callchains}
         derived.commit(rec, store, name, meta, {"group": group, **tables}, len(sl),
-                       replaces="groups-")
+                       replaces=prefix)
     return assemble(tables, sl.rows, group, sl.period.view(np.int64), sl.locs,
                     sl.comm_names, callchains)
 

@@ -315,26 +315,19 @@ def sort_key(name: str) -> SortKey:
     return SORT_KEYS[name]
 
 
-#: the keys of a frame's source line, which only ``report`` and ``diff`` compute yet
-SOURCE_LINE_KEYS = ("srcline", "srcfile")
-
-
 #: the keys the browser's tables take
-BROWSER_KEYS = tuple(k for k in EVENT_KEYS if k not in SOURCE_LINE_KEYS)
+BROWSER_KEYS = EVENT_KEYS
 
 
-def parse_sort(text: str, offcpu: bool = False, source: bool = True) -> tuple[str, ...]:
+def parse_sort(text: str, offcpu: bool = False) -> tuple[str, ...]:
     """``"comm,dso,sym"`` -> the keys (perf's aliases accepted: ``symbol``,
-    ``shared_object``; ``state`` only with ``offcpu``; ``srcline``/``srcfile`` only with
-    ``source``); raises SortKeyError."""
+    ``shared_object``; ``state`` only with ``offcpu``); raises SortKeyError."""
     keys: list[str] = []
     for k in text.split(","):
         k = k.strip().lower()
         if not k:
             continue
         k = _ALIASES.get(k, k)
-        if k in SOURCE_LINE_KEYS and not source:
-            raise SortKeyError(f"sort key {k!r}: in perftui report and diff (not here yet)")
         if k not in SORT_KEYS or (SORT_KEYS[k].offcpu_only and not offcpu):
             if k in SORT_KEYS:
                 raise SortKeyError(f"sort key {k!r} is only for --event offcpu-time")

@@ -11,6 +11,7 @@ every sample once and they are kept (:func:`~perftui.symbols.naming.samplestore.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -93,18 +94,30 @@ def named_samples(rec: Recording, opts: SymbolOptions, callchains: bool,
     return sl
 
 
-def by_source_line(rec: Recording, opts: SymbolOptions, sl: SampleLocs, notes: list[str]
-                   ) -> SampleLocs:
+def by_source_line(rec: Recording, opts: SymbolOptions, sl: SampleLocs, notes: list[str],
+                   keep: bool = False) -> SampleLocs:
     """The names with their locations split by source line, for the srcline and srcfile
     keys (:mod:`~perftui.analysis.srclinelocs`): a resolver finds each DSO's DWARF as the
-    names found its symbols (what lacked DWARF goes to ``notes``)."""
+    names found its symbols (what lacked DWARF goes to ``notes``).  ``keep``: from the
+    index cache when it keeps them split from these names, else split and kept there (the
+    browser's)."""
     from ..analysis.srclinelocs import split_by_source
+    from ..symbols.naming.samplestore import keep_source_locs, kept_source_locs
     from ..symbols.naming.srclines import SourceLines
     from ..symbols.unwind.overlay import dwarf_rows
 
+    if keep:
+        got = kept_source_locs(rec, opts, sl)
+        if got is not None:
+            return got
     res = Resolver(rec, opts)
     res.use_locations(sl.locs)
     lines = SourceLines(res)
     out = split_by_source(sl, lines.texts, dwarf_rows(rec))
-    notes += lines.notes()
+    out.token = os.urandom(8).hex()  # (what is made of the split is not of the names)
+    got_notes = lines.notes()
+    notes += got_notes
+    if keep:
+        out.notes = list(sl.notes) + got_notes
+        keep_source_locs(rec, out, res, sl)
     return out

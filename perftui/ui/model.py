@@ -36,6 +36,7 @@ from ..symbols.modules.symbolize import Symbolizer
 from ..symbols.naming.locations import Locations
 from ..symbols.naming.samplelocs import SampleLocs, plain_alloc
 from ..symbols.options import SymbolOptions
+from .sourcelines import SourceGroups
 
 if TYPE_CHECKING:
     from ..analysis.samplegroups import SampleGroups
@@ -87,6 +88,8 @@ class Model:
         self.sample_rows: np.ndarray | None = None  # SAMPLE index rows, ascending
         # every sample grouped by thread, CPU, event, own location and stack (profiles)
         self.groups: SampleGroups | None = None
+        # the same split by source line (srcline, srcfile keys): made when first asked
+        self.source = SourceGroups(self)
         self._names_store: ColumnStore | None = None
         self.report: SectionReport | None = None
         self.time_order = False

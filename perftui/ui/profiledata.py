@@ -35,6 +35,7 @@ from ..analysis.samplegroups import (
     top_down,
 )
 from ..analysis.sortkeys import DEFAULT_SORT
+from ..analysis.srclinelocs import SOURCE_KEYS
 from ..analysis.stacktree import Trie, TrieBuilder
 from ..lru import LRU
 from ..present.report import Names, key_text
@@ -51,6 +52,10 @@ T = TypeVar("T")
 #: the event switch's ``offcpu-time`` made from sched_switch (a Scope's attr): the
 #: sched_switch samples, each weighing its thread's time off the CPU in ns
 OFFCPU_ATTR = -2
+
+
+class SourceUnderTransforms(Exception):
+    """A table by srcline or srcfile asked for under transforms (not made: said)."""
 
 
 @dataclass(frozen=True)
@@ -93,9 +98,16 @@ class ProfileData:
         """The grouped samples (None until the names are built)."""
         return self.model.groups
 
-    def groups(self) -> tuple[SampleGroups | None, np.ndarray | None]:
+    def groups(self, source: bool = False) -> tuple[SampleGroups | None, np.ndarray | None]:
         """The grouped samples under the transforms, and the groups they keep (None:
-        every one): may be slow, in a worker."""
+        every one): may be slow, in a worker.  ``source``: split by source line (the
+        srcline and srcfile keys'; made the first time: slower), which the transforms do
+        not apply to (:class:`SourceUnderTransforms`)."""
+        if source:
+            if self.transforms.stack:
+                raise SourceUnderTransforms(
+                    "srcline and srcfile are not counted under transforms (u undoes them)")
+            return self.model.source.groups(), None
         return self.transforms.store(self.model.groups)
 
     @property
@@ -184,15 +196,16 @@ class ProfileData:
         a module's section): then absolute and relative shares differ."""
         return scope.section is not None or scope.flt.entries_filtered
 
-    def selection(self, scope: Scope) -> Selection | None:
+    def selection(self, scope: Scope, source: bool = False) -> Selection | None:
         """The groups weighed under ``scope`` and the transforms (None before the
         names); their shares of every sample the scope's time, CPUs and event keep, as
-        perf's "absolute" percentages, unless :attr:`relative_shares`."""
-        st, keep = self.groups()
+        perf's "absolute" percentages, unless :attr:`relative_shares`.  ``source``: of
+        the groups split by source line."""
+        st, keep = self.groups(source)
         if st is None:
             return None
         absolute = not self.relative_shares and self.entries_filtered(scope)
-        key = (scope, self.transforms.stack, absolute)
+        key = (scope, self.transforms.stack, absolute, source)
         got = self._selections.get(key)
         if got is not None and got.store is st:
             return got
@@ -243,8 +256,9 @@ class ProfileData:
     def table(self, scope: Scope, keys: tuple[str, ...], children: bool
               ) -> GroupProfile | None:
         """The hotspot table of ``scope`` by ``keys`` (cached); ``children`` only counts
-        when the recording has callchains."""
-        sel = self.selection(scope)
+        when the recording has callchains.  By srcline or srcfile: of the groups split by
+        source line."""
+        sel = self.selection(scope, bool(SOURCE_KEYS & set(keys)))
         st = sel.store if sel is not None else None
         if st is None or sel is None:
             return None
@@ -253,7 +267,7 @@ class ProfileData:
         got = self._tables.get(key)
         if got is not None and got.selection.store is st:
             return got
-        gp = group_profile(sel, keys, children, self.codes())
+        gp = group_profile(sel, keys, children, of_store(self._codes, st, GroupCodes))
         self._tables.put(key, gp)
         return gp
 
@@ -292,18 +306,20 @@ class ProfileData:
         return frozenset(np.flatnonzero(canon == frame).tolist())
 
     # -- names -----------------------------------------------------------------------------------
-    def names(self) -> Names | None:
-        """The names of the locations (the collapsed frames' too, under transforms)."""
+    def names(self, store: SampleGroups | None = None) -> Names | None:
+        """The names of the locations (the collapsed frames' too, under transforms; of
+        ``store``'s when given: a table's own)."""
         sl = self.model.names
         if sl is None:
             return None
-        st = self.groups()[0]
+        st = self.groups()[0] if store is None else store
         locs = st.locs if st is not None else sl.locs
         return Names(locs, lambda c: sl.comm_names[c], sl.thread_comm)
 
-    def labels(self) -> list[str]:
-        """Every location's label, lower case (the name filter reads them)."""
-        st = self.groups()[0]
+    def labels(self, store: SampleGroups | None = None) -> list[str]:
+        """Every location's label, lower case (the name filter reads them; of ``store``'s
+        locations when given)."""
+        st = self.groups()[0] if store is None else store
         if st is None:
             return []
         with self._lock:
@@ -340,7 +356,8 @@ class ProfileData:
         want = text.strip().lower()
         if not want:
             return np.arange(len(gp), dtype=np.int64)
-        names = self.names()
+        st = gp.selection.store
+        names = self.names(st)
         if names is None:
             return np.zeros(0, np.int64)
         hit = np.zeros(len(gp), dtype=bool)
@@ -348,7 +365,7 @@ class ProfileData:
         for k in keys:
             i = gp.keys.index(k)
             if k == "sym":
-                ok = np.array([want in s for s in self.labels()], dtype=bool)
+                ok = np.array([want in s for s in self.labels(st)], dtype=bool)
                 hit |= ok[gp.loc] if len(ok) else False
                 continue
             codes, first = np.unique(gp.key[:, i], return_index=True)

@@ -45,6 +45,9 @@ class SampleLines(LineList):
                  f"{str(int(c['pid'][row])) + '/' + str(int(c['tid'][row])):>13}  ")
         t.append(safe(m.comm_of(row), 16).ljust(16), style="bold")
         t.append("  " + safe(m.where(row), 300))
+        line = m.source.srcline(row)
+        if line is not None:  # (split by source line for a srcline or srcfile table)
+            t.append("  " + safe(line, 200), style="cyan")
         return t
 
 

@@ -335,7 +335,7 @@ class InfoScreen(BackScreen):
         print_info(m.info(), m.rec, buf, fmt_time=lambda t: f"{m.fmt_time(t)} {m.time_unit}",
                    errors=True)
         names = m.names
-        print_name_notes(names.notes if names is not None else None, buf,
+        print_name_notes(names.notes + m.source.notes if names is not None else None, buf,
                          self.app.size.width - 4,
                          quiet=names.quiet_notes if names is not None else ())
         scroll = VerticalScroll()

@@ -139,8 +139,40 @@ def _inline(rec: Recording, res: Resolver, sl: SampleLocs) -> None:
     sl.notes.extend(names.notes())
 
 
-def _save(rec: Recording, store: ColumnStore, name: str, sl: SampleLocs, res: Resolver
-          ) -> bool:
+def source_name(opts: SymbolOptions) -> str:
+    """The attachment of the names split by source line (:func:`kept_source_locs`)."""
+    return "srclines-" + attachment_name(opts).removeprefix("names-")
+
+
+def kept_source_locs(rec: Recording, opts: SymbolOptions, sl: SampleLocs
+                     ) -> SampleLocs | None:
+    """The names ``sl`` with their locations split by source line
+    (:mod:`perftui.analysis.srclinelocs`), from the cache when it keeps them, split from
+    these very names (their token) with these options and files; else None."""
+    if rec.cache is None or rec.identity() is None:
+        return None
+
+    def restore(att: CachedIndex) -> SampleLocs | None:
+        if att.meta.get("split_of") != sl.token:
+            raise derived.Stale()  # of other names: split again
+        return _load(att, rec, opts, sl.rows, sl.stack is not None)
+
+    return derived.kept(rec, source_name(opts), restore, "source lines",
+                        "reading the DWARF again", remember=False)
+
+
+def keep_source_locs(rec: Recording, split: SampleLocs, res: Resolver, of: SampleLocs
+                     ) -> bool:
+    """Keep ``split`` (the names ``of`` split by source line, by ``res``'s DWARF) with the
+    recording's cache entry, when it can take it."""
+    store = derived.begin(rec)
+    if store is None:
+        return False
+    return _save(rec, store, source_name(res.opts), split, res, {"split_of": of.token})
+
+
+def _save(rec: Recording, store: ColumnStore, name: str, sl: SampleLocs, res: Resolver,
+          extra: dict[str, Any] | None = None) -> bool:
     locs = sl.locs
     sections = sorted({s for s in locs.section if s is not None})
     sec_id = {s: i for i, s in enumerate(sections)}
@@ -166,7 +198,9 @@ def _save(rec: Recording, store: ColumnStore, name: str, sl: SampleLocs, res: Re
             "dsos": [[d.name, d.kernel, d.module, d.assumed_text] for d in locs.dsos],
             "names": locs.name, "sections": sections, "comm_names": sl.comm_names,
             "threads": [[t, n] for t, n in sl.thread_names.items()], "notes": sl.notes,
-            "quiet_notes": sl.quiet_notes, "token": sl.token}
+            "quiet_notes": sl.quiet_notes, "token": sl.token, **(extra or {})}
+    if locs.srcline is not None and locs.srcfile is not None:
+        meta["srcline"], meta["srcfile"] = locs.srcline, locs.srcfile
     return derived.commit(rec, store, name, meta, arrays, len(sl))
 
 
@@ -216,8 +250,8 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     starts, stack_locs = a["stack_starts"], a["stack_locs"]
     starts_of(starts, len(stack_locs), "stack_starts", "stacks")
     in_range(stack_locs, 0, nloc, "stack_locs")
-    if "stack" in a:
-        in_range(a["stack"], 1, len(starts) - 1, "stack")  # never the empty one
+    if "stack" in a:  # never the empty one (a split by source line numbers them anew)
+        in_range(a["stack"], 0 if "split_of" in meta else 1, len(starts) - 1, "stack")
     off_starts = a["off_starts"]
     starts_of(off_starts, len(a["off_vals"]), "off_starts", "offsets")
     in_range(a["off_stack"], 1, len(off_starts) - 1, "off_stack")  # never the empty one
@@ -235,6 +269,12 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     locs.section = [sections[i] if i >= 0 else None for i in a["loc_section"].tolist()]
     locs.inlined = set(inlined.tolist())
     locs._ids = None  # (made when a resolver adds to the table: memory)
+    if "srcline" in meta:  # (names split by source line)
+        lines, files = meta["srcline"], meta.get("srcfile")
+        if not isinstance(lines, list) or not isinstance(files, list) \
+                or len(lines) != nloc or len(files) != nloc:
+            raise CacheError("srcline: not one text per location")
+        locs.srcline, locs.srcfile = [str(x) for x in lines], [str(x) for x in files]
     threads = {int(t): str(c) for t, c in meta["threads"]}
     return SampleLocs(rows, a["comm"], a["leaf"], a["period"], a.get("stack"), starts,
                       stack_locs, locs, comm_names, a["off_stack"], off_starts,

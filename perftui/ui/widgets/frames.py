@@ -72,6 +72,9 @@ def frame_text(locs: Locations, comm_names: Sequence[str], frame: int,
         return t
     t.append(f"{level_mark(locs, frame)} ", style="dim")
     t.append(safe(locs.label(frame), 400))
+    if locs.srcline is not None:  # (a table split by source line: its line)
+        t.append("  ")
+        t.append(safe(locs.srcline[frame], 200), style="cyan")
     if with_where:
         t.append(f"  {safe(where_text(locs, frame), 80)}", style="dim")
     return t

@@ -19,11 +19,12 @@ from textual.worker import get_current_worker
 
 from ...analysis.samplegroups import GroupProfile
 from ...analysis.sortkeys import BROWSER_KEYS, DEFAULT_SORT, SORT_KEYS, SortKeyError, parse_sort
+from ...analysis.srclinelocs import SOURCE_KEYS
 from ...crash import crash_line, write_traceback
 from ...present.report import frame_name, time_text
 from ...textsafe import safe
 from ..messages import BodyWanted
-from ..profiledata import ProfileData, Scope
+from ..profiledata import ProfileData, Scope, SourceUnderTransforms
 from .calltrees import CallTreeList, Forest
 from .frames import EventChoice, ShareChoice, shares_binding
 from .hotspots import HotspotTable, TableAction, TableView
@@ -31,7 +32,7 @@ from .linelist import LineList
 from .profiletrees import forests_of
 from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
-from .transformkeys import SandwichWanted, TransformWanted, push_wanted
+from .transformkeys import UNDO, SandwichWanted, TransformWanted, push_wanted
 
 #: ``S`` goes round these
 SORT_PRESETS: tuple[tuple[str, ...], ...] = (
@@ -159,7 +160,7 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         data = self.data
         try:
             gp = data.table(scope, keys, children)
-            names = data.names()
+            names = data.names(gp.selection.store) if gp is not None else None
             if gp is None or names is None:
                 return
             rows = (data.matching_rows(gp, find) if find
@@ -168,11 +169,20 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
                 st = gp.selection.store
                 rows = rows[data.section_locations(st, scope.section)[gp.loc[rows]]]
             view = TableView.make(gp, rows, names, data.timed(scope.attr))
+        except SourceUnderTransforms as e:
+            self.app.call_from_thread(self._refused, str(e))
+            return
         except Exception as e:  # a bug must not end the browser: said, traceback kept
             self.app.call_from_thread(self._failed, e)
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._counted, view)
+
+    def _refused(self, why: str) -> None:
+        self.busy = False
+        self.view = None
+        self.table.show(None, why)
+        self._title()
 
     def _failed(self, error: Exception) -> None:
         line = crash_line(error, write_traceback(error))
@@ -282,7 +292,7 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         if text is None:
             return
         try:
-            keys = parse_sort(text, source=False) if text.strip() else DEFAULT_SORT
+            keys = parse_sort(text) if text.strip() else DEFAULT_SORT
         except SortKeyError as e:
             self.notify(safe(str(e), 200), severity="error", markup=False)
             return
@@ -410,9 +420,15 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         again."""
         msg.stop()
         v = self.view
-        if v is None:
+        if msg.kind != UNDO and (v is None or SOURCE_KEYS & set(v.gp.keys)):
+            if v is not None:  # (its locations are split by line: no function's)
+                self.notify("transforms: on a table not sorted by srcline or srcfile",
+                            timeout=3)
             return
-        said = push_wanted(self.data.transforms, v.gp.selection.store, msg)
+        st = v.gp.selection.store if v is not None else self.data.store
+        if st is None:
+            return
+        said = push_wanted(self.data.transforms, st, msg)
         if said:
             self.notify(said, timeout=3)
             return

@@ -1,0 +1,188 @@
+"""``srcline`` and ``srcfile`` in the browser's sort keys, against perf 6.1's
+``report --sort srcline`` on a fresh recording of dwchain (tests/dwarfprograms.py,
+``-O2 -fomit-frame-pointer -g``, frame-pointer callchains).
+
+The split by source line is made in the profile's counting worker (never on the UI thread:
+keys typed meanwhile wait, type-ahead) and kept with the index cache: a reopened browser
+reads no DWARF for it.  The callers and callees of a row and the samples list show each
+frame's, each sample's line.  Under transforms the table says it is not made.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from dwarfprograms import DwarfBuilt
+from test_report_perf import _perf_key, perf_rows
+from test_ui_pilot import browse
+from test_ui_profile import idle, keys, prompt, table, tree_lines
+from textual.pilot import Pilot
+from uihelpers import sync, wait_indexed
+
+from perftui.perfdata import open_recording
+from perftui.perfdata.indexcache import IndexCache
+from perftui.present.report import key_text
+from perftui.symbols.naming import srclines
+from perftui.ui.app import PerftuiApp
+from perftui.ui.samplescreen import ProfileSamplesScreen, SampleLines
+from perftui.ui.widgets.profile import ProfilePane
+
+pytestmark = pytest.mark.perf
+
+
+@pytest.fixture(scope="module")
+def fp(dwarf_built: DwarfBuilt, recorded) -> Path:
+    return recorded("dwchain_fp", dwarf_built.dwchain, "20", callgraph=True)
+
+
+def shown(app: PerftuiApp) -> dict[tuple[str, ...], int]:
+    """The profile's rows: key texts -> samples."""
+    v = table(app).view
+    assert v is not None
+    names = app.query_one(ProfilePane).data.names(v.gp.selection.store)
+    assert names is not None
+    out = {}
+    for r in v.rows.tolist():
+        row = v.gp.row(int(r))
+        out[tuple(_perf_key(key_text(v.gp.shell, names, row, i))
+                  for i in range(len(v.gp.keys)))] = \
+            row.samples
+    return out
+
+
+def perf_samples(data: Path, keys: str) -> dict[tuple[str, ...], int]:
+    (rows,) = perf_rows(data, keys, children=False)["cpu-clock"]
+    return {k: sum(v[2] for v in vals) for k, vals in rows.items()}
+
+
+def as_perf_prints(ours: dict[tuple[str, ...], int], perf: dict[tuple[str, ...], int]
+                   ) -> dict[tuple[str, ...], int]:
+    """Our rows keyed as perf prints them: perf cuts a srcline after another key to its
+    column's width (``__list_del_entry`` for ``__list_del_entry_valid_or_report+71``), so
+    each of our keys becomes the longest of perf's it starts with, key by key."""
+    out: dict[tuple[str, ...], int] = {}
+    for k, n in ours.items():
+        hits = [p for p in perf if len(p) == len(k)
+                and all(o == q or o.startswith(q) for o, q in zip(k, p, strict=True))]
+        key = max(hits, key=lambda p: sum(map(len, p))) if hits else k
+        out[key] = out.get(key, 0) + n
+    return out
+
+
+@pytest.mark.parametrize("sort", ["srcline", "srcfile", "sym,srcline"])
+@sync
+async def test_rows_equal_perf(fp: Path, sort: str) -> None:
+    want = perf_samples(fp, sort)
+    assert len(want) >= 5
+    async with browse(fp) as (app, pilot):
+        await keys(pilot, "p", "c")  # self only: perf's --no-children
+        await prompt(pilot, "s", sort)
+        assert as_perf_prints(shown(app), want) == want
+
+
+@sync
+async def test_callers_callees_and_samples_show_the_line(fp: Path) -> None:
+    async with browse(fp) as (app, pilot):
+        await keys(pilot, "p", "c")
+        await prompt(pilot, "s", "srcline")
+        at, line = next((i, k[0]) for i, k in enumerate(shown(app)) if ".c:" in k[0])
+        await keys(pilot, *["down"] * at, "enter")  # the first DWARF line, dwchain.c:N
+        callers = [t for t in tree_lines(app) if t[0] == 0 and t[1] >= 0]
+        assert callers and line in callers[0][2]
+        await keys(pilot, "escape", "v")
+        assert isinstance(app.screen, ProfileSamplesScreen)
+        lst = app.screen.query_one(SampleLines)
+        samples = [lst.line(i).plain for i in range(lst.line_count())]
+    assert len(samples) == perf_samples(fp, "srcline")[(line,)]
+    assert all(s.endswith("  " + line) for s in samples)
+
+
+@asynccontextmanager
+async def cached(path: Path, cache: Path) -> AsyncIterator[tuple[PerftuiApp, Pilot]]:
+    """The browser on ``path`` with the index cache in ``cache`` (as perftui opens it)."""
+    rec = open_recording(path, cache=IndexCache(str(cache)), mapped=True)
+    app = PerftuiApp(rec, [])
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_indexed(pilot)
+            yield app, pilot
+    finally:
+        rec.close()
+
+
+@sync
+async def test_a_reopen_reads_no_dwarf(fp: Path, tmp_path: Path,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "fp.data"
+    data.write_bytes(fp.read_bytes())
+    async with cached(data, tmp_path / "cache") as (app, pilot):
+        await keys(pilot, "p", "c")
+        await prompt(pilot, "s", "srcline")
+        first = shown(app)
+
+    def no_dwarf(*_a: object) -> tuple[str, str]:
+        raise AssertionError("the DWARF was read again")
+
+    monkeypatch.setattr(srclines.SourceLines, "texts", no_dwarf)
+    async with cached(data, tmp_path / "cache") as (app, pilot):
+        await keys(pilot, "p", "c")
+        await prompt(pilot, "s", "srcline")
+        assert shown(app) == first
+        assert not any("source lines" in n for n in app.model.rec.cache.notes)
+    assert first == perf_samples(fp, "srcline")
+
+
+BURST = ("p", "c", "s", "ctrl+a", "ctrl+k", *"srcline", "enter", "down", "down", "enter")
+
+
+async def _burst(fp: Path, slow: bool) -> tuple[int | None, str]:
+    async with browse(fp) as (app, pilot):
+        if slow:
+            for k in BURST:
+                await pilot.press(k)
+                await idle(pilot)
+        else:
+            await pilot.press(*BURST)
+            deadline = time.monotonic() + 120
+            while app.keys_pending and time.monotonic() < deadline:  # type: ignore[attr-defined]
+                await pilot.pause(0.05)
+            await idle(pilot)
+        pane = app.query_one(ProfilePane)
+        return pane.tree_row is not None and table(app).view is not None and \
+            table(app).current_row(), pane.tree_title
+
+
+def test_keys_typed_in_a_burst_wait_for_the_table(fp: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``s srcline Enter Down Down Enter`` typed at once opens the third row's callers and
+    callees, as typed slowly, though each split by source line is made 0.3 s slow (no
+    cache: each browser splits anew)."""
+    import asyncio
+
+    from perftui.present import session
+
+    real = session.by_source_line
+
+    def slow(*a: object, **kw: object):  # type: ignore[no-untyped-def]
+        time.sleep(0.3)
+        return real(*a, **{**kw, "keep": False})  # type: ignore[arg-type]
+
+    monkeypatch.setattr(session, "by_source_line", slow)
+    want = asyncio.run(_burst(fp, slow=True))
+    assert want[1].startswith("callers and callees of ")
+    assert asyncio.run(_burst(fp, slow=False)) == want
+
+
+@sync
+async def test_under_transforms_the_table_says_so(fp: Path) -> None:
+    async with browse(fp) as (app, pilot):
+        await keys(pilot, "p", "c")
+        await keys(pilot, "M")  # merge the first row's function into its callers
+        await prompt(pilot, "s", "srcline")
+        assert "not counted under transforms (u undoes them)" in table(app).line(0).plain
+        await keys(pilot, "u")  # undone: counted
+        assert shown(app) == perf_samples(fp, "srcline")
