@@ -223,6 +223,8 @@ class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
 
     # -- messages -------------------------------------------------------------------------
     def on_loaded(self, msg: Loaded) -> None:
+        if not self.is_running:  # a worker's message after the screens closed (quitting)
+            return
         if msg.side == "both":
             self.refresh_diff()
             return
@@ -243,6 +245,8 @@ class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
         self.compare(level, self.model.compute)
 
     def on_diff_ready(self, msg: DiffReady) -> None:
+        if not self.is_running:  # (as on_loaded)
+            return
         m = self.model
         if msg.level != m.level or msg.compute != m.compute:
             return  # the user moved on meanwhile

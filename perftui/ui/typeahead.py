@@ -54,6 +54,11 @@ class TypeAheadApp(App[int]):
         return self._key_busy or bool(self._held)
 
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and not self._screen_stack:
+            # shutting down: Textual closes the screens before the app's queue, and a key
+            # left there (or on its way up from a closed widget) has nowhere to go
+            self._held.clear()
+            return
         if not isinstance(event, events.Key) or event.is_forwarded or event.key in UNHELD:
             await super().on_event(event)
             return
