@@ -23,7 +23,7 @@ from .widgets.flamechart import Chart, FlameChart, make_chart
 from .widgets.footer import Footer
 from .widgets.frames import EventChoice, plural
 from .widgets.profile import event_bindings
-from .widgets.transformkeys import SandwichWanted, TransformWanted, push_wanted
+from .widgets.transformkeys import SandwichWanted, TransformWanted, append_scope, push_wanted
 
 __all__ = ["FlameChart", "FlameChartScreen", "make_chart"]
 
@@ -165,14 +165,7 @@ class FlameChartScreen(EventChoice, Screen[None]):
             t.append(f"  {m.fmt_time(ch.lo)}–{m.fmt_time(ch.hi)} {m.time_unit}")
         if self.zoom:
             t.append("  zoomed", style="bold")
-        scope_text = m.scope_text()
-        if scope_text:
-            t.append(f"  {safe(scope_text, 80)}", style="bold yellow")
-        crumbs = self.data.transforms.crumbs()
-        if crumbs:
-            t.append(f"  {safe(crumbs, 100)}", style="bold magenta")
-        if self.busy:
-            t.append("  counting…", style="yellow")
+        append_scope(t, self.data, self.busy)
         self.query_one("#chart-title", Label).update(t)
 
     def on_flame_chart_moved(self, msg: FlameChart.Moved) -> None:

@@ -29,7 +29,7 @@ from .icicle import Icicle
 from .profile import event_bindings
 from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
-from .transformkeys import SandwichWanted, TransformWanted, push_wanted
+from .transformkeys import SandwichWanted, TransformWanted, append_scope, push_wanted
 
 __all__ = ["FlameGraph", "FlamePane"]
 
@@ -166,14 +166,7 @@ class FlamePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         if g.search:
             pct = 100.0 * g.matched / g.total if g.total else 0.0
             t.append(f"  /{safe(g.search, 30)}: {pct:.2f}% matched", style="bold magenta")
-        scope_text = self.data.model.scope_text()
-        if scope_text:
-            t.append(f"  {safe(scope_text, 80)}", style="bold yellow")
-        crumbs = self.data.transforms.crumbs()
-        if crumbs:
-            t.append(f"  {safe(crumbs, 100)}", style="bold magenta")
-        if self.busy:
-            t.append("  counting…", style="yellow")
+        append_scope(t, self.data, self.busy)
         self.query_one("#flame-title", Label).update(t)
 
     def on_sandwich_wanted(self, msg: SandwichWanted) -> None:

@@ -32,7 +32,7 @@ from .linelist import LineList
 from .profiletrees import forests_of
 from .samplerows import show_rows_found
 from .timeline import RowSource, SelectsSamples
-from .transformkeys import UNDO, SandwichWanted, TransformWanted, push_wanted
+from .transformkeys import UNDO, SandwichWanted, TransformWanted, append_scope, push_wanted
 
 #: ``S`` goes round these
 SORT_PRESETS: tuple[tuple[str, ...], ...] = (
@@ -242,14 +242,7 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         if self.find and self.level == "table":
             shown = f" ({len(v.rows):,} rows)" if v is not None else ""
             t.append(f"  /{safe(self.find, 30)}{shown}", style="bold yellow")
-        scope_text = self.data.model.scope_text()
-        if scope_text:
-            t.append(f"  {safe(scope_text, 80)}", style="bold yellow")
-        crumbs = self.data.transforms.crumbs()
-        if crumbs:
-            t.append(f"  {safe(crumbs, 100)}", style="bold magenta")
-        if self.busy:
-            t.append("  counting…", style="yellow")
+        append_scope(t, self.data, self.busy)
         self.query_one("#profile-title", Label).update(t)
 
     # -- keys of the table ---------------------------------------------------------------------

@@ -7,6 +7,7 @@ pushes the transform on every view's stack (:func:`push_wanted`) and counts agai
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 
@@ -18,6 +19,8 @@ from ...analysis.transforms import (
     FOCUS_SUBTREE,
     MERGE_FUNCTION,
 )
+from ...textsafe import safe
+from ..profiledata import ProfileData
 from ..transformed import TransformStack
 
 UNDO = "undo"
@@ -98,3 +101,16 @@ def push_wanted(stack: TransformStack, st: SampleGroups, msg: TransformWanted) -
     else:
         stack.push(stack.of_function(msg.kind, st, ids))
     return ""
+
+
+def append_scope(t: Text, data: ProfileData, busy: bool) -> None:
+    """End a view's title: what it counts under (filter, range), the transforms'
+    breadcrumb, and ``counting…`` while its worker counts (``busy``)."""
+    scope_text = data.model.scope_text()
+    if scope_text:
+        t.append(f"  {safe(scope_text, 80)}", style="bold yellow")
+    crumbs = data.transforms.crumbs()
+    if crumbs:
+        t.append(f"  {safe(crumbs, 100)}", style="bold magenta")
+    if busy:
+        t.append("  counting…", style="yellow")
