@@ -241,7 +241,7 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
     def on_sections_pane_chosen(self, msg: SectionsPane.Chosen) -> None:
         if self.model.report is not None:
             self.nav.return_path = None
-            self.push_screen(SectionScreen(self.model, msg.entry))
+            self.push_screen(SectionScreen(self.profile_data, msg.entry))
 
     # -- what screens and panes ask for --------------------------------------------------------
     def on_annotate_wanted(self, msg: AnnotateWanted) -> None:

@@ -13,6 +13,7 @@ from textual.worker import get_current_worker
 from .. import engine, startup
 from ..textsafe import safe
 from .messages import Drained, LiveNames, NamesProgress, NamesReady, Progress, ReportReady
+from .screens import SectionScreen
 from .widgets.panes import Detail, HeaderLine, SectionsPane
 from .widgets.records import RecordList
 from .widgets.timeline import Timeline
@@ -205,4 +206,7 @@ class IndexDisplay:
         detail = app.query_one(Detail)
         if detail.shown_row is not None:
             detail.show(detail.shown_row)
+        for screen in app.screen_stack:  # a section drill-down opened before the names
+            if isinstance(screen, SectionScreen):
+                screen.fill_symbols()
         app.annotating.names_ready(msg.error)

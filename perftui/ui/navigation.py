@@ -64,8 +64,8 @@ class Navigator:
         if isinstance(back, ReturnPath) and len(app.screen_stack) == 1 and \
                 app.model.report is not None:
             self.return_path = None
-            app.push_screen(SectionScreen(app.model, back.entry, cursor=back.symbol_row))
-            app.push_screen(SamplesScreen(app.model, back.entry, back.symbol,
+            app.push_screen(SectionScreen(app.profile_data, back.entry, cursor=back.symbol_row))
+            app.push_screen(SamplesScreen(app.profile_data, back.entry, back.symbol,
                                           cursor=back.sample_row))
             return True
         return False

@@ -22,6 +22,7 @@ from .. import heap
 from ..analysis.commprocesses import CommMembers, comm_members, group_pids
 from ..analysis.filters import Filter
 from ..analysis.offcpu import OFFCPU_EVENT, off_cpu, offcpu_attr, weights
+from ..analysis.rowsymbols import RowSymbols, row_symbols
 from ..analysis.samplegroups import (
     GroupCodes,
     GroupProfile,
@@ -34,6 +35,7 @@ from ..analysis.samplegroups import (
     select,
     top_down,
 )
+from ..analysis.sectionreport import SectionReport
 from ..analysis.sortkeys import DEFAULT_SORT
 from ..analysis.srclinelocs import SOURCE_KEYS
 from ..analysis.stacktree import Trie, TrieBuilder
@@ -86,6 +88,9 @@ class ProfileData:
         self._pids: LRU[int, tuple[SampleGroups, np.ndarray]] = LRU(STORES_KEPT)
         #: (store, charged, ns per store sample) of the off-CPU time
         self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
+        #: the section drill-down's symbols, by (report, entry)
+        self._row_symbols: LRU[tuple[int, int], tuple[SampleGroups, SectionReport, RowSymbols]] \
+            = LRU(4)
         #: the transforms every view shows (focus, merge, drop, collapse)
         self.transforms = TransformStack()
         #: shares of the samples a filter of entries keeps (perf's ``--percentage
@@ -245,6 +250,22 @@ class ProfileData:
         if name is not None and len(locs):
             ok &= np.array([s == name for s in locs.section], dtype=bool)
         return ok
+
+    def section_symbols(self, report: SectionReport, entry: int) -> RowSymbols | None:
+        """The section drill-down's symbols: the samples section ``entry`` of ``report``
+        counts (under its filter), by ``sym`` from the names, every event, no transform
+        (None before the names)."""
+        st = self.model.groups
+        if st is None:
+            return None
+        key = (id(report), entry)
+        got = self._row_symbols.get(key)
+        if got is not None and got[0] is st and got[1] is report:
+            return got[2]
+        syms = row_symbols(st, report.counts.rows_of(entry),
+                           of_store(self._codes, st, GroupCodes))
+        self._row_symbols.put(key, (st, report, syms))
+        return syms
 
     def section_groups(self, st: SampleGroups, section: tuple[str, str | None]
                        ) -> np.ndarray:

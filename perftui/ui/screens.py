@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
@@ -11,13 +13,16 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Input, Label, Static
 
 from ..analysis.sections import split_by
-from ..symbols.modules.sectiontable import NO_SYMBOL
 from ..symbols.options import ASSUMED_TEXT
 from ..textsafe import safe
 from .messages import AnnotateWanted, RecordWanted, ReturnPath
 from .model import Model
 from .widgets.footer import Footer
 from .widgets.panes import bar
+
+if TYPE_CHECKING:
+    from ..analysis.rowsymbols import RowSymbols
+    from .profiledata import ProfileData
 
 SAMPLE_LIMIT = 5000
 #: the help line of every ``a`` key
@@ -95,12 +100,16 @@ class SectionScreen(BackScreen):
     SectionScreen DataTable { scrollbar-size-horizontal: 0; }
     """
 
-    def __init__(self, model: Model, entry: int, cursor: int = 0) -> None:
+    def __init__(self, data: ProfileData, entry: int, cursor: int = 0) -> None:
         super().__init__()
-        self.model = model
+        self.data = data
+        self.model = data.model
         self.entry = entry
         self.cursor = cursor
         self.symbol_names: list[str] = []
+        self.symbols: RowSymbols | None = None
+        #: a key that wants a symbol typed before the names: done once they are
+        self.pending: str | None = None
 
     def compose(self) -> ComposeResult:
         rep = self.model.report
@@ -148,18 +157,7 @@ class SectionScreen(BackScreen):
         if not len(rows):
             return
         total = max(1, len(rows))
-        table = self.query_one("#symbols", DataTable)
-        # the numbers first, the name last (as perf report): a long name is what gets cut
-        table.add_columns("samples", "% of section", "symbol")
-        widths = [len("samples"), len("% of section"), len("symbol")]
-        for name, n in rep.symbol_counts(self.entry):
-            shown = safe(name, 60)
-            table.add_row(Text(f"{n:,}", justify="right"),
-                          Text(f"{100 * n / total:5.1f}% {bar(n / total, 6)}", style="green"),
-                          Text(shown))
-            self.symbol_names.append(name)
-            widths = [max(widths[0], len(f"{n:,}")), widths[1], max(widths[2], len(shown))]
-        self._fit_symbols(table, widths)
+        self.fill_symbols()
         cpu = self.query_one("#by-cpu", DataTable)
         cpu.add_columns("cpu", "samples", "share")
         for v, n in split_by(self.model.rec, rows, "cpu"):
@@ -178,9 +176,42 @@ class SectionScreen(BackScreen):
                     else self.model.process_name(v, int(c["time"][sel[0]])) if len(sel) else "")
             proc.add_row(str(v), Text(safe(comm, 16)), f"{n:,}",
                          Text(f"{100 * n / total:3.0f}% {bar(n / total, 4)}", style="green"))
+        self.query_one("#symbols", DataTable).focus()
+
+    def fill_symbols(self) -> None:
+        """The symbols pane: the section's samples by symbol, from the names pass (the
+        profile's names and counting); until the names are built, it says so (the app
+        calls this again when they are)."""
+        rep = self.model.report
+        if rep is None or not self.query("#symbols"):
+            return
+        table = self.query_one("#symbols", DataTable)
+        table.clear(columns=True)
+        # the numbers first, the name last (as perf report): a long name is what gets cut
+        table.add_columns("samples", "% of section", "symbol")
+        syms = self.symbols = self.data.section_symbols(rep, self.entry)
+        if syms is None:
+            table.add_row("", "", Text("naming the samples…", style="dim"))
+            return
+        self.symbol_names = syms.labels
+        total = max(1, syms.table.total_samples)
+        widths = [len("samples"), len("% of section"), len("symbol")]
+        for i, name in enumerate(syms.labels):
+            n = syms.counts[i]
+            shown = safe(name, 60)
+            table.add_row(Text(f"{n:,}", justify="right"),
+                          Text(f"{100 * n / total:5.1f}% {bar(n / total, 6)}", style="green"),
+                          Text(shown))
+            widths = [max(widths[0], len(f"{n:,}")), widths[1], max(widths[2], len(shown))]
+        self._fit_symbols(table, widths)
         if self.cursor:
             table.move_cursor(row=min(self.cursor, max(0, table.row_count - 1)))
-        table.focus()
+        pending, self.pending = self.pending, None
+        if pending == "annotate":
+            self.action_annotate()
+        elif pending == "samples" and syms.labels:
+            self.app.push_screen(SamplesScreen(self.data, self.entry,
+                                               syms.labels[table.cursor_row]))
 
     def _fit_symbols(self, table: DataTable, widths: list[int]) -> None:
         """The symbols pane as wide as its names need (borders, cell padding and a
@@ -209,19 +240,24 @@ class SectionScreen(BackScreen):
             return
         event.stop()
         r = event.cursor_row
-        if 0 <= r < len(self.symbol_names):
-            self.cursor = r
-            self.app.push_screen(SamplesScreen(self.model, self.entry, self.symbol_names[r]))
+        self.cursor = r
+        if self.symbols is None:  # before the names: once they are (no key lost)
+            self.pending = "samples"
+        elif 0 <= r < len(self.symbol_names):
+            self.app.push_screen(SamplesScreen(self.data, self.entry, self.symbol_names[r]))
 
     def action_annotate(self) -> None:
         """``a``: annotate the symbol under the cursor (in this section's module)."""
         rep = self.model.report
         table = self.query_one("#symbols", DataTable)
         r = table.cursor_row
+        if self.symbols is None:  # before the names: once they are (no key lost)
+            self.pending = "annotate"
+            return
         if rep is None or not 0 <= r < len(self.symbol_names):
             return
         name = self.symbol_names[r]
-        if name == NO_SYMBOL:
+        if self.symbols is not None and not self.symbols.named[r]:
             self.notify("no symbol covers these addresses: nothing to annotate", timeout=3)
             return
         module = rep.smap.entries[self.entry].module
@@ -240,9 +276,10 @@ class SamplesScreen(BackScreen):
                               scrollbar-size-horizontal: 0; }
     """
 
-    def __init__(self, model: Model, entry: int, symbol: str, cursor: int = 0) -> None:
+    def __init__(self, data: ProfileData, entry: int, symbol: str, cursor: int = 0) -> None:
         super().__init__()
-        self.model = model
+        self.data = data
+        self.model = data.model
         self.entry = entry
         self.symbol = symbol
         self.cursor = cursor
@@ -258,17 +295,12 @@ class SamplesScreen(BackScreen):
         rep = m.report
         assert rep is not None
         e = rep.smap.entries[self.entry]
-        rows = rep.counts.rows_of(self.entry)
-        ips = rep.counts.ips_of(self.entry)
+        syms = self.data.section_symbols(rep, self.entry)
+        rows = syms.rows_named(self.symbol) if syms is not None else np.empty(0, np.int64)
+        total = len(rows)
+        self.rows = rows[:SAMPLE_LIMIT]
+        ips = m.rec.sample_values(self.rows, "ip")
         names = rep.symbol_of(self.entry, ips)
-        if self.symbol == NO_SYMBOL:
-            keep = np.array([n.startswith(e.label) for n in names], dtype=bool)
-        else:
-            keep = np.array([n.rsplit("+", 1)[0] == self.symbol for n in names], dtype=bool)
-        sel = np.nonzero(keep)[0]
-        total = len(sel)
-        sel = sel[:SAMPLE_LIMIT]
-        self.rows = rows[sel]
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append(f" {safe(self.symbol, 60)} ", style="bold reverse")
         title.append(f"  in {safe(e.label, 60)}  {total:,} samples")
@@ -282,8 +314,7 @@ class SamplesScreen(BackScreen):
         # the name before the address: on a narrow terminal the address is what gets cut
         table.add_columns(f"time {m.time_unit}", "cpu", "pid/tid", "comm", "where", "ip")
         c = m.rec.columns
-        for k, row in zip(sel, self.rows, strict=True):
-            row = int(row)
+        for k, row in enumerate(self.rows.tolist()):
             table.add_row(m.fmt_time(int(c["time"][row])), str(int(c["cpu"][row])),
                           f"{int(c['pid'][row])}/{int(c['tid'][row])}",
                           Text(safe(m.comm_of(row), 16)), Text(safe(names[k], 60)),
