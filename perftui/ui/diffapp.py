@@ -10,16 +10,14 @@ resolving, grouping and comparing run in thread workers; the UI thread only draw
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
@@ -31,12 +29,16 @@ from .crashing import CrashReportingApp
 from .diffmodel import COMPUTE_CYCLE, DiffModel, DiffSide, Level, Line, Shown, first_section
 from .difftable import DiffTable as DiffTable
 from .difftable import fill_table, key_text
+from .screens import KeysScreen
 from .screensave import SAVE_BINDING, ScreenSavingApp
 from .typeahead import TypeAheadApp
 from .widgets.diffflame import DiffFlameGraph
 from .widgets.footer import Footer
 from .widgets.frames import plural
 from .widgets.timeline import Timeline
+
+if TYPE_CHECKING:
+    from .keys import Place
 
 
 class Loaded(Message):
@@ -85,36 +87,17 @@ def _name(path: object) -> str:
     return p.rsplit("/", 1)[-1]
 
 
-class DiffHelp(Screen):
-    """Every key of the diff browser, built from its bindings (``keys.diff_places``): those
-    of the place ``here`` (where the focus was) first."""
+class DiffHelp(KeysScreen):
+    """Every key of the diff browser (``keys.diff_places``)."""
 
     BINDINGS = [Binding("escape,q,question_mark", "app.pop_screen", "Back", id="help.back",
                         tooltip="back")]
     DEFAULT_CSS = "DiffHelp VerticalScroll { border: round $accent; }"
 
-    def __init__(self, here: str | None) -> None:
-        super().__init__()
-        self.here = here
+    def places(self) -> list[Place]:
+        from .keys import diff_places
 
-    def compose(self) -> ComposeResult:
-        scroll = VerticalScroll()
-        scroll.border_title = "keys"
-        with scroll:
-            yield Static(self._text(), id="help")
-        yield Footer()
-
-    def _text(self) -> Text:
-        from .keys import diff_places, help_text, sections_from
-
-        return Text(help_text(self.app.size.width - 4, sections_from(self.here, diff_places())),
-                    no_wrap=True)
-
-    def on_mount(self) -> None:
-        self.query_one(VerticalScroll).focus()
-
-    def on_resize(self) -> None:
-        self.query_one("#help", Static).update(self._text())
+        return diff_places()
 
 
 class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):

@@ -111,18 +111,6 @@ class DiffFlameScreen(Screen):
         status.update(self.graph.describe(cur.node) if cur is not None else "")
         self._title()
 
-    def on_icicle_search_wanted(self, msg: Icicle.SearchWanted) -> None:
-        msg.stop()
-        from .screens import PromptScreen
-
-        self.app.push_screen(PromptScreen(
-            "paint frames", "frames whose name contains the text (case-insensitive); "
-            "empty: no paint", self.graph.search), self._apply_search)
-
-    def _apply_search(self, text: str | None) -> None:
-        if text is not None:
-            self.graph.set_search(text)
-
     def action_back(self) -> None:
         g = self.graph
         if g.zoom_out() or g.clear_search():

@@ -22,6 +22,7 @@ from .widgets.panes import bar
 
 if TYPE_CHECKING:
     from ..analysis.rowsymbols import RowSymbols
+    from .keys import Place
     from .profiledata import ProfileData
 
 SAMPLE_LIMIT = 5000
@@ -379,15 +380,19 @@ class InfoScreen(BackScreen):
         self.query_one(VerticalScroll).focus()
 
 
-class HelpScreen(BackScreen):
-    """Every key, by where it applies, built from the bindings (``keys.places``): those of
-    the place ``here`` (where the focus was) first, then everywhere's."""
-
-    DEFAULT_CSS = "HelpScreen VerticalScroll { border: round $accent; }"
+class KeysScreen(Screen):
+    """Every key of a browser (:meth:`places`), by where it applies, built from the
+    bindings: those of the place ``here`` (where the focus was) first, then everywhere's."""
 
     def __init__(self, here: str | None) -> None:
         super().__init__()
         self.here = here
+
+    def places(self) -> list[Place]:
+        """The browser's places (``keys.places``)."""
+        from .keys import places
+
+        return places()
 
     def compose(self) -> ComposeResult:
         scroll = VerticalScroll()
@@ -397,9 +402,9 @@ class HelpScreen(BackScreen):
         yield Footer()
 
     def _text(self) -> Text:
-        from .keys import help_text, places, sections_from
+        from .keys import help_text, sections_from
 
-        return Text(help_text(self.app.size.width - 4, sections_from(self.here, places())),
+        return Text(help_text(self.app.size.width - 4, sections_from(self.here, self.places())),
                     no_wrap=True)
 
     def on_mount(self) -> None:
@@ -407,6 +412,12 @@ class HelpScreen(BackScreen):
 
     def on_resize(self) -> None:
         self.query_one("#help", Static).update(self._text())
+
+
+class HelpScreen(KeysScreen, BackScreen):
+    """The browser's keys (``?``); Esc and q close it."""
+
+    DEFAULT_CSS = "HelpScreen VerticalScroll { border: round $accent; }"
 
 
 class PromptScreen(ModalScreen[str | None]):

@@ -217,18 +217,6 @@ class FlamePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         return None if tree is None or cur is None else partial(
             _frame_row_blocks, self.data, self.scope(), tree, cur.node)
 
-    def on_icicle_search_wanted(self, msg: Icicle.SearchWanted) -> None:
-        msg.stop()
-        from ..screens import PromptScreen
-
-        self.app.push_screen(PromptScreen(
-            "paint frames", "frames whose name contains the text (case-insensitive); "
-            "empty: no paint", self.graph.search), self._apply_search)
-
-    def _apply_search(self, text: str | None) -> None:
-        if text is not None:
-            self.graph.set_search(text)
-
     def on_flame_graph_samples_wanted(self, msg: FlameGraph.SamplesWanted) -> None:
         msg.stop()
         g = self.graph

@@ -108,9 +108,6 @@ class Icicle(Widget, can_focus=True):
     class Moved(Message):
         """The cursor, the zoom or the search changed: the status line follows."""
 
-    class SearchWanted(Message):
-        """``/``: the pane asks for the text."""
-
     def __init__(self, **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
         self.stree: StackTree | None = None
@@ -345,7 +342,16 @@ class Icicle(Widget, can_focus=True):
         return True
 
     def action_search(self) -> None:
-        self.post_message(self.SearchWanted())
+        """``/``: the text to paint the frames with, asked in a prompt."""
+        from ..screens import PromptScreen
+
+        self.app.push_screen(PromptScreen(
+            "paint frames", "frames whose name contains the text (case-insensitive); "
+            "empty: no paint", self.search), self._searched)
+
+    def _searched(self, text: str | None) -> None:
+        if text is not None:
+            self.set_search(text)
 
     def set_search(self, text: str) -> None:
         self._search(text)
