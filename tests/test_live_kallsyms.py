@@ -22,6 +22,7 @@ import pytest
 from perfprograms import require
 from uihelpers import sync, wait_indexed
 
+from conftest import skip_or_fail
 from perftui.perfdata import open_recording
 from perftui.symbols.tables.livekernel import LIVE_KALLSYMS, recorded_text, running_text
 from perftui.ui.app import PerftuiApp
@@ -35,7 +36,7 @@ def unfinished(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the copy taken while perf record ran, the finished recording)."""
     perf = require("perf")
     if running_text("/proc/kallsyms") is None:
-        pytest.skip("/proc/kallsyms hides its addresses here (kptr_restrict)")
+        skip_or_fail("/proc/kallsyms hides its addresses here (kptr_restrict)")
     d = tmp_path_factory.mktemp("live")
     live, copy = d / "live.data", d / "copy.data"
     p = subprocess.Popen([perf, "record", "-q", "-a", "-e", "cpu-clock", "-F", "1000",
