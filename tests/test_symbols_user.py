@@ -210,6 +210,12 @@ def compare_with_perf(data: Path, files: set[str]) -> tuple[int, int, list[str]]
     return total, same, diffs
 
 
+#: at least this many samples compared (the comparison is exact: same == total); the counts
+#: a recording gets vary with the machine (283 against a floor of 300, 860 and 936 against
+#: 1000 for the chain entries, in runs at load 5-14), so the floors are half a quiet run's
+FLOOR = 150
+
+
 @pytest.mark.parametrize("which", ["hotprog", "hotprog_exec", "hotprog_based", "hotprog_ibt"])
 def test_c_program_samples_match_perf(built: Built, recorded, which: str) -> None:
     prog = getattr(built, which)
@@ -224,7 +230,7 @@ def test_c_program_samples_match_perf(built: Built, recorded, which: str) -> Non
 def test_c_program_without_callgraph(built: Built, recorded) -> None:
     data = recorded("hotprog-nog", built.hotprog, "2", callgraph=False)
     total, same, diffs = compare_with_perf(data, {str(built.hotprog), str(built.libhotlib)})
-    assert total > 300 and same == total, diffs[:10]
+    assert total > FLOOR and same == total, diffs[:10]
 
 
 def test_c_program_shares(built: Built, recorded) -> None:
@@ -261,7 +267,7 @@ def test_callchain_entries_match_perf(built: Built, recorded) -> None:
             else:
                 diffs.append(f"{ip:#x}: perftui {sym}+{off}, perf {psym}+{poff}")
     print(f"callchain entries: {same}/{total} named as perf does")
-    assert total > 1000
+    assert total > 500  # (about 1000 in a quiet run)
     assert same == total, diffs[:10]
 
 
@@ -269,7 +275,7 @@ def test_cxx_program_samples_match_perf(built: Built, recorded) -> None:
     data = recorded("hotcxx", built.hotcxx, "3")
     total, same, diffs = compare_with_perf(data, {str(built.hotcxx)})
     print(f"hotcxx: {same}/{total} sample ips named as perf does")
-    assert total > 300 and same == total, diffs[:10]
+    assert total > FLOOR and same == total, diffs[:10]
 
 
 def perf_report_syms(data: Path, dso: str) -> set[str]:
@@ -305,7 +311,7 @@ def test_rust_demangled_names_match_perf(built: Built, recorded, which: str) -> 
     names = set(load_elf_symbols(str(prog)).table.names)
     assert want <= names, want - names
     total, same, diffs = compare_with_perf(data, {str(prog)})
-    assert total > 300 and same == total, diffs[:10]
+    assert total > FLOOR and same == total, diffs[:10]
 
 
 # --------------------------------------------------------------------------- speed
