@@ -42,8 +42,9 @@ def need_perf() -> str:
 def fresh(shared_dir: Path) -> Path:
     """A fresh system-wide recording with a fork/exec-heavy workload (once per run)."""
     perf = need_perf()
-    work = ("find /usr/lib/python3* -name '*.py' 2>/dev/null | head -400 | xargs cat "
-            "| gzip >/dev/null")
+    # five rounds: one took 0.15 s on a fast machine (150 samples), too few for the ranges
+    work = ("for i in 1 2 3 4 5; do find /usr/lib/python3* -name '*.py' 2>/dev/null "
+            "| head -400 | xargs cat | gzip >/dev/null; done")
 
     def make(d: Path, env: dict[str, str]) -> Path:
         out = d / "perf.data"

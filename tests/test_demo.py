@@ -68,3 +68,29 @@ def test_same_seed_same_bytes(plan: DemoPlan, tmp_path: Path) -> None:
     again = write_demo(tmp_path / "again.data")
     assert again.path.read_bytes() == plan.path.read_bytes()
     assert replace(again, path=plan.path) == plan
+
+
+def test_a_demo_written_by_another_process_first_is_kept(tmp_path: Path) -> None:
+    """Two ``perftui --demo`` started together both write the demo: the first complete
+    file stays (the second's is dropped), so a browser that opened it keeps its file and
+    its index cache entry (a replaced file is a changed recording to the cache)."""
+    from perftui.demo import _write_atomically
+
+    target = tmp_path / "demo.data"
+
+    def ours_while_theirs_lands(tmp: str) -> None:
+        target.write_bytes(b"theirs")  # the other process's rename, during our write
+        Path(tmp).write_bytes(b"ours")
+
+    theirs = None
+
+    def check(tmp: str) -> None:
+        nonlocal theirs
+        ours_while_theirs_lands(tmp)
+        theirs = target.stat().st_ino
+
+    assert _write_atomically(target, check) == target
+    assert target.read_bytes() == b"theirs" and target.stat().st_ino == theirs
+    assert [p.name for p in tmp_path.iterdir()] == ["demo.data"]  # our copy is gone
+    assert _write_atomically(tmp_path / "new.data",
+                             lambda tmp: Path(tmp).write_bytes(b"first")).read_bytes() == b"first"

@@ -181,3 +181,33 @@ def test_truncated_names_are_named_again_said_once(tmp_path: Path) -> None:
     assert err.count("not usable") == 1 and "cached names" in err, err
     got, err = report(f, cache)  # named again and kept again
     assert got == want and "not usable" not in err
+
+
+def test_entry_removed_while_names_are_written_keeps_the_names(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another perftui drops the entry (the recording was replaced under this one's feet)
+    while the names are written into it: the names, the groups and the report are what a
+    cache-less run gives; the entry is not kept, said once; nothing is lost (before: the
+    names pass stopped on ENOENT and the browser showed no symbols)."""
+    import shutil
+
+    from perftui.perfdata import derived
+
+    f = copy_demo(tmp_path)
+    want, _ = report(f, tmp_path / "other-cache")
+    cache = tmp_path / "cache"
+    first_open(f, cache)
+    begin = derived.begin
+    made: list[object] = []
+
+    def begin_then_lose_the_entry(rec: Recording) -> object:
+        store = begin(rec)
+        if store is not None and not made:
+            made.append(store)
+            shutil.rmtree(entry_dir(cache))  # as IndexCache.discard does, from outside
+        return store
+
+    monkeypatch.setattr(derived, "begin", begin_then_lose_the_entry)
+    got, err = report(f, cache)
+    assert made and got == want
+    assert err.count("not cached") == 1 and "No such file or directory" in err, err

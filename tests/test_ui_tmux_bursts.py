@@ -111,7 +111,14 @@ def test_a_burst_through_tmux_does_what_slow_keys_do(term: Callable[[int], list[
         slow_t.keys(key)
         settled(slow_t)
     slow, fast = settled_all(slow_t, fast_t, still=TOAST)
-    assert fast == slow, f"slow:\n{slow}\nburst:\n{fast}"
+    assert fast == slow, f"slow:\n{shown(slow_t, slow)}\nburst:\n{shown(fast_t, fast)}"
+
+
+def shown(t: Term, screen: str) -> str:
+    """A screen for a failure's message: an app that exited, with what it left."""
+    if screen != "exited":
+        return screen
+    return f"exited ({t.wait_exit()}), the pane then:\n{t.screen(joined=True)}"
 
 
 def test_q_q_in_the_flame_graph_quits(term: Callable[[int], list[Term]]) -> None:

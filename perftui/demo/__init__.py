@@ -22,8 +22,10 @@ REVISION = 2
 
 
 def _write_atomically(target: Path, write: Callable[[str], object]) -> Path:
-    """``write(tmp)`` into the cache directory, then renamed to ``target``; a private
-    temporary directory when the cache cannot be written."""
+    """``write(tmp)`` into the cache directory, then linked as ``target`` unless another
+    process was first (its file is never replaced under a reader: the index cache would
+    take the new file for a changed recording and drop the entry the first is naming
+    into); a private temporary directory when the cache cannot be written."""
     if target.is_file():
         return target
     try:
@@ -36,7 +38,13 @@ def _write_atomically(target: Path, write: Callable[[str], object]) -> Path:
         return target
     try:
         write(tmp)
-        os.replace(tmp, target)
+        try:  # the first complete copy stays: another perftui may have it open already
+            os.link(tmp, target)
+        except FileExistsError:
+            pass
+        except OSError:  # no hard links here
+            if not target.is_file():
+                os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)

@@ -24,10 +24,17 @@ import numpy.typing as npt
 class ColumnStore:
     """Column files in ``directory``; ``keep`` False unlinks each file once it is open."""
 
-    def __init__(self, directory: str, keep: bool) -> None:
+    def __init__(self, directory: str, keep: bool, fallback: bool = False) -> None:
+        """``fallback``: a column the directory cannot take is made in memory
+        (:attr:`broken` says why) instead of raising OSError."""
         self.directory = directory
         self.keep = keep
+        self.fallback = fallback
         self._fds: dict[str, int] = {}
+        # a fallback store that could not take a column (its directory removed by another
+        # process, a full disk): the column is in memory instead, the store is not kept
+        self.broken: str | None = None
+        self._memory: dict[str, np.ndarray] = {}
         # a store nobody kept (its recording dropped, the process ending) leaves no files
         self._cleanup = weakref.finalize(self, shutil.rmtree, directory, True)
 
@@ -59,8 +66,35 @@ class ColumnStore:
         """Column ``name`` sized to ``rows`` rows (its file grown or cut to fit), mapped.
 
         Earlier arrays of the column stay valid over the rows they share with the file.
+        A ``fallback`` store (a derived result's) that cannot take the column makes it in
+        memory (what was computed is never lost to the cache) and :attr:`broken` says why.
         """
+        if self.fallback:
+            try:
+                return self._mapped(name, dtype, rows)
+            except OSError as e:
+                self.broken = self.broken or (os.strerror(e.errno) if e.errno else str(e))
+                return self._in_memory(name, np.dtype(dtype), rows)
+        return self._mapped(name, dtype, rows)
+
+    def _in_memory(self, name: str, dt: np.dtype, rows: int) -> np.ndarray:
+        """Column ``name`` of a broken store: a new array with the rows it shares with the
+        column's earlier array (from memory, or from its file)."""
+        old = self._memory.get(name)
+        if old is None and name in self._fds:
+            with contextlib.suppress(OSError, ValueError):
+                old = self._mapped(name, dt, os.fstat(self._fds[name]).st_size // dt.itemsize)
+        new = scratch(dt, rows)
+        if old is not None and old.dtype == dt:
+            n = min(len(old), rows)
+            new[:n] = old[:n]
+        self._memory[name] = new
+        return new
+
+    def _mapped(self, name: str, dtype: np.dtype | str, rows: int) -> np.ndarray:
         dt = np.dtype(dtype)
+        if name in self._memory:  # (broken before: it stays in memory)
+            raise OSError(0, "column in memory")
         fd = self._fd(name)
         nbytes = rows * dt.itemsize
         old = os.fstat(fd).st_size

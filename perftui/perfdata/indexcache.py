@@ -285,13 +285,17 @@ class IndexCache:
         except OSError as e:
             self.note(f"results not cached: cannot write in {entry} ({_why(e)})")
             return None
-        return ColumnStore(d, keep=True)
+        return ColumnStore(d, keep=True, fallback=True)
 
     def commit_attachment(self, store: ColumnStore, key: str, name: str,
                           manifest: dict[str, Any], arrays: dict[str, np.ndarray],
                           within: str | None = None) -> bool:
         """Checksum ``arrays`` and rename ``store`` into place as attachment ``name`` of
         entry ``key`` (replacing an older one); then keep the cache under its limit."""
+        if store.broken:  # (its entry went while it was written: another process's)
+            self.note(f"results not cached in {self.directory} ({store.broken})")
+            store.discard()
+            return False
         try:
             if not ARRAY_NAME.match(name):
                 raise ValueError(f"bad attachment name {name!r}")

@@ -98,7 +98,9 @@ class IndexDisplay:
             more = f" (+{len(rec.errors) - 1} more: i)" if len(rec.errors) > 1 else ""
             header.progress = f"error at offset {e.offset:#x}: {e.message}{more}"
         else:
-            header.progress = ""
+            # the names pass follows (the worker keeps the index first): said from now, not
+            # from its first progress, so no moment looks finished before the names came
+            header.progress, header.short = "naming samples…", "naming…"
         m.invalidate()
         if m.flt.empty and m.time_range is None:
             app.query_one(SectionsPane).fill()
