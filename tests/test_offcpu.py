@@ -108,14 +108,16 @@ def check_against_perf(data: Path, by: tuple[int, ...]) -> dict[str, tuple[int, 
 
 def within_the_measured_sleeps(data: Path, sums: dict[str, tuple[int, int]],
                                later: float = 0.0) -> None:
-    """Each sleeping function's off-CPU ns (asleep and preempted) is within the wall time
-    the program measured around its 5 sleeps: at most ``later`` more (an end that is the
-    next event), at most 1 ms a sleep less; and at least the nominal sleep."""
+    """Each sleeping function's off-CPU ns (asleep and preempted) is within 1 ms a sleep of
+    the wall time the program measured around its 5 sleeps (perf's clock is the scheduler's,
+    per CPU; the program's CLOCK_MONOTONIC), or at most ``later`` more (an end that may be
+    the next event); and the measured time is at least the nominal sleep."""
     measured = dict(line.split() for line in
                     (data.parent / "offcpu.times").read_text().splitlines())
     for f, nominal in (("sleep_long", 1.5e9), ("sleep_short", 0.5e9)):
         slept, charged = int(measured[f]), sum(sums[f])
-        assert nominal <= slept and slept - 5e6 <= charged <= slept + later, (f, slept, sums)
+        assert nominal <= slept and slept - 5e6 <= charged <= slept + 5e6 + later, (
+            f, slept, sums)
 
 
 @pytest.mark.perf
@@ -142,7 +144,7 @@ def test_system_wide_ends_by_the_switch_to_the_thread(shared_dir: Path) -> None:
     data = shared(shared_dir, "offcpu sa", lambda d, env: record_offcpu(
         d, env, "-a", "-e", "sched:sched_switch", "-g"))
     sums = check_against_perf(data, (BY_NEXT_EVENT, BY_NEXT_PID, BY_SWITCH_IN))
-    within_the_measured_sleeps(data, sums)
+    within_the_measured_sleeps(data, sums, later=5 * 25e6)  # (BY_NEXT_EVENT: as above)
 
 
 def test_hand_made_ends_and_hostile_samples(tmp_path: Path) -> None:
