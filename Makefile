@@ -29,8 +29,16 @@ check: lint typecheck
 
 ## Run the whole test suite (lint and type checks first, then pytest in two worker
 ## processes: the 2-core machines CI runs on; one test alone: .venv/bin/python -m pytest FILE).
+## The tests in a real terminal (tmux: mostly waiting for screens to settle) run beside
+## them in a third process; their output follows the others'.
 test: lint typecheck
-	$(BIN)/python -m pytest -q -n 2
+	@tmp=$$(mktemp -d); \
+	$(BIN)/python -m pytest -q -m terminal --basetemp=$$tmp/terminal >$$tmp/terminal.log 2>&1 & \
+	t=$$!; \
+	$(BIN)/python -m pytest -q -n 2 -m "not terminal" --basetemp=$$tmp/main; a=$$?; \
+	wait $$t; b=$$?; \
+	echo "--- the terminal tests (tmux), run beside the others:"; cat $$tmp/terminal.log; \
+	rm -rf $$tmp; exit $$((a || b))
 
 ## ruff, the layer contracts, and dead code (vulture: [tool.vulture] in pyproject.toml).
 lint: $(STAMP)

@@ -135,17 +135,26 @@ def perf_version() -> str | None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs(tool): needs the named program on the PATH")
+    config.addinivalue_line("markers", "terminal: runs in a real terminal (tmux); set by "
+                            "conftest from needs('tmux')")
     if not hasattr(config, "workerinput"):  # once a run, before any worker starts
         from warmup import ensure_compiled
 
         ensure_compiled()
 
 
+@pytest.hookimpl(tryfirst=True)  # (before -m deselects by the marks)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules that hold slow tests first, each kept together (a module split apart
-    would set its module fixtures up again), the others after, in their order: xdist hands
+    """A test in a real terminal (``needs("tmux")``) is marked ``terminal``: ``make test``
+    runs those in a process of their own beside the others (they mostly wait for screens to
+    settle, ~200 s of it).  The modules that hold slow tests first, each kept together (a
+    module split apart would set its module fixtures up again), the others after, in their
+    order: xdist hands
     tests out in this order, so the longest ones no longer start last and leave one worker
     busy alone at the end."""
+    for i in items:
+        if any("tmux" in m.args for m in i.iter_markers("needs")):
+            i.add_marker(pytest.mark.terminal)
     slow_modules = {getattr(i, "module", None) for i in items
                     if i.get_closest_marker("slow") is not None}
     # a stable sort: each module keeps its order

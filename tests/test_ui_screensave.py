@@ -60,7 +60,8 @@ def save_and_compare(t: Term, cwd: Path, n: int) -> None:
     assert m is not None and m.group(1) == str(n), toast
     path = cwd / f"perftui.screen.{n}"
     assert lines(path.read_text()) == lines(shown)
-    settled(t, 3.5)  # (the toast gone)
+    t.wait(lambda s: NAMED.search(s) is None, "the toast to go", timeout=30)
+    settled(t)
 
 
 @pytest.mark.slow
