@@ -23,7 +23,8 @@ run: $(STAMP)
 
 demo: run
 
-## Everyday check (< 3 min on 2 cores): lint, types, and every test not marked slow or perf.
+## Everyday check (< 3 min on 2 cores): lint, types, and every test not marked slow or perf
+## (the slowest, and the snapshots at sizes other than 80x24, run in `make test`).
 check: lint typecheck
 	$(BIN)/python -m pytest -q -n 2 -m "not slow and not perf"
 

@@ -143,6 +143,9 @@ def pytest_configure(config: pytest.Config) -> None:
         ensure_compiled()
 
 
+_SNAPSHOT_MODULES = {"test_ui_snapshots.py", "test_diff_snapshots.py"}
+
+
 @pytest.hookimpl(tryfirst=True)  # (before -m deselects by the marks)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test in a real terminal (``needs("tmux")``) is marked ``terminal``: ``make test``
@@ -155,6 +158,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for i in items:
         if any("tmux" in m.args for m in i.iter_markers("needs")):
             i.add_marker(pytest.mark.terminal)
+        # ``make check`` pins the look at 80x24 (the size the app is made for over ssh);
+        # the full run pins every other size too
+        if i.path.name in _SNAPSHOT_MODULES and "80x24" not in i.name:
+            i.add_marker(pytest.mark.slow)
     slow_modules = {getattr(i, "module", None) for i in items
                     if i.get_closest_marker("slow") is not None}
     # a stable sort: each module keeps its order

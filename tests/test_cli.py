@@ -102,6 +102,7 @@ def test_every_option_of_every_subcommand_has_help() -> None:
 @pytest.mark.parametrize("cmd", [["info"], ["dump", "--limit", "3"], ["sections"],
                                  ["inject", "-o", "out.data", "--strip"],
                                  ["report", "-s", "dso"]], ids=lambda c: c[0])
+@pytest.mark.slow
 def test_every_subcommand_takes_file_i_demo_and_defaults_to_perf_data(
         tmp_path: Path, demo: Path, cmd: list[str]) -> None:
     # no perf.data here: the plain missing-file line, exit 1
@@ -154,6 +155,7 @@ def test_browser_missing_file_and_usage(tmp_path: Path) -> None:
     ["diff", "--demo", "--stdio", "--cpu", ""], ["sections", "--time", ""],
     ["report", "--comm", ""], ["report", "--dso", ","]],
     ids=" ".join)
+@pytest.mark.slow
 def test_usage_errors_exit_2_everywhere(tmp_path: Path, demo: Path, args: list[str]) -> None:
     shutil.copy(demo, tmp_path / "perf.data")
     r = run(*args, cwd=tmp_path)
@@ -194,6 +196,7 @@ def test_dump_type_comma_list(demo: Path, plan: DemoPlan) -> None:
     assert r2.stdout == r.stdout
 
 
+@pytest.mark.slow
 def test_dump_counts_the_file_order_without_listing_it(
         demo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """A recording of one file is dumped in file order counted, not listed: the list

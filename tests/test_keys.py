@@ -57,6 +57,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("size, timeline, bottom", [((60, 18), 3, 5), ((80, 24), 5, 6),
                                                    ((120, 40), 7, 15)])
+@pytest.mark.slow
 @sync
 async def test_sizes_follow_the_stylesheet_breakpoints(demo: Path, size: tuple[int, int],
                                                        timeline: int, bottom: int) -> None:

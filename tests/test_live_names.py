@@ -49,6 +49,7 @@ def fed(ts: list[int], rnd: list[bool], cuts: list[int]) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(streams(), st.lists(st.integers(0, 10**6), max_size=8))
 def test_pieces_are_perfs_ordered_events(stream: tuple[list[int], list[bool]],
@@ -88,6 +89,7 @@ def test_dwarf_ones_are_named_whole() -> None:
         assert unwinds(rec), rel
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", LIVE)
 @pytest.mark.parametrize("k", PIECES)
 def test_places_are_the_whole_recordings(rel: str, k: int) -> None:
@@ -108,6 +110,7 @@ def test_places_are_the_whole_recordings(rel: str, k: int) -> None:
     assert np.array_equal(lt.order.seq.view, processing_seq(rec, times))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", [r for r in LIVE if r not in DWARF])
 @pytest.mark.parametrize("k", PIECES)
 def test_names_are_the_whole_recordings(rel: str, k: int) -> None:

@@ -91,6 +91,7 @@ def _check(fast: SampleLocs, plain: SampleLocs, callchains: bool) -> None:
         assert _same_partition(fast.stack, plain.stack)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("callchains", [True, False], ids=["chains", "own-ip"])
 @pytest.mark.parametrize("rel", [r for r in RECORDINGS if not r.startswith("hotspot/")])
 def test_corpus_named_alike(rel: str, callchains: bool) -> None:

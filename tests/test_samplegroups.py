@@ -13,18 +13,10 @@ import pytest
 from test_profile_engine import key_of_row, make_locs, random_block
 
 from perftui.analysis import stacktree
+from perftui.analysis.grouptrees import bottom_up, focus_trees, top_down
 from perftui.analysis.packing import Packer
 from perftui.analysis.report import sample_rows
-from perftui.analysis.samplegroups import (
-    GroupCodes,
-    GroupsBuilder,
-    assemble,
-    bottom_up,
-    focus_trees,
-    group_profile,
-    select,
-    top_down,
-)
+from perftui.analysis.samplegroups import GroupCodes, GroupsBuilder, assemble, group_profile, select
 from perftui.analysis.stacktree import Interner, PathInterner, TrieBuilder
 from perftui.demo import MODULES_DIR
 from perftui.demo.generate import write_demo

@@ -216,6 +216,7 @@ def compare_with_perf(data: Path, files: set[str]) -> tuple[int, int, list[str]]
 FLOOR = 150
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["hotprog", "hotprog_exec", "hotprog_based", "hotprog_ibt"])
 def test_c_program_samples_match_perf(built: Built, recorded, which: str) -> None:
     prog = getattr(built, which)

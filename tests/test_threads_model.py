@@ -470,6 +470,7 @@ def brute_lookup(t: MapTable, obj: int, seq: int, addr: int) -> int:
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mapped", [False, True])  # True: the columns in scratch files
 @pytest.mark.parametrize("n_obj", [3, 40, 70000])  # 70000 objects: fewer packed address bits
 def test_lookup_matches_a_plain_loop(n_obj: int, mapped: bool,

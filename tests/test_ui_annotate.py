@@ -258,6 +258,7 @@ async def test_a_on_a_sample_in_the_list_and_on_the_record_list(
         assert any("SAMPLE" in n.message for n in app._notifications)
 
 
+@pytest.mark.slow
 @sync
 async def test_a_in_a_symbols_samples(plan: DemoPlan) -> None:
     async with browse(plan.path) as (app, pilot):

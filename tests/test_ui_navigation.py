@@ -194,6 +194,7 @@ async def test_active_filter_and_range_are_shown_with_the_count(demo: Path) -> N
         assert "cpu=1" in head and "range " in head, head
 
 
+@pytest.mark.slow
 @sync
 async def test_range_applies_to_the_drill_down(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
@@ -214,6 +215,7 @@ async def test_range_applies_to_the_drill_down(demo: Path) -> None:
         assert "range " in screen_text(app)
 
 
+@pytest.mark.slow
 @sync
 async def test_zoom_keeps_the_range_and_the_list_position(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
@@ -288,6 +290,7 @@ async def test_80x24_and_60x18_show_rows_and_a_readable_header(demo: Path, plan:
         assert len(record_lines(screen_text(app))) >= 3
 
 
+@pytest.mark.slow
 @sync
 async def test_resize_keeps_cursor_time_rows_and_one_width(demo: Path) -> None:
     async with browse(demo, size=(120, 40)) as (app, pilot):
@@ -312,6 +315,7 @@ async def test_resize_keeps_cursor_time_rows_and_one_width(demo: Path) -> None:
         assert tl.bins.labels == labels
 
 
+@pytest.mark.slow
 @sync
 async def test_home_end_in_drill_down_tables_and_esc_returns_to_the_sample(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
@@ -533,6 +537,7 @@ class FakeComms:
         return np.array([table.index(n) for n in names], dtype=np.int64), table
 
 
+@pytest.mark.slow
 @sync
 async def test_every_comm_goes_through_the_model_s_one_object(demo: Path) -> None:
     """Issue 9 §2 (the part that does not need perf's rules): swapping Model.comms changes

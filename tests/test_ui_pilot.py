@@ -229,6 +229,7 @@ def iperf3_threads(rec) -> list[int]:  # type: ignore[no-untyped-def]
     return sorted(named)
 
 
+@pytest.mark.slow
 @sync
 async def test_invalid_filter_notifies_and_keeps_view(demo: Path) -> None:
     async with browse(demo, notifications=True) as (app, pilot):
@@ -415,6 +416,7 @@ async def test_a_big_recording_bins_zoomed_and_cpu_windows_in_a_thread(
 
 
 # -- sections and drill-down ---------------------------------------------------------------
+@pytest.mark.slow
 @sync
 async def test_section_drill_down_and_back(demo: Path, plan: DemoPlan) -> None:
     async with browse(demo) as (app, pilot):

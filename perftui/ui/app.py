@@ -41,6 +41,7 @@ from .messages import (
     RecordWanted,
     ReportReady,
     SamplesWanted,
+    TransformsChanged,
 )
 from .model import Model
 from .navigation import Navigator
@@ -281,40 +282,7 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
     # -- the views under the timeline: records (with detail and sections), profile, flame --
     def show_body(self, name: str) -> None:
         """Show the records, the profile or the flame graph under the timeline."""
-        views = {"records": ("#records", "#bottom"), "profile": ("#profile",),
-                 "flame": ("#flame",)}
-        if name not in views:
-            name = "records"
-        if name != "records" and not self.views.then(lambda: self.show_body(name)):
-            return
-        if name != self.body:  # (the profile, shown, says its row again)
-            self.query_one(Timeline).show_selected(None)
-        if self.screen.maximized is not None:
-            self.screen.minimize()
-        for key, ids in views.items():
-            for i in ids:
-                self.query_one(i).display = key == name
-        old, self.body = self.body, name
-        panes = self._panes()
-        if name == "records":
-            came = "records"
-            if panes is not None and old == "flame":
-                came = panes[1].came_from
-            if panes is not None and old == "profile" and panes[0].section is not None:
-                came = "sections"
-            (self.query_one(SectionsPane) if came == "sections"
-             else self.query_one(RecordList)).focus()
-        elif name == "profile" and panes is not None:
-            pane = panes[0]
-            pane.refresh_data()
-            pane.focus_view()
-        elif panes is not None:
-            flame = panes[1]
-            if old != "flame":
-                flame.came_from = old
-            flame.refresh_data()
-            flame.graph.focus()
-        self.refresh_bindings()
+        self.views.show(name)
 
     def selection_pending(self) -> bool:
         """Whether a pane's selected line is still on its way to the timeline (its cursor
@@ -333,6 +301,9 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
             return
         self._selected_by = msg.pane
         self.query_one(Timeline).show_selected(msg.rows)
+
+    def on_transforms_changed(self, _msg: TransformsChanged) -> None:
+        self.refresh_body()
 
     def refresh_body(self) -> None:
         """The scope or the names changed: the profile or flame graph shown follows."""
@@ -402,7 +373,8 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
 
     def action_flame_chart(self) -> None:
         from .chartscreen import FlameChartScreen  # (its modules: not part of start-up)
-        self.push_screen(FlameChartScreen(self.profile_data, self.views.shown_attr(self.body)))
+        self.push_screen(FlameChartScreen(self.profile_data, self.views.shown_attr(self.body),
+                                          self.body))
 
     def action_zoom_pane(self) -> None:
         """Give the focused pane the whole screen (again: back to the layout)."""

@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 from ..crash import crash_line, write_traceback
 from ..present.report import time_text
 from ..textsafe import safe
+from .messages import TransformsChanged
 from .profiledata import ProfileData, Scope
 from .widgets.flamechart import Chart, FlameChart, make_chart
 from .widgets.footer import Footer
@@ -60,11 +61,14 @@ class FlameChartScreen(EventChoice, Screen[None]):
     FlameChartScreen #chart-status { background: $primary 15%; }
     """
 
-    def __init__(self, data: ProfileData, attr: int | None = None) -> None:
-        """``attr``: the event to count first (that of the view it was opened from)."""
+    def __init__(self, data: ProfileData, attr: int | None = None,
+                 body: str = "records") -> None:
+        """``attr``: the event to count first and ``body`` the view under it (the one it
+        was opened from, where Esc after a jump to a record goes back to)."""
         super().__init__()
         self.data = data
         self.attr = attr
+        self.body = body
         self.tid: int | None = None
         self.zoom: list[tuple[int, int]] = []
         self.busy = False
@@ -170,7 +174,7 @@ class FlameChartScreen(EventChoice, Screen[None]):
 
     def on_flame_chart_moved(self, msg: FlameChart.Moved) -> None:
         msg.stop()
-        self.query_one("#chart-status", Label).update(self.graph.describe())
+        self.query_one("#chart-status", Label).update(self.graph.describe(self.data.model))
 
     def on_transform_wanted(self, msg: TransformWanted) -> None:
         msg.stop()
@@ -182,7 +186,7 @@ class FlameChartScreen(EventChoice, Screen[None]):
             self.notify(said, timeout=3)
             return
         self.recompute()
-        self.app.refresh_body()  # type: ignore[attr-defined]
+        self.app.post_message(TransformsChanged())
 
     def on_sandwich_wanted(self, msg: SandwichWanted) -> None:
         msg.stop()
@@ -249,5 +253,4 @@ class FlameChartScreen(EventChoice, Screen[None]):
         t0, t1 = ch.span_of(f)
         m = self.data.model
         title = f"{self.graph.label(f)} · {m.fmt_time(t0)}–{m.fmt_time(t1)} {m.time_unit}"
-        app.push_screen(ProfileSamplesScreen(m, np.sort(rows), title,
-                                             app.body))  # type: ignore[attr-defined]
+        app.push_screen(ProfileSamplesScreen(m, np.sort(rows), title, self.body))

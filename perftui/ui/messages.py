@@ -110,6 +110,10 @@ class RecordWanted(Message):
         self.back = back
 
 
+class TransformsChanged(Message):
+    """The transforms changed on a screen over the main one: the body under it follows."""
+
+
 class BodyWanted(Message):
     """Show ``records``, ``profile`` or ``flame`` under the timeline."""
 

@@ -21,19 +21,16 @@ import numpy as np
 from .. import heap
 from ..analysis.commprocesses import CommMembers, comm_members, group_pids
 from ..analysis.filters import Filter
+from ..analysis.grouptrees import GroupTree, bottom_up, focus_trees, top_down
 from ..analysis.offcpu import OFFCPU_EVENT, off_cpu, offcpu_attr, weights
 from ..analysis.rowsymbols import RowSymbols, row_symbols
 from ..analysis.samplegroups import (
     GroupCodes,
     GroupProfile,
-    GroupTree,
     SampleGroups,
     Selection,
-    bottom_up,
-    focus_trees,
     group_profile,
     select,
-    top_down,
 )
 from ..analysis.sectionreport import SectionReport
 from ..analysis.sortkeys import DEFAULT_SORT

@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING
 
 from textual.widgets import Footer
 
+from .widgets.panes import SectionsPane
+from .widgets.records import RecordList
+from .widgets.timeline import Timeline
+
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
 
@@ -65,6 +69,45 @@ class ViewPanes:
         if panes is None or not app.screen_stack or not app.screen_stack[0].is_attached:
             return None
         return panes if all(p.is_mounted for p in panes) else None
+
+    def show(self, name: str) -> None:
+        """Show the records, the profile or the flame graph under the timeline (the
+        app's ``body``), and focus it."""
+        app = self.app
+        views = {"records": ("#records", "#bottom"), "profile": ("#profile",),
+                 "flame": ("#flame",)}
+        if name not in views:
+            name = "records"
+        if name != "records" and not self.then(lambda: self.show(name)):
+            return
+        if name != app.body:  # (the profile, shown, says its row again)
+            app.query_one(Timeline).show_selected(None)
+        if app.screen.maximized is not None:
+            app.screen.minimize()
+        for key, ids in views.items():
+            for i in ids:
+                app.query_one(i).display = key == name
+        old, app.body = app.body, name
+        panes = self.panes()
+        if name == "records":
+            came = "records"
+            if panes is not None and old == "flame":
+                came = panes[1].came_from
+            if panes is not None and old == "profile" and panes[0].section is not None:
+                came = "sections"
+            (app.query_one(SectionsPane) if came == "sections"
+             else app.query_one(RecordList)).focus()
+        elif name == "profile" and panes is not None:
+            pane = panes[0]
+            pane.refresh_data()
+            pane.focus_view()
+        elif panes is not None:
+            flame = panes[1]
+            if old != "flame":
+                flame.came_from = old
+            flame.refresh_data()
+            flame.graph.focus()
+        app.refresh_bindings()
 
     def shown_attr(self, body: str) -> int | None:
         """The event the profile view ``body`` (``profile``, ``flame``) counts, if one is

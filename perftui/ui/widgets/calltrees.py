@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
 
-from ...analysis.samplegroups import GroupTree
+from ...analysis.grouptrees import GroupTree
 from ...analysis.transforms import FOCUS_SUBTREE
 from ...present.report import time_text
 from ...symbols.naming.locations import Locations

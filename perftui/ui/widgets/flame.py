@@ -17,7 +17,8 @@ from textual.widgets import Label
 from textual.worker import get_current_worker
 
 from ...analysis.commprocesses import CommMembers
-from ...analysis.samplegroups import GroupTree, SampleGroups
+from ...analysis.grouptrees import GroupTree
+from ...analysis.samplegroups import SampleGroups
 from ...crash import crash_line, write_traceback
 from ...present.report import time_text
 from ...textsafe import safe

@@ -21,6 +21,7 @@ from ...analysis.flamechart import ChartFrame, chart_columns, chart_levels, colu
 from ...analysis.samplegroups import SampleGroups
 from ...analysis.transforms import FOCUS_SUBTREE
 from ...textsafe import safe
+from ..model import Model
 from ..profiledata import ProfileData, Scope
 from .frames import KIND_COLOURS, frame_kind, frame_name, weight_text, where_text
 from .icicle import CURSOR, TEXT
@@ -196,14 +197,14 @@ class FlameChart(Widget, can_focus=True):
             segs.append(Segment(" " * (width - x)))
         return Strip(segs, width).crop(0, width)
 
-    def describe(self) -> Text:
-        """The status line: the frame under the cursor, its time span, what it weighs
-        there and its depth (before where it is: a narrow terminal cuts the end)."""
+    def describe(self, model: Model) -> Text:
+        """The status line: the frame under the cursor, its time span (in ``model``'s
+        time), what it weighs there and its depth (before where it is: a narrow terminal
+        cuts the end)."""
         t = Text(no_wrap=True, overflow="ellipsis")
         ch, f = self.chart, self.current()
         if ch is None or f is None:
             return t
-        model = self.app.model  # type: ignore[attr-defined]
         t0, t1 = ch.span_of(f)
         t.append(f"{model.fmt_time(t0)}–{model.fmt_time(t1)} {model.time_unit}  ",
                  style="bold yellow")

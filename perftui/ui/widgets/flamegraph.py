@@ -15,7 +15,7 @@ from textual.message import Message
 from textual.strip import Strip
 
 from ...analysis.commprocesses import CommMembers
-from ...analysis.samplegroups import GroupTree
+from ...analysis.grouptrees import GroupTree
 from ...analysis.transforms import FOCUS_SUBTREE
 from ...symbols.naming.locations import Locations
 from ...textsafe import safe

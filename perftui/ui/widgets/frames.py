@@ -4,6 +4,7 @@ and colours the hotspot table, the call trees and the flame graph have in common
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.binding import Binding
@@ -12,6 +13,9 @@ from ...present.report import frame_name as folded_name
 from ...present.report import time_text
 from ...symbols.naming.locations import Locations
 from ...textsafe import safe
+
+if TYPE_CHECKING:
+    from ..profiledata import ProfileData, Scope
 
 #: background colours of flame-graph frames by kind, a few shades each (neighbours differ)
 KIND_COLOURS: dict[str, tuple[str, ...]] = {
@@ -112,22 +116,26 @@ class EventChoice:
     ``refresh_data`` and ``notify``."""
 
     attr: int | None
+    data: ProfileData
+    if TYPE_CHECKING:  # what the host widget or screen provides
+        def refresh_data(self) -> None: ...
+        def notify(self, message: str, **kw: Any) -> None: ...
 
     def chosen_attr(self) -> int | None:
         """The chosen event, or the first one (None: the recording has none)."""
-        attrs = self.data.attrs()  # type: ignore[attr-defined]
+        attrs = self.data.attrs()
         return self.attr if self.attr in attrs else (attrs[0] if attrs else None)
 
     def action_event(self, n: int) -> None:
-        attrs = self.data.attrs()  # type: ignore[attr-defined]
+        attrs = self.data.attrs()
         if len(attrs) < 2:
             return
         if n > len(attrs):
-            self.notify(f"the recording has {len(attrs)} events",  # type: ignore[attr-defined]
+            self.notify(f"the recording has {len(attrs)} events",
                         timeout=2)
             return
         self.attr = attrs[n - 1]
-        self.refresh_data()  # type: ignore[attr-defined]
+        self.refresh_data()
 
 
 def shares_binding(prefix: str) -> Binding:
@@ -144,11 +152,17 @@ class ShareChoice:
     profile and flame panes, which have ``data``, ``scope``, ``refresh_data`` and
     ``notify``."""
 
+    data: ProfileData
+    if TYPE_CHECKING:  # what the host pane provides
+        def scope(self) -> Scope: ...
+        def refresh_data(self) -> None: ...
+        def notify(self, message: str, **kw: Any) -> None: ...
+
     def action_toggle_shares(self) -> None:
-        data = self.data  # type: ignore[attr-defined]
+        data = self.data
         data.relative_shares = not data.relative_shares
-        self.refresh_data()  # type: ignore[attr-defined]
-        self.notify(  # type: ignore[attr-defined]
+        self.refresh_data()
+        self.notify(
             "% of kept: shares of the samples the filter keeps (relative)"
             if data.relative_shares
             else "% of all: shares of every sample (absolute, perf's default)", timeout=2)
@@ -156,7 +170,7 @@ class ShareChoice:
     def shares_words(self) -> str:
         """The title's words for what the shares are of ("" when every sample is shown:
         absolute and relative are the same)."""
-        data = self.data  # type: ignore[attr-defined]
-        if not data.ready or not data.entries_filtered(self.scope()):  # type: ignore[attr-defined]
+        data = self.data
+        if not data.ready or not data.entries_filtered(self.scope()):
             return ""
         return "  % of kept" if data.relative_shares else "  % of all"
