@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from inproc import run_cli
 from test_sections import KPATH, NIC, _text_functions_by_readelf, layout, plant
 from textual.widgets import DataTable
 from uihelpers import screen_text, settle, sync, workers_done
@@ -45,9 +46,9 @@ def test_symbols_equal_perf_report_sort_sym(tmp_path: Path) -> None:
     """A module without a section map (its .text at the MMAP start, perf's rule): each
     readelf function sampled 1..7 times and two addresses no symbol covers; perf 6.1 reads
     the .ko through --symfs.  Every named row equals perf's.  perf has a row for each
-    address (printed file-relative, 0x10090, where perftui report prints the address);
-    the drill-down lists them together as ``[no symbol]``, as ``perftui sections
-    --symbols`` does."""
+    address (printed file-relative, 0x10090, as perftui report prints it:
+    :func:`test_report_through_symfs_is_perfs`); the drill-down lists them together as
+    ``[no symbol]``, as ``perftui sections --symbols`` does."""
     funcs = _text_functions_by_readelf()
     assert len(funcs) >= 5
     at = layout()
@@ -86,6 +87,42 @@ def test_symbols_equal_perf_report_sort_sym(tmp_path: Path) -> None:
         if syms.named[i]:
             k = [f[0] for f in funcs].index(name)
             assert {ip_of[int(r)] for r in rows} == {at[".text"] + funcs[k][1] + funcs[k][2] // 2}
+
+
+@pytest.mark.perf
+@pytest.mark.parametrize("children", ["--no-children", "--children"])
+def test_report_through_symfs_is_perfs(tmp_path: Path, children: str) -> None:
+    """A module found through ``--symfs`` (its recorded path under the directory, as perf
+    joins them), with samples inside its functions and at two addresses of its .text no
+    symbol covers: ``perftui report`` prints perf 6.1's report byte for byte, call graphs
+    included.  perf shows an uncovered address of a module it read from the module's start
+    in the file (map__map_ip, pgoff the .text's sh_offset: readelf's), not as recorded."""
+    funcs = _text_functions_by_readelf()
+    at = layout()
+    ips = [(at[".text"] + value + size // 2, Misc.KERNEL)
+           for k, (_n, value, size) in enumerate(funcs) for _ in range(k + 1)]
+    ips += [(at[".text"] + 0xFFF0, Misc.KERNEL)] * 3 + [(at[".text"] + 0xFF00, Misc.KERNEL)] * 2
+    p = tmp_path / "f.data"
+    plant(p, ips, with_kmod=False)
+    symfs = tmp_path / "symfs"
+    ko = symfs / KPATH.lstrip("/")
+    ko.parent.mkdir(parents=True)
+    shutil.copy(NIC, ko)
+    args = ["--stdio", "--sort", "dso,sym", "-n", children, "-i", str(p), "--symfs", str(symfs)]
+    perf = subprocess.run(["perf", "report", "-f", *args], capture_output=True, text=True,
+                          timeout=120, check=True).stdout
+    text_offset = int(subprocess.run(
+        ["readelf", "-SW", str(NIC)], capture_output=True, text=True, check=True
+    ).stdout.split(" .text ")[1].split()[2], 16)  # Type, Address, Off
+    assert f"[k] 0x{0xFFF0 + text_offset:016x}" in perf  # what the docstring says perf does
+    ours = run_cli("report", *args[1:], "--no-cache")
+    assert ours.returncode == 0, ours.stderr
+
+    def rows(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line and not line.startswith("#")]
+
+    assert rows(ours.stdout) == rows(perf)
+    assert sum(f"[k] {n}" in ours.stdout for n, _v, _s in funcs) == len(funcs)
 
 
 def test_demo_sections_equal_the_plan_and_the_profile(tmp_path: Path) -> None:

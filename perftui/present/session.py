@@ -37,7 +37,8 @@ class IndexSaver:
     def __init__(self, rec: Recording, opts: SymbolOptions) -> None:
         self.rec = rec
         self.smap = build_section_map(rec)
-        self.files = ModuleFiles.of(rec, opts.modules_dirs)  # (the resolver's too)
+        self.files = ModuleFiles.of(rec, opts.modules_dirs,
+                                    symfs=opts.symfs)  # (the resolver's too)
         keep_first_screen(rec, self.smap, self.files)
         trim()  # the counting's temporaries
         self._saved = False

@@ -20,7 +20,8 @@ import numpy as np
 import xxhash
 
 from ..perfdata import Feature, Recording, RecordType
-from .files.dsofiles import DsoFiles, find_dso_files, find_vmlinux, join_symfs
+from .files.dsofiles import DsoFiles, find_dso_files, find_vmlinux
+from .files.safefile import join_symfs
 from .files.vdso import running_vdso_file
 from .modules.modfiles import ModuleFiles
 from .tables.kallsyms import cached_kallsyms_path, running_kernel_matches

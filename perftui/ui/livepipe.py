@@ -80,7 +80,7 @@ class LivePipe:
         start = time.thread_time()  # (the CPU the walk's thread gives it: not its waits)
         self._samples = rec.stats.samples
         m.smap = build_section_map(rec)
-        m.files = ModuleFiles.of(rec, m.modules_dirs)
+        m.files = ModuleFiles.of(rec, m.modules_dirs, symfs=m.symbol_options.symfs)
         if unwinds(rec) or lbr_attrs(rec) or self.whole:
             self.whole = True
             m.comms = tasks.comm_model(rec)  # (build_names puts perf's names over it)

@@ -126,7 +126,8 @@ class Model:
         self.comms = tasks.comm_model(rec)  # the one place a thread-name model is chosen
         if rec.index.origin != "cache" or self.smap is None or self.files is None:
             self.smap = build_section_map(rec)
-            self.files = ModuleFiles.of(rec, self.modules_dirs)
+            self.files = ModuleFiles.of(rec, self.modules_dirs,
+                                        symfs=self.symbol_options.symfs)
         self.symbolizer = Symbolizer(self.smap, self.files)
         self._first_time = self.span()[0]
         rep = self.compute_report()

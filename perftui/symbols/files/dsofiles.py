@@ -33,7 +33,7 @@ import stat
 from dataclasses import dataclass, field
 
 from perftui.symbols.files.elfheaders import SHT_DYNSYM, SHT_SYMTAB, ElfHeaders, open_elf_headers
-from perftui.symbols.files.safefile import SymbolFileError, is_regular_file
+from perftui.symbols.files.safefile import SymbolFileError, is_regular_file, join_symfs
 from perftui.symbols.modules.modlocate import default_debug_dir, normalize_build_id
 from perftui.symbols.tables.elfsyms import ElfSymbols, load_elf_symbols
 
@@ -68,13 +68,6 @@ class DsoFiles:
         if self.rejected:
             msg += "; not used: " + "; ".join(self.rejected)
         return msg
-
-
-def join_symfs(symfs: str | None, path: str) -> str:
-    """perf's ``path__join(symfs, path)``."""
-    if not symfs:
-        return path
-    return symfs.rstrip("/") + "/" + path.lstrip("/")
 
 
 def _cache_entry(debug_dir: str, bid: str, basename: str) -> str:

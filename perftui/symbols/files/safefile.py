@@ -25,8 +25,8 @@ from perftui.symbols.files.decompress import mib
 from perftui.symbols.files.decompress import open_regular as open_capped
 from perftui.textsafe import safe
 
-__all__ = ["SymbolFileError", "is_regular_file", "open_regular", "read_at", "read_bytes",
-           "read_text"]
+__all__ = ["SymbolFileError", "is_regular_file", "join_symfs", "open_regular", "read_at",
+           "read_bytes", "read_text"]
 
 
 class SymbolFileError(FileError):
@@ -35,6 +35,13 @@ class SymbolFileError(FileError):
     def __init__(self, path: str, problem: str) -> None:
         super().__init__(path, " ".join(problem.split()))
         self.args = (f"{safe(path, 300)}: {safe(self.problem, 300)}",)
+
+
+def join_symfs(symfs: str | None, path: str) -> str:
+    """perf's ``path__join(symfs, path)``: ``path`` under perf's ``--symfs`` directory."""
+    if not symfs:
+        return path
+    return symfs.rstrip("/") + "/" + path.lstrip("/")
 
 
 def is_regular_file(path: str) -> bool:

@@ -40,6 +40,8 @@ class ModuleFiles:
     os_release: str | None
     build_ids: dict[str, str]
     debug_dir: str | None = None
+    #: perf's ``--symfs``: the recording's module paths are looked for under it
+    symfs: str | None = None
     files: dict[str, ModuleFile | None] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
     paths: dict[str, str | None] = field(default_factory=dict)
@@ -48,17 +50,19 @@ class ModuleFiles:
 
     @classmethod
     def of(cls, rec: Recording, modules_dirs: list[str] | None = None,
-           build_id_records: list[dict[str, Any]] | None = None) -> ModuleFiles:
+           build_id_records: list[dict[str, Any]] | None = None,
+           symfs: str | None = None) -> ModuleFiles:
         """The module files of an indexed recording (build ids and os release from it; the
         HEADER_BUILD_ID records from ``build_id_records`` when given)."""
         return cls(list(modules_dirs or []), rec.feature(Feature.OSRELEASE),
-                   recording_build_ids(rec, build_id_records))
+                   recording_build_ids(rec, build_id_records), symfs=symfs)
 
     def locate(self, module: str, record_path: str | None) -> Located:
         """Where the file of ``module`` is (nothing loaded but what checking its build id
         takes)."""
         return find_module_file(module, record_path, self.modules_dirs, self.os_release,
-                                build_id=self.build_ids.get(module), debug_dir=self.debug_dir)
+                                build_id=self.build_ids.get(module), debug_dir=self.debug_dir,
+                                symfs=self.symfs)
 
     def get(self, module: str, record_path: str | None) -> ModuleFile | None:
         if module in self.files:

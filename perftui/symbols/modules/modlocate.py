@@ -14,6 +14,7 @@ import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from ..files.safefile import join_symfs
 from .kofile import ModuleFile, ModuleFileError, load_module
 from .modnames import MODULE_SUFFIXES, is_module_path, module_name, strip_module_suffix
 
@@ -188,13 +189,16 @@ def find_module_file(
     build_id: str | None = None,
     debug_dir: str | None = None,
     lib_modules_root: str = "/lib/modules",
+    symfs: str | None = None,
 ) -> Located:
     """Find the file of module ``name`` (any form :func:`module_name` accepts).
 
     Looks at ``record_path`` (and its other-compression siblings), then under each of
     ``modules_dirs`` recursively, then ``<lib_modules_root>/<os_release>/`` (its
     ``modules.dep`` first), then the build-id cache ``<debug_dir>/.build-id/xx/yyyy``.
-    File names match by module name, so ``kvm_amd`` finds ``kvm-amd.ko.zst``.
+    File names match by module name, so ``kvm_amd`` finds ``kvm-amd.ko.zst``.  With
+    ``symfs`` (perf's ``--symfs``) the recording's path is looked for under it, as perf
+    joins it (``symfs + record_path``), and not on this machine.
 
     Without ``build_id`` the first file found wins.  With it, the first file whose build
     id matches wins; failing that, the first file without a build id (match None), then
@@ -212,7 +216,8 @@ def find_module_file(
 
     def places() -> Iterator[tuple[str, Iterator[str]]]:
         if record_path and not record_path.startswith("["):  # "[name]" is no file
-            yield record_path, _record_candidates(record_path)
+            real = join_symfs(symfs, record_path)
+            yield real, _record_candidates(real)
         for d in modules_dirs:
             yield d, _walk(d, want, notes)
         if os_release is not None and _valid_release(os_release):

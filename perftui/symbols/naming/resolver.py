@@ -57,6 +57,9 @@ class _DsoTable:
     loc_of_sym: np.ndarray  # location id per symbol index, -1 until first met
     dso: int  # index into Locations.dsos
     section: str | None = None
+    #: a module section's sh_offset in its .ko: perf's map pgoff once it has read the file
+    #: (an address no symbol covers is shown from it, file-relative)
+    file_offset: int = 0
 
 
 def _jit_pid(dso_name: str, pid: int) -> int:
@@ -87,7 +90,7 @@ class Resolver:
         self.opts = opts or SymbolOptions()
         self.smap = smap if smap is not None else build_section_map(rec)
         self.modfiles = modfiles if modfiles is not None else ModuleFiles.of(
-            rec, self.opts.modules_dirs)
+            rec, self.opts.modules_dirs, symfs=self.opts.symfs)
         #: every map's symbol file, found and loaded once (with the notes of what was not)
         self.symbols = SymbolSources(rec, self.opts, self.modfiles, cache)
         self.cache, self.finder = self.symbols.cache, self.symbols.finder
@@ -189,8 +192,17 @@ class Resolver:
             self.locs.dsos[dso].assumed_text = True
             self.notes.append(f"[{module}]: {ASSUMED_TEXT}")
         n = len(table.names) if table is not None else 0
-        got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, section)
+        got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, section,
+                                            self._file_offset(module, d.path, section))
         return got
+
+    def _file_offset(self, module: str | None, path: str | None, section: str | None) -> int:
+        """Where ``section`` of ``module``'s .ko starts in the file (0: no file)."""
+        if module is None or section is None:
+            return 0
+        mf = self.modfiles.get(module, path)
+        info = mf.sections.get(section) if mf is not None else None
+        return int(info.offset) if info is not None else 0
 
     def _section_table(self, entry: int) -> _DsoTable:
         """A KMOD_SEC_MAP section of a module: its symbols from the .ko."""
@@ -205,8 +217,20 @@ class Resolver:
             table = mf.symbols(e.section)
         dso = self.locs.dso_id(f"[{e.module}]", kernel=True, module=e.module)
         n = len(table.names) if table is not None else 0
-        got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, e.section)
+        got = self._tables[key] = _DsoTable(table, np.full(n, -1, np.int64), dso, e.section,
+                                            self._file_offset(e.module, e.path, e.section))
         return got
+
+    def _module_shown(self, dt: _DsoTable, ips: np.ndarray, start: int, frames: bool
+                      ) -> np.ndarray | None:
+        """How a module address no symbol covers is shown: a sample's own as perf's module
+        map gives it once the .ko is read (from the section's start in the file: map__map_ip
+        with pgoff its sh_offset, 0x10090 for .text+0xfff0), a callchain entry's at itself
+        (None: ``_intern``'s default)."""
+        if frames:
+            return None
+        with np.errstate(over="ignore"):
+            return ips - U64(start) + U64(dt.file_offset)
 
     # -- resolving ------------------------------------------------------------------------------
     def _intern(self, dt: _DsoTable, addrs: np.ndarray, base: int = 0,
@@ -274,7 +298,9 @@ class Resolver:
                 sel = kk[owner == ent]
                 dt = self._section_table(int(ent))
                 start = self.smap.entries[int(ent)].start
-                locs[sel], offs[sel] = self._intern(dt, ips[sel] - U64(start), start)
+                locs[sel], offs[sel] = self._intern(
+                    dt, ips[sel] - U64(start), start,
+                    self._module_shown(dt, ips[sel], start, frames))
                 todo[sel] = False
         maps = self.model.maps
         # kernel addresses no map covers: the kernel's own symbols (perf stretches the
@@ -344,7 +370,9 @@ class Resolver:
             if MapKind(int(maps.kind[m])) == MapKind.KSYMBOL:
                 locs[sel], offs[sel] = self._ksymbol(dt, m, ips[sel])
             elif dt.section == ".text":
-                locs[sel], offs[sel] = self._intern(dt, ips[sel] - U64(start), start)
+                locs[sel], offs[sel] = self._intern(
+                    dt, ips[sel] - U64(start), start,
+                    self._module_shown(dt, ips[sel], start, frames))
             else:  # no .ko: kallsyms' symbols of the module (at their addresses), or none;
                 # an address none covers is shown as perf's module map shows it
                 # (map__map_ip: from the map's start, pgoff 0), a frame's at itself

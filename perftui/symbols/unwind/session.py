@@ -19,8 +19,7 @@ import numpy as np
 
 from ...heap import trim
 from ...perfdata import Feature
-from ..files.dsofiles import join_symfs
-from ..files.safefile import is_regular_file
+from ..files.safefile import is_regular_file, join_symfs
 from .arch import arch_named
 from .overlay import ChainOverlay, dwarf_rows, merged, overlay_of, set_overlay
 
