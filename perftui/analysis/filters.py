@@ -299,6 +299,22 @@ def parse_filter(text: str, first_time: int, last_time: int | None = None) -> Fi
     return Filter(text=text, **parts)  # type: ignore[arg-type]
 
 
+def cpu_list(rec: Recording, text: str) -> frozenset[int]:
+    """``--cpu``'s CPUs, for a recording whose samples say their CPU: as perf's
+    ``perf_session__cpu_bitmap``, the first event of each type must sample it (``perf
+    record`` of a command without ``-a`` does not); raises FilterError."""
+    from ..perfdata.constants import Sample
+
+    cpus = parse_int_list(text, "cpu list")
+    first: dict[int, int] = {}
+    for a in rec.attrs:
+        first.setdefault(a.type, a.sample_type)
+    if any(not st & Sample.CPU for st in first.values()):
+        raise FilterError("the recording's samples have no CPU (recorded without -a or "
+                          "--sample-cpu): remove --cpu")
+    return cpus
+
+
 def parse_int_list(text: str, what: str = "list") -> frozenset[int]:
     """``"0-3,7"`` -> {0, 1, 2, 3, 7}."""
     out: set[int] = set()

@@ -108,15 +108,37 @@ def text_diff(old_path: str, new_path: str, req: DiffRequest) -> int:
 
 def diff_browser(old_path: str, new_path: str, req: DiffRequest) -> int:
     """The diff browser on two recordings (its views replace --sort; each recording's
-    range is chosen on its timeline)."""
+    range is chosen on its timeline, within --time's; --cpu, --children and --event apply
+    as in the text)."""
+    from ..analysis.filters import FilterError, cpu_list
+    from ..analysis.offcpu import OFFCPU_EVENT, offcpu_attr
     from ..crash import EXIT_INTERNAL
+    from ..present.diffrun import time_ranges
     from ..ui.diffapp import DiffApp
-    from ..ui.diffmodel import DiffModel
+    from ..ui.diffmodel import DiffModel, ViewOptions
 
     _two_files(old_path, new_path)
     recs = [open_input(p, spill=True, cache=req.cache, mapped=True)
             for p in (old_path, new_path)]
-    model = DiffModel.of(recs[0], recs[1], req.symbols.modules_dirs, req.symbols)
+    for r in recs:  # (the text's checks, before the screen opens)
+        try:
+            if req.cpu is not None:
+                cpu_list(r, req.cpu)
+        except FilterError as e:
+            for o in recs:
+                o.close()
+            raise UsageError(f"diff: {r.path}: {e}") from None
+        names = [a.display_name for a in r.attrs]
+        if req.event is not None and req.event not in names and not (
+                req.event == OFFCPU_EVENT and offcpu_attr(r) is not None):
+            for o in recs:
+                o.close()
+            raise UsageError(f"diff: no event {req.event!r} in {r.path} "
+                             f"(events: {', '.join(names)})")
+    t_old, t_new = time_ranges(req.time)
+    opts = tuple(ViewOptions(t, req.cpu, req.children, req.event) for t in (t_old, t_new))
+    model = DiffModel.of(recs[0], recs[1], req.symbols.modules_dirs, req.symbols,
+                         (opts[0], opts[1]))
     model.compute = req.compute
     app = DiffApp(model)
     code = app.run()

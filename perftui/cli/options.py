@@ -121,7 +121,7 @@ def sample_filter(args: argparse.Namespace, rec: Recording, command: str) -> Fil
     """The samples ``--time``, ``--cpu``, ``--pid``, ``--tid`` (where the command has it) and
     ``--event`` select, once the recording is indexed (``--time``'s percentages are of its
     span); bad usage raises :class:`UsageError`."""
-    from ..analysis.filters import Filter, FilterError, parse_int_list, parse_time_range
+    from ..analysis.filters import Filter, FilterError, cpu_list, parse_int_list, parse_time_range
     from ..analysis.summary import sample_bounds, time_span
 
     tid = getattr(args, "tid", None)
@@ -130,7 +130,7 @@ def sample_filter(args: argparse.Namespace, rec: Recording, command: str) -> Fil
         return Filter(
             time=parse_time_range(args.time, first, last, origin=time_span(rec)[0])
             if args.time is not None else None,
-            cpus=parse_int_list(args.cpu, "cpu list") if args.cpu is not None else None,
+            cpus=cpu_list(rec, args.cpu) if args.cpu is not None else None,
             pids=parse_int_list(args.pid, "pid list") if args.pid is not None else None,
             tids=parse_int_list(tid, "tid list") if tid is not None else None,
             attr=event_index(rec, args.event, command) if args.event else None,

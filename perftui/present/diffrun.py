@@ -26,7 +26,7 @@ from ..analysis.filters import (
     Filter,
     FilterContext,
     FilterError,
-    parse_int_list,
+    cpu_list,
     parse_time_range,
 )
 from ..analysis.offcpu import OFFCPU_EVENT, charged, off_cpu, offcpu_attr
@@ -99,7 +99,7 @@ def side_filter(rec: Recording, time: str, cpu: str | None) -> Filter:
     if time.strip():
         first, last = sample_bounds(rec)
         rng = parse_time_range(time, first, last, origin=time_span(rec)[0])
-    return Filter(time=rng, cpus=parse_int_list(cpu, "cpu list") if cpu is not None else None)
+    return Filter(time=rng, cpus=cpu_list(rec, cpu) if cpu is not None else None)
 
 
 @dataclass

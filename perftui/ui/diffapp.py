@@ -10,6 +10,7 @@ resolving, grouping and comparing run in thread workers; the UI thread only draw
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from rich.markup import escape
@@ -209,6 +210,11 @@ class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
         if not self.is_running:  # a worker's message after the screens closed (quitting)
             return
         if msg.side == "both":
+            want, self.model.old.options = self.model.old.options.event, replace(
+                self.model.old.options, event=None)  # (--event: the first table's only)
+            if want is not None and not self.model.choose_event(want):
+                self.notify(f"--event {want}: no samples of it in either recording",
+                            timeout=4, markup=False)
             self.refresh_diff()
             return
         self.progress[msg.side] = (f"error: {msg.error}" if msg.error else
@@ -275,7 +281,8 @@ class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
 
     # -- drawing --------------------------------------------------------------------------
     def fill(self, table: DataTable, shown: Shown, level: Level) -> None:
-        fill_table(table, shown, level, self.size.width, self.cursor_of.get(level, 0))
+        fill_table(table, shown, level, self.size.width, self.cursor_of.get(level, 0),
+                   self.model.old.options.words())
         self.update_status(table.cursor_row)
 
     def update_status(self, k: int) -> None:
@@ -313,6 +320,8 @@ class DiffApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp):
             elif side.ready:
                 n = sum(tab.total_samples for _n, tab in side.tables.values())
                 t.append(f" {n:,} {plural(n, 'sample')}")
+                if side.options.time:
+                    t.append(f" --time {safe(side.options.time, 30)}", style="bold yellow")
                 if side.time_range is not None:
                     lo, hi = side.time_range
                     first = side.model.first_time

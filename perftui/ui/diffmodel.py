@@ -31,7 +31,7 @@ from ..analysis.offcpu import OFFCPU_EVENT, charged, off_cpu, offcpu_attr
 from ..analysis.report import sample_rows
 from ..analysis.sortkeys import NO_VALUE
 from ..perfdata import Recording
-from ..present.diffrun import OFFCPU_IDENT
+from ..present.diffrun import OFFCPU_IDENT, side_filter
 from ..present.diffstacks import event_stacks
 from ..present.session import named_samples
 from ..symbols.naming.resolver import SymbolOptions
@@ -65,6 +65,25 @@ def offcpu_tables(rec: Recording, sl: SampleLocs, flt: Filter) -> dict[tuple[str
         got = next(iter(side_tables(rec, sl, rows, keys, children=True).values()), None)
         out[keys] = got[1] if got is not None else empty_table(keys)
     return out
+
+
+@dataclass(frozen=True)
+class ViewOptions:
+    """What ``perftui diff`` was asked for that the browser applies: ``--time`` (this
+    side's range of it, perftui's --time syntax), ``--cpu``, ``--children`` and
+    ``--event`` (the event shown first)."""
+
+    time: str = ""
+    cpu: str | None = None
+    children: bool = False
+    event: str | None = None
+
+    def words(self) -> str:
+        """How the head line says them ("" when none is given)."""
+        out = ["children"] if self.children else []
+        if self.cpu is not None:
+            out.append(f"cpu {self.cpu}")
+        return "  ".join(out)
 
 
 @dataclass(frozen=True)
@@ -162,9 +181,16 @@ class DiffSide:
     keeps them) and tables under its time range."""
 
     def __init__(self, name: str, rec: Recording, modules_dirs: list[str],
-                 symbols: SymbolOptions, cache: SymbolCache) -> None:
+                 symbols: SymbolOptions, cache: SymbolCache, options: ViewOptions | None = None
+                 ) -> None:
         self.name = name  # OLD or NEW
         self.rec = rec
+        self.options = options or ViewOptions()
+        #: the samples ``--time`` (this side's range of it) and ``--cpu`` keep: set once
+        #: indexed; the timeline's range narrows it
+        self.base = Filter()
+        #: with ``--children``: each of :data:`VIEW_KEYS`' tables of children's periods
+        self.children: dict[tuple[str, ...], Tables] = {}
         self.model = Model(rec, modules_dirs)  # what the timeline reads
         self.symbols = symbols
         self.cache = cache
@@ -180,6 +206,7 @@ class DiffSide:
         """Index the recording, name its samples, then group them (in a worker)."""
         self.rec.build_index(progress=progress, budget=0.25)
         self.model.update_stats()
+        self.base = side_filter(self.rec, self.options.time, self.options.cpu)
         # with their stacks, as report and the browser keep them: the flame graph (and
         # offcpu-time's tables, weighing the stacks through each row) name nothing again
         self.sl = named_samples(self.rec, self.symbols, True, self.cache)
@@ -191,11 +218,13 @@ class DiffSide:
         with self.lock:
             rng = self.time_range
             assert self.sl is not None
-            flt = Filter().within(rng)
+            flt = self.base.within(rng)
             tables = recording_tables(self.rec, self.sl, FULL_KEYS, flt)
+            children = {keys: recording_tables(self.rec, self.sl, keys, flt, children=True)
+                        for keys in VIEW_KEYS} if self.options.children else {}
             offcpu = offcpu_tables(self.rec, self.sl, flt)
             if rng == self.time_range:
-                self.tables, self.offcpu = tables, offcpu
+                self.tables, self.offcpu, self.children = tables, offcpu, children
             return tables
 
     def stacks(self, event: tuple[int, int]) -> list[NamedStack]:
@@ -211,7 +240,7 @@ class DiffSide:
             sl.period[~np.isin(sl.rows, oc.rows)] = 0  # (charged's own copy)
             a = self.rec.attrs[made]
             event = (a.type, a.config)
-        return event_stacks(self.rec, sl, Filter().within(rng), event)
+        return event_stacks(self.rec, sl, self.base.within(rng), event)
 
     @property
     def notes(self) -> list[str]:
@@ -230,12 +259,28 @@ class DiffModel:
 
     @classmethod
     def of(cls, old: Recording, new: Recording, modules_dirs: list[str] | None = None,
-           symbols: SymbolOptions | None = None) -> DiffModel:
+           symbols: SymbolOptions | None = None,
+           options: tuple[ViewOptions, ViewOptions] | None = None) -> DiffModel:
+        """``options``: OLD's and NEW's (their ``--time`` ranges may differ)."""
         dirs = list(modules_dirs or [])
         opts = symbols or SymbolOptions(modules_dirs=dirs)
         cache = SymbolCache()
-        return cls(DiffSide("OLD", old, dirs, opts, cache),
-                   DiffSide("NEW", new, dirs, opts, cache))
+        o, n = options or (ViewOptions(), ViewOptions())
+        return cls(DiffSide("OLD", old, dirs, opts, cache, o),
+                   DiffSide("NEW", new, dirs, opts, cache, n))
+
+    @property
+    def children(self) -> bool:
+        """Whether each row weighs the samples through it (``--children``)."""
+        return self.old.options.children
+
+    def choose_event(self, name: str) -> bool:
+        """Show event ``name`` (``--event``); False when neither side has samples of it."""
+        names = [n for _i, n in self.events()]
+        if name not in names:
+            return False
+        self.event = names.index(name)
+        return True
 
     @property
     def ready(self) -> bool:
@@ -303,6 +348,11 @@ class DiffModel:
         ev = self.events()
         if ev and ev[self.event % len(ev)][0] == OFFCPU_IDENT:
             o, n = (side.offcpu.get(keys) or empty_table(keys) for side in (self.old, self.new))
+        elif ev and self.children and keys in VIEW_KEYS:  # (children's cannot be rolled up)
+            ident = ev[self.event % len(ev)][0]
+            got = (self.old.children[keys].get(ident),
+                   self.new.children[keys].get(self.pairs().get(ident, ident)))
+            o, n = (g[1] if g is not None else empty_table(keys) for g in got)
         else:
             o, n = (t.rollup(keys) for t in self.side_tables())
         return diff_tables(o.only(where or {}), n.only(where or {}), compute or self.compute)

@@ -41,10 +41,11 @@ class DiffTable(NavTable):
     ]
 
 
-def fill_table(table: DataTable, shown: Shown, level: Level, screen_width: int, at: int
-               ) -> None:
+def fill_table(table: DataTable, shown: Shown, level: Level, screen_width: int, at: int,
+               asked: str = "") -> None:
     """Show the rows of ``level`` in ``table`` (``screen_width``: the screen's columns;
-    ``at``: the row the cursor goes to)."""
+    ``at``: the row the cursor goes to; ``asked``: the options that shape every row, said
+    in the title: ``children  cpu 0-3``)."""
     d = shown.diff
     wide = screen_width >= 100
     table.clear(columns=True)
@@ -104,7 +105,8 @@ def fill_table(table: DataTable, shown: Shown, level: Level, screen_width: int, 
     for cells in rows:
         table.add_row(*cells)
     # a border title is markup: a name like "[unknown]" must stay text
-    table.border_title = (f"{escape(safe(level.title(), 80))} · {cname}: "
+    table.border_title = (f"{escape(safe(level.title(), 80))} · "
+                          f"{escape(safe(asked, 40)) + ' · ' if asked else ''}{cname}: "
                           f"{COMPUTE_WORDS[d.compute]}")
     counts = [(len(d.rows), "row")]
     if shown.modules is not None:
