@@ -11,6 +11,7 @@ maps rather than this machine's /proc/kcore).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -513,15 +514,25 @@ def test_lookup_matches_a_plain_loop(n_obj: int, mapped: bool,
     assert (got >= 0).sum() > 300
 
 
-def test_set_range_moves_a_kernel_map(tmp_path: Path) -> None:
-    """The resolver can stretch the kernel map as perf does after loading kallsyms."""
+def ending_at(table: MapTable, ids: np.ndarray, end: int) -> MapTable:
+    """The maps of ``table`` with ``ids`` ending at ``end`` (as perf moves the kernel map once
+    it has loaded kallsyms): a new table of the same columns, its lookup sorted afresh."""
+    cols = {f.name: getattr(table, f.name) for f in fields(table) if not f.name.startswith("_")}
+    cols["end"] = table.end.copy()
+    cols["end"][ids] = np.uint64(end)
+    return MapTable(**cols)
+
+
+def test_a_stretched_kernel_map_covers_what_it_did_not(tmp_path: Path) -> None:
+    """A kernel map stretched as perf stretches it after loading kallsyms covers the
+    addresses past the recorded end."""
     m, _ = model("kernel_maps", tmp_path)
     rows = np.nonzero(m.rec.columns["type"] == RecordType.SAMPLE)[0]
     past = np.array([KERNEL_TEXT + 0x2000000], dtype=np.uint64)
     row = rows[:1]
     assert list(m.map_at_rows(row, past, [Misc.KERNEL])) == [-1]
-    kernel = m.maps.of_kind(MapKind.KERNEL)
-    m.maps.set_range(kernel, end=KERNEL_TEXT + 0x4000000)
+    kernel = np.flatnonzero(m.maps.kind == MapKind.KERNEL)  # every kernel map version
+    m.maps = ending_at(m.maps, kernel, KERNEL_TEXT + 0x4000000)
     assert list(m.dso_names(m.map_at_rows(row, past, [Misc.KERNEL]))) == ["[kernel.kallsyms]"]
 
 

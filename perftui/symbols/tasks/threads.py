@@ -13,8 +13,8 @@ session.c), then answers per-row questions with numpy:
   with its dso (perf's printed name, recorded path, build id, :class:`MapKind`).
 
 What is deliberately not here: symbols (the resolver loads them per dso); the kernel map
-stretch perf applies once it has loaded kallsyms or /proc/kcore (the recorded kernel MMAP
-ends at ``_etext``; the resolver can call :meth:`MapTable.set_range`); DWARF unwinding of
+stretch perf applies once it has loaded kallsyms or /proc/kcore (the recorded kernel MMAP,
+which ends at ``_etext``, is kept as it is); DWARF unwinding of
 ``--call-graph dwarf`` stacks; ``perf script``'s ``--max-stack`` (127) cut of long chains.
 Guest samples get no map, as in perf 6.1 without ``--guest``, and ``perf script`` does not
 print them at all (they are filtered, HIST_FILTER__GUEST).
