@@ -24,8 +24,10 @@ from perftui.symbols.tasks import maps
 from perftui.symbols.tasks.callchain import MARKER, chain_cpumodes, sample_callchains
 from perftui.symbols.tasks.dsonames import MapKind, kmod_name
 from perftui.symbols.tasks.maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
+from perftui.symbols.tasks.order import queue_times
 from perftui.symbols.tasks.orderplain import _delivery_rounds, _replay_rounds
-from perftui.symbols.tasks.threads import ThreadModel
+from perftui.symbols.tasks.taskrecords import TaskRecordReader
+from perftui.symbols.tasks.threads import ThreadModel, trailer_times
 
 KERNEL_TEXT = 0xFFFFFFFF81000000
 CONTEXT_HV = 2**64 - 32
@@ -405,13 +407,35 @@ def test_comms_of_non_sample_rows(tmp_path: Path) -> None:
     assert [names[i] for i in ids] == ["bash", "cat"]
 
 
+def map_at(m: ThreadModel, tids: np.ndarray, times: np.ndarray, ips: np.ndarray,
+           cpumodes: np.ndarray) -> np.ndarray:
+    """Like :meth:`ThreadModel.map_at_rows` without rows: the maps after the last record perf
+    processes at or before each time.  The step is found by perf's ordering times (the
+    FORK/EXIT trailer times read again, as ``ThreadModel.build`` reads them); a thread's
+    maps object at a step is the model's private ``_objects`` (its public face,
+    ``thread_objects``, asks by rows)."""
+    rec = m.rec
+    fe = rec.rows_of_type(RecordType.FORK, RecordType.EXIT)
+    qt = queue_times(rec, trailer_times(rec, TaskRecordReader(rec), fe))
+    seq_time = np.maximum.accumulate(qt[m.order]) if len(qt) else qt[:0]
+    tids = np.asarray(tids, dtype=np.int64)
+    seq = np.searchsorted(seq_time, np.asarray(times, dtype=np.uint64), side="right") - 1
+    cpumodes = np.asarray(cpumodes)
+    obj = np.full(len(tids), -1, dtype=np.int64)
+    user = cpumodes == Misc.USER
+    if user.any():
+        obj[user] = m._objects(tids[user], seq[user] + 1)
+    obj[cpumodes == Misc.KERNEL] = KERNEL_MAPS
+    return m.maps.lookup(obj, seq, np.asarray(ips, dtype=np.uint64))
+
+
 def test_map_at_by_time_matches_rows(tmp_path: Path) -> None:
     m, _ = model("fork_exec_threads", tmp_path)
     c = m.rec.columns
     rows = np.nonzero(c["type"] == RecordType.SAMPLE)[0]
     by_row = m.map_of(rows)
-    by_time = m.map_at(c["tid"][rows], c["time"][rows], m.rec.sample_values(rows),
-                       c["cpumode"][rows])
+    by_time = map_at(m, c["tid"][rows], c["time"][rows], m.rec.sample_values(rows),
+                     c["cpumode"][rows])
     assert list(by_time) == list(by_row)
 
 
