@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from testapi import functions
+
 from perftui.perfdata import EventAttr, Feature, Sample
 from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
 from perftui.perfdata.writer import Writer
@@ -87,7 +89,8 @@ def kitchen_sink(path: Path, order: str = "<", mode: str = "file",
                            0xFFFFFFFFC0A3C000, 0x1C0, 0x5F40),
             b.user("FINISHED_INIT"),
         ]
-        w.write_all(recs)
+        for r in recs:
+            w.write(r)
         w.start_compression()
         live = [
             b.kernel("COMM", {"pid": 7, "tid": 8, "comm": "worker"}, misc=Misc.COMM_EXEC,
@@ -127,7 +130,8 @@ def kitchen_sink(path: Path, order: str = "<", mode: str = "file",
             b.sample(full_sample(1), misc=Misc.USER),
             b.user("FINISHED_ROUND"),
         ]
-        w.write_all(live)
+        for r in live:
+            w.write(r)
         w.close()
     return recs + live
 
@@ -220,7 +224,7 @@ def plant_module_samples(path: Path, text_in_kmod: bool) -> list[Planted]:
                     sec = img.section(name)
                     w.write(b.kmod_sec_map(name, rec_path, at, sec.size, sec.offset))
             funcs = [(img.sections[fn.section].name, fn.name, fn.value, fn.size)
-                     for fn in img.functions() if fn.size and
+                     for fn in functions(img) if fn.size and
                      img.sections[fn.section].name in PLANT_SECTIONS]
             for sec, _, off, size in funcs:
                 for k, o in enumerate((0, size // 2, size - 1)):

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testapi import functions
 
 from objdump_oracle import compare_function, nm_values, parse, run_objdump, tool
 from perftui.analysis.annotate import source_lines
@@ -91,7 +92,7 @@ def _assemble(tmp_path: Path, assembler: list[str], source: str) -> str:
 def _check_object(path: str, objdump: str, addr2line: str, words: bool) -> tuple[int, int]:
     img = open_elf(path)
     values = nm_values(path)
-    sized = {(img.sections[f.section].name, f.value): f for f in img.functions() if f.size}
+    sized = {(img.sections[f.section].name, f.value): f for f in functions(img) if f.size}
     insns = relocs = 0
     for of in parse(run_objdump(path, "-dr", objdump=objdump), word_units=words):
         sym = sized[(of.section, of.addr)]
@@ -116,7 +117,7 @@ def test_aarch64_object_equals_its_objdump(tmp_path: Path) -> None:
                                   tool("aarch64-linux-gnu-addr2line"), words=True)
     assert insns == 19 and relocs == 7
     img = open_elf(path)
-    asm = {i.addr: i.asm for i in disassemble_symbol(img, img.functions("work")[0]).instructions}
+    asm = {i.addr: i.asm for i in disassemble_symbol(img, functions(img, "work")[0]).instructions}
     # names objdump -dr gives in its relocation lines, read as the instruction's operand
     assert asm[0x20] == "bl     printk"
     assert asm[0x34] == "b      external_tail"
@@ -131,7 +132,7 @@ def test_i386_object_equals_its_objdump(tmp_path: Path) -> None:
     insns, relocs = _check_object(path, "objdump", tool("addr2line"), words=False)
     assert insns == 10 and relocs == 3
     img = open_elf(path)
-    asm = {i.addr: i.asm for i in disassemble_symbol(img, img.functions("f32")[0]).instructions}
+    asm = {i.addr: i.asm for i in disassemble_symbol(img, functions(img, "f32")[0]).instructions}
     assert asm[0x8] == "call   printk"
     assert asm[0x3].endswith("# counter") and asm[0xD].endswith("# counter+0x4")
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pytest
 from perfprograms import Built, require
+from testapi import functions
 
 from builders import plant_module_samples
 from objdump_oracle import parse, run_objdump
@@ -420,7 +421,7 @@ def test_usage_and_unreadable_input(capsys: pytest.CaptureFixture[str], tmp_path
 
 def _elf_functions(path: Path, name: str) -> tuple[int, int]:
     img = open_elf(str(path))
-    f = img.functions(name)[0]
+    f = functions(img, name)[0]
     return f.value, f.size
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testapi import functions
 
 from perftui.analysis.annotate import annotate, source_lines
 from perftui.symbols.code.disasm import disassemble_symbol
@@ -27,7 +28,7 @@ def _one_line(err: ElfFileError, path: Path) -> None:
 def _whole_pipeline(path: Path) -> None:
     """Open, disassemble every function, read relocations and source lines, count."""
     img = open_elf(str(path))
-    for sym in img.functions():
+    for sym in functions(img):
         d = disassemble_symbol(img, sym, section_bases={".text": 0xFFFFFFFFC0000000})
         lines = source_lines(img, d) if d.instructions else None
         annotate(d, d.addresses(), source=lines)
@@ -82,7 +83,7 @@ def test_symbol_running_past_its_section(tmp_path: Path) -> None:
     p = _write(tmp_path, data)
     img = open_elf(str(p))
     with pytest.raises(ElfFileError) as err:
-        disassemble_symbol(img, img.functions("demo_nic_csum_fold")[0])
+        disassemble_symbol(img, functions(img, "demo_nic_csum_fold")[0])
     _one_line(err.value, p)
     assert "runs past the end of section .text" in str(err.value)
 
@@ -103,7 +104,7 @@ def test_absurd_relocations(tmp_path: Path, field: int, value: int, words: str) 
     _one_line(err.value, p)
     assert words in str(err.value)
     # the disassembly goes on without relocation names, the problem as a warning line
-    d = disassemble_symbol(img, img.functions("demo_nic_csum_partial")[0])
+    d = disassemble_symbol(img, functions(img, "demo_nic_csum_partial")[0])
     assert d.instructions and d.warnings == [str(err.value)]
     assert all(not i.relocations for i in d.instructions)
 
@@ -124,7 +125,7 @@ def test_bad_line_table_is_one_line(tmp_path: Path) -> None:
     data[off : off + size] = b"\xff" * size
     p = _write(tmp_path, data)
     img = open_elf(str(p))
-    d = disassemble_symbol(img, img.functions("demo_nic_csum_partial")[0])
+    d = disassemble_symbol(img, functions(img, "demo_nic_csum_partial")[0])
     try:
         lines = source_lines(img, d)
     except ElfFileError as err:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from elftools.elf.elffile import ELFFile
 from perfprograms import shared
+from testapi import functions
 
 from objdump_oracle import compare_function, nm_sizes, nm_values, parse, run_objdump, tool
 from perftui.analysis.annotate import annotate, source_lines
@@ -88,7 +89,7 @@ def built(shared_dir: Path) -> Path:
 
 def _symbols(path: str):
     img = open_elf(path)
-    sized = {f.value: f for f in img.functions() if f.size}
+    sized = {f.value: f for f in functions(img) if f.size}
     for of in parse(run_objdump(path, "-d", "-j", ".text")):
         if of.addr in sized:
             yield img, sized[of.addr], of
@@ -138,7 +139,7 @@ def test_rip_relative_data_is_named_as_objdump_names_it(built: Path) -> None:
 def test_bias_moves_every_address(built: Path) -> None:
     """A PIE shown where it was loaded: every address and direct target moves by the bias."""
     img = open_elf(str(built / "prog"))
-    sym = img.functions("hot_sum")[0]
+    sym = functions(img, "hot_sum")[0]
     a = disassemble_symbol(img, sym)
     b = disassemble_symbol(img, sym, bias=0x555555554000)
     assert [i.addr + 0x555555554000 for i in a.instructions] == [i.addr for i in b.instructions]
@@ -173,7 +174,7 @@ def test_stripped_file_has_no_source_lines(built: Path, tmp_path: Path) -> None:
     subprocess.run([tool("objcopy"), "--strip-debug", str(built / "prog"), str(stripped)],
                    check=True)
     img = open_elf(str(stripped))
-    d = disassemble_symbol(img, img.functions("hot_sum")[0])
+    d = disassemble_symbol(img, functions(img, "hot_sum")[0])
     assert source_lines(img, d) is None
 
 
@@ -248,7 +249,7 @@ def test_counts_and_percentages_equal_perf_annotate(
 ) -> None:
     path = str(built / dso)
     img = open_elf(path)
-    d = disassemble_symbol(img, img.functions(sym)[0])
+    d = disassemble_symbol(img, functions(img, sym)[0])
     ips, periods = _samples_of(recorded, path)
     by_period = annotate(d, ips, periods)  # perf's default: local-period
     by_hits = annotate(d, ips, periods, percent_type="local-hits")

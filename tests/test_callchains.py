@@ -59,7 +59,7 @@ def test_group_read_falls_back(order: str, tmp_path: Path) -> None:
             s["callchain"] = ch
             s["read"] = {"time_enabled": 1, "time_running": 1,
                          "values": [{"value": i, "id": 11, "lost": 0}] * (i % 3)}
-            w.write_all([w.b.sample(s)])
+            w.write(w.b.sample(s))
         w.close()
     rec = open_recording(p)
     rec.build_index()

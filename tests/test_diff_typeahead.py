@@ -9,6 +9,7 @@ from pathlib import Path
 
 from test_diff_ui import make_app, planted, shown  # noqa: F401 - the fixture
 from test_ui_typeahead import send
+from testapi import keys_pending
 from textual.pilot import Pilot
 from uihelpers import settle, sync, workers_done
 
@@ -23,7 +24,7 @@ async def quiet(pilot: Pilot) -> None:
     for _ in range(400):
         await workers_done(app)
         await settle(pilot)
-        if not app.keys_pending and not app.workers:  # type: ignore[attr-defined]
+        if not keys_pending(app) and not app.workers:
             return
         await pilot.pause(0.02)
     raise AssertionError("the keys never settled")

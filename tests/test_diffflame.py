@@ -84,5 +84,6 @@ def test_paths_matched_by_name() -> None:
     assert (fl.new_self[main], fl.old_self[main]) == (25, 0)
     d = fl.self_delta()
     assert (d[a], d[b], d[main]) == (20.0, 15.0, 25.0)
-    assert fl.total_delta()[a] == 20.0 and fl.total_delta()[main] == 0.0
+    total = fl.share(fl.new_total, "new") - fl.share(fl.old_total, "old")  # through a node
+    assert total[a] == 20.0 and total[main] == 0.0
     assert ("p", "main", "gone") not in at

@@ -22,6 +22,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testapi import functions
 
 from objdump_oracle import run_objdump, tool
 from perftui.symbols.code.disasm import disassemble_symbol
@@ -54,7 +55,7 @@ def _sizes(path: Path) -> dict[str, int]:
 
 def _mine(path: Path) -> dict[int, str]:
     img = open_elf(str(path))
-    return {i.addr: _collapse(i.asm) for fn in img.functions() if fn.size
+    return {i.addr: _collapse(i.asm) for fn in functions(img) if fn.size
             for i in disassemble_symbol(img, fn).instructions}
 
 

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from testapi import functions
 
 from conftest import skip_or_fail
 from objdump_oracle import run_objdump, tool
@@ -94,7 +95,7 @@ def compare_binary(path: str, objdump: str, aarch64: bool) -> tuple[int, list[st
     img = open_elf(path)
     done: set[int] = set()
     total, bad = 0, []
-    for sym in img.functions():
+    for sym in functions(img):
         if not sym.size or sym.value in done:
             continue
         done.add(sym.value)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from testapi import name_at
 
 from conftest import skip_or_fail
 from perftui.symbols.files.safefile import SymbolFileError
@@ -226,7 +227,7 @@ def test_nasty_text_makes_perfs_table() -> None:
     assert 0xFFFFFFFF810000E8 not in k.kernel.starts.tolist()
     assert list(k.modules) == ["mod"]
     assert list(k.modules["mod"].names) == ["with_module", "other", "y" * 506]
-    assert k.kernel.name_at(0xFFFFFFFF81000065) == ("caf\u00e9", 5)
+    assert name_at(k.kernel, 0xFFFFFFFF81000065) == ("caf\u00e9", 5)
     assert k.address_of("_text") == 0xFFFFFFFF81000000
     assert k.kernel.names.index("x" * 512) >= 0
     with pytest.raises(SymbolFileError, match="no kernel symbols"):

@@ -34,6 +34,8 @@ from perftui.symbols.naming.samplestore import sample_rows_all
 from perftui.symbols.tables.cache import SymbolCache
 from perftui.symbols.tasks.livethreads import LiveThreads, OrderedEvents
 from perftui.symbols.tasks.order import processing_seq, queue_times
+from perftui.symbols.tasks.taskrecords import TaskRecordReader
+from perftui.symbols.tasks.threads import trailer_times
 from perftui.symbols.unwind.overlay import unwinds
 
 
@@ -104,9 +106,9 @@ def test_places_are_the_whole_recordings(rel: str, k: int) -> None:
     for i, upto in enumerate(ups):
         lt.advance(final=i == len(ups) - 1, upto=upto)
     assert sum(lt.delivered) == n  # each row delivered once
-    model = Resolver(rec).model  # the whole recording's thread model
     fe = rec.rows_of_type(RecordType.FORK, RecordType.EXIT)
-    times = queue_times(rec, model._fork_exit_times if len(fe) else None)
+    # the FORK/EXIT trailer times, as the whole recording's thread model reads them
+    times = queue_times(rec, trailer_times(rec, TaskRecordReader(rec), fe) if len(fe) else None)
     assert np.array_equal(lt.order.seq.view, processing_seq(rec, times))
 
 

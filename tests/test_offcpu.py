@@ -39,6 +39,13 @@ from perftui.perfdata.writer import Writer
 
 LINE = re.compile(r"^\s*(-?\d+)\s+(\d+)\.(\d+): (.*)$")
 FUNCS = ("sleep_long", "sleep_short", "burn")
+#: the state codes of a runnable (preempted) thread: R, and R+ with the "preempt" bit
+PREEMPTED = (STATES.index("R"), STATES.index("R+"))
+
+
+def asleep(state: np.ndarray) -> np.ndarray:
+    """Whether each switch-out (by its state code) was to sleep, not a preemption."""
+    return ~np.isin(state, PREEMPTED)
 
 
 def perf_offcpu(data: Path) -> tuple[dict[tuple[int, int], tuple[int | None, str, str]], int]:
@@ -100,7 +107,7 @@ def check_against_perf(data: Path, by: tuple[int, ...]) -> dict[str, tuple[int, 
     assert states == {k: want[k][1] for k in got}
     assert set(oc.ended.tolist()) <= set(by)
     sums: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for k, ns, sleeping in zip(keys, oc.ns.tolist(), oc.sleeping.tolist(), strict=True):
+    for k, ns, sleeping in zip(keys, oc.ns.tolist(), asleep(oc.state).tolist(), strict=True):
         if k[1] == prog:
             sums[want[k][2]][0 if sleeping else 1] += ns
     return {f: (a, b) for f, (a, b) in sums.items()}
@@ -185,7 +192,7 @@ def test_hand_made_ends_and_hostile_samples(tmp_path: Path) -> None:
     assert dict(zip(tids, oc.ended.tolist(), strict=True)) == {
         7: BY_SWITCH_IN, 8: BY_NEXT_PID, 9: BY_NEXT_EVENT}
     assert [STATES[s] for s in oc.state] == ["S", "R", "S"]
-    assert oc.sleeping.tolist() == [True, False, True]
+    assert asleep(oc.state).tolist() == [True, False, True]
     # 11 (D, at 2300) and 9's second switch-out (3900) and 10: nothing after them
     assert oc.notes == [
         "1 sched_switch samples without prev_pid, prev_state or next_pid in their RAW data "

@@ -314,7 +314,7 @@ def test_dso_ranks_put_rows_without_a_dso_last() -> None:
     as the report engine does (test_sampleprofile.py)."""
     locs = make_locs()
     unknown = locs.dso_id("[unknown]")
-    locs.add_unresolved(unknown, [0x7F0000001000])
+    locs.unresolved_ids(unknown, np.array([0x7F0000001000], np.uint64))
     st = store_of(random_blocks(5), locs)
     gc = GroupCodes(st)
     names = gc.master.names["dso"]

@@ -270,7 +270,8 @@ def test_order_rows_by_numpy_equals_python_sort() -> None:
         if k % 3:
             locs.add(rng.choice([d1, d2]), rng.choice(names), 16 * k, 16 * k + 8)
         else:
-            locs.add_unresolved(rng.choice([d1, d2, d3]), [rng.randrange(1 << 40)])
+            locs.unresolved_ids(rng.choice([d1, d2, d3]),
+                                np.array([rng.randrange(1 << 40)], np.uint64))
     keys = ("comm", "dso", "sym", "cpu")
     codes = KeyCodes(locs, keys)
     comms = ["bash", "Bash", "zsh", "b"]

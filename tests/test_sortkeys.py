@@ -114,7 +114,7 @@ def test_ranks_are_the_keys_order() -> None:
     names = ["memcpy", "Memcpy", None, "_start", "é", None]
     for i, n in enumerate(names):
         if n is None:
-            locs.add_unresolved(dsos[i % 4], [0x9000 - i])
+            locs.unresolved_ids(dsos[i % 4], np.array([0x9000 - i], np.uint64))
         else:
             locs.add(dsos[i % 4], n, 16 * i, 16 * i + 8)
     codes = KeyCodes(locs, (), ["zsh", "Bash", "bash"])

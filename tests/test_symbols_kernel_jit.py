@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from perfprograms import Built, perf_script_samples
+from testapi import name_at
 
 from conftest import skip_or_fail
 from perftui.perfdata import Feature, RecordType, open_recording
@@ -53,10 +54,10 @@ def test_kallsyms_rules() -> None:
     # roundup(start + 4096, 4096)
     assert int(t.ends[0]) == 0xFFFFFFFF81000010
     assert int(t.ends[-1]) == 0xFFFFFFFF81002000
-    assert t.name_at(0xFFFFFFFF81000015) == ("local_func", 5)
+    assert name_at(t, 0xFFFFFFFF81000015) == ("local_func", 5)
     assert set(k.modules) == {"mymod", "othermod"}
     assert k.modules["mymod"].names == ["mod_init", "mod_work"]
-    assert k.modules["mymod"].name_at(0xFFFFFFFFC0001024) == ("mod_work", 4)
+    assert name_at(k.modules["mymod"], 0xFFFFFFFFC0001024) == ("mod_work", 4)
     assert int(k.modules["othermod"].ends[0]) == 0xFFFFFFFFC0003000  # last: page past
     # _text lost the tie, but perf finds the relocation symbol in the raw text
     assert k.address_of("_text") == 0xFFFFFFFF81000000
@@ -104,7 +105,7 @@ def test_kernel_samples_match_perf(recorded) -> None:
             text = d["pgoff"]
         elif d["type"] == "SAMPLE" and d["cpumode"] == 1:
             delta = k.relocation(text) if text is not None else 0
-            r = k.kernel.name_at(d["ip"] + delta)
+            r = name_at(k.kernel, d["ip"] + delta)
             ours[(d["time"], d["ip"])] = (None, None) if r is None else r
     rec.close()
     total = same = 0
@@ -133,10 +134,10 @@ def test_perf_map_rules() -> None:
     m = parse_perf_map(text)
     assert m.table.names == ["bage", "alpha", "beta with spaces", "zero", "las"]
     assert m.skipped == 2
-    assert m.table.name_at(0x100F) == ("alpha", 0xF)
-    assert m.table.name_at(0x1010) is None
-    assert m.table.name_at(0x4000) == ("zero", 0)  # zero size: its start only
-    assert m.table.name_at(0x4001) is None
+    assert name_at(m.table, 0x100F) == ("alpha", 0xF)
+    assert name_at(m.table, 0x1010) is None
+    assert name_at(m.table, 0x4000) == ("zero", 0)  # zero size: its start only
+    assert name_at(m.table, 0x4001) is None
     assert perf_map_path(42, "/x") == "/x/perf-42.map"
 
 
@@ -160,7 +161,7 @@ def test_jit_samples_match_perf(built: Built, recorded) -> None:
         ours = {}
         for p, t, ip in samples:
             if any(p == a and s <= ip < e for a, s, e in anon):
-                r = pm.table.name_at(ip)
+                r = name_at(pm.table, ip)
                 ours[(t, ip)] = (None, None) if r is None else r
         theirs = [s for s in perf_script_samples(data) if s.dso == perf_map_path(pid)]
         # the one resolver (thread/map model + perf map) names them the same

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from perfprograms import Built, perf_script_samples, require
+from testapi import name_at
 
 from perftui.perfdata import open_recording
 from perftui.symbols.tables.cache import SymbolCache
@@ -160,7 +161,7 @@ def user_resolutions(data: Path, cache: SymbolCache, files: set[str]
             if start <= ip < end:
                 if name not in files:
                     return None
-                r = cache.elf(name).table.name_at(ip - start + pgoff)
+                r = name_at(cache.elf(name).table, ip - start + pgoff)
                 return (None, None) if r is None else r
         return None
 

@@ -11,6 +11,7 @@ maps rather than this machine's /proc/kcore).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -23,8 +24,10 @@ from perftui.symbols.tasks import maps
 from perftui.symbols.tasks.callchain import MARKER, chain_cpumodes, sample_callchains
 from perftui.symbols.tasks.dsonames import MapKind, kmod_name
 from perftui.symbols.tasks.maps import KERNEL_MAPS, U64_MAX, MapsBuilder, MapTable
+from perftui.symbols.tasks.order import queue_times
 from perftui.symbols.tasks.orderplain import _delivery_rounds, _replay_rounds
-from perftui.symbols.tasks.threads import ThreadModel
+from perftui.symbols.tasks.taskrecords import TaskRecordReader
+from perftui.symbols.tasks.threads import ThreadModel, trailer_times
 
 KERNEL_TEXT = 0xFFFFFFFF81000000
 CONTEXT_HV = 2**64 - 32
@@ -404,13 +407,35 @@ def test_comms_of_non_sample_rows(tmp_path: Path) -> None:
     assert [names[i] for i in ids] == ["bash", "cat"]
 
 
+def map_at(m: ThreadModel, tids: np.ndarray, times: np.ndarray, ips: np.ndarray,
+           cpumodes: np.ndarray) -> np.ndarray:
+    """Like :meth:`ThreadModel.map_at_rows` without rows: the maps after the last record perf
+    processes at or before each time.  The step is found by perf's ordering times (the
+    FORK/EXIT trailer times read again, as ``ThreadModel.build`` reads them); a thread's
+    maps object at a step is the model's private ``_objects`` (its public face,
+    ``thread_objects``, asks by rows)."""
+    rec = m.rec
+    fe = rec.rows_of_type(RecordType.FORK, RecordType.EXIT)
+    qt = queue_times(rec, trailer_times(rec, TaskRecordReader(rec), fe))
+    seq_time = np.maximum.accumulate(qt[m.order]) if len(qt) else qt[:0]
+    tids = np.asarray(tids, dtype=np.int64)
+    seq = np.searchsorted(seq_time, np.asarray(times, dtype=np.uint64), side="right") - 1
+    cpumodes = np.asarray(cpumodes)
+    obj = np.full(len(tids), -1, dtype=np.int64)
+    user = cpumodes == Misc.USER
+    if user.any():
+        obj[user] = m._objects(tids[user], seq[user] + 1)
+    obj[cpumodes == Misc.KERNEL] = KERNEL_MAPS
+    return m.maps.lookup(obj, seq, np.asarray(ips, dtype=np.uint64))
+
+
 def test_map_at_by_time_matches_rows(tmp_path: Path) -> None:
     m, _ = model("fork_exec_threads", tmp_path)
     c = m.rec.columns
     rows = np.nonzero(c["type"] == RecordType.SAMPLE)[0]
     by_row = m.map_of(rows)
-    by_time = m.map_at(c["tid"][rows], c["time"][rows], m.rec.sample_values(rows),
-                       c["cpumode"][rows])
+    by_time = map_at(m, c["tid"][rows], c["time"][rows], m.rec.sample_values(rows),
+                     c["cpumode"][rows])
     assert list(by_time) == list(by_row)
 
 
@@ -513,15 +538,25 @@ def test_lookup_matches_a_plain_loop(n_obj: int, mapped: bool,
     assert (got >= 0).sum() > 300
 
 
-def test_set_range_moves_a_kernel_map(tmp_path: Path) -> None:
-    """The resolver can stretch the kernel map as perf does after loading kallsyms."""
+def ending_at(table: MapTable, ids: np.ndarray, end: int) -> MapTable:
+    """The maps of ``table`` with ``ids`` ending at ``end`` (as perf moves the kernel map once
+    it has loaded kallsyms): a new table of the same columns, its lookup sorted afresh."""
+    cols = {f.name: getattr(table, f.name) for f in fields(table) if not f.name.startswith("_")}
+    cols["end"] = table.end.copy()
+    cols["end"][ids] = np.uint64(end)
+    return MapTable(**cols)
+
+
+def test_a_stretched_kernel_map_covers_what_it_did_not(tmp_path: Path) -> None:
+    """A kernel map stretched as perf stretches it after loading kallsyms covers the
+    addresses past the recorded end."""
     m, _ = model("kernel_maps", tmp_path)
     rows = np.nonzero(m.rec.columns["type"] == RecordType.SAMPLE)[0]
     past = np.array([KERNEL_TEXT + 0x2000000], dtype=np.uint64)
     row = rows[:1]
     assert list(m.map_at_rows(row, past, [Misc.KERNEL])) == [-1]
-    kernel = m.maps.of_kind(MapKind.KERNEL)
-    m.maps.set_range(kernel, end=KERNEL_TEXT + 0x4000000)
+    kernel = np.flatnonzero(m.maps.kind == MapKind.KERNEL)  # every kernel map version
+    m.maps = ending_at(m.maps, kernel, KERNEL_TEXT + 0x4000000)
     assert list(m.dso_names(m.map_at_rows(row, past, [Misc.KERNEL]))) == ["[kernel.kallsyms]"]
 
 

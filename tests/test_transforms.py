@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from inproc import run_cli
 from perfprograms import recorded_c, require
@@ -45,7 +46,10 @@ PATHS = [
 
 
 def run(transforms: list[Transform], paths: list[list[int]] = PATHS) -> list[list[int] | None]:
-    return apply(Paths.from_lists(paths), transforms).lists()
+    """The paths after the transforms, each as a list (None: dropped)."""
+    starts = np.cumsum([0] + [len(p) for p in paths])
+    out = apply(Paths.of(starts, np.array([f for p in paths for f in p], np.int64)), transforms)
+    return [out.path(k) if out.keep[k] else None for k in range(len(out))]
 
 
 def test_focus_function_cuts_at_the_outermost_call() -> None:

@@ -20,6 +20,7 @@ from dwarfprograms import DwarfBuilt
 from test_report_perf import _perf_key, perf_rows
 from test_ui_pilot import browse
 from test_ui_profile import idle, keys, prompt, table, tree_lines
+from testapi import keys_pending
 from textual.pilot import Pilot
 from uihelpers import sync, wait_indexed
 
@@ -148,7 +149,7 @@ async def _burst(fp: Path, slow: bool) -> tuple[int | None, str]:
         else:
             await pilot.press(*BURST)
             deadline = time.monotonic() + 120
-            while app.keys_pending and time.monotonic() < deadline:  # type: ignore[attr-defined]
+            while keys_pending(app) and time.monotonic() < deadline:
                 await pilot.pause(0.05)
             await idle(pilot)
         pane = app.query_one(ProfilePane)

@@ -18,6 +18,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from testapi import keys_pending
 from textual import events
 from textual.keys import REPLACED_KEYS, _character_to_key, _get_unicode_name_from_key
 from textual.pilot import Pilot
@@ -73,7 +74,7 @@ async def quiet(pilot: Pilot, app: PerftuiApp) -> None:
 
 
 def busy(app: PerftuiApp) -> bool:
-    return app.keys_pending or bool(app.workers) or (app.is_running and app.selection_pending())
+    return keys_pending(app) or bool(app.workers) or (app.is_running and app.selection_pending())
 
 
 def state(app: PerftuiApp) -> tuple[object, ...]:
@@ -163,7 +164,7 @@ async def test_every_key_of_a_burst_is_given_out(demo: Path) -> None:
             send(app, *["down"] * 40)
             await quiet(pilot, app)
             assert records.cursor == start + 40  # type: ignore[attr-defined]
-            assert not app.keys_pending
+            assert not keys_pending(app)
     finally:
         rec.close()
     await asyncio.sleep(0)

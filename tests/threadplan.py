@@ -131,7 +131,8 @@ class Plan:
             b = w.b
             header_ids = self._header_build_ids(w) if mode == "pipe" else []
             if self.build_ids_at == "start":
-                w.write_all(header_ids)
+                for r in header_ids:
+                    w.write(r)
             for kind, a in self.records:
                 if kind == "SAMPLE":
                     w.write(b.sample(a["s"], misc=a["misc"]))
@@ -140,7 +141,8 @@ class Plan:
                 else:
                     w.write(b.kernel(kind, a["f"], misc=a["misc"], sample_id=a["sid"]))
             if self.build_ids_at == "end":
-                w.write_all(header_ids)
+                for r in header_ids:
+                    w.write(r)
             w.close()
         return path
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from perftui.perfdata.attr import EventAttr
 from perftui.perfdata.constants import Feature, RecordType
+from perftui.perfdata.writer import Writer
 from perftui.symbols.code.disasm import Instruction
 from perftui.symbols.dwarf import forms
 
@@ -33,6 +34,12 @@ _.__class__  # noqa: B018
 
 # capstone's Cs options are properties set on the library's object
 _.skipdata  # noqa: B018
+
+# the writer compresses (compress=...) only the records written after start_compression,
+# as perf writes its first records plain and the ring's data compressed; only the tests
+# write compressed recordings (builders.kitchen_sink, test_malformed, test_sections: the
+# demo's is plain), and nothing else turns the compressor on
+Writer.start_compression  # noqa: B018
 
 # a fact the disassembler keeps beside is_call and is_jump, which annotate reads; no view
 # reads it yet (disasm.py belongs to the disasm lane this session: left to it)

@@ -134,11 +134,6 @@ class Annotation:
         """Indexes of the instructions that have samples, in address order."""
         return np.flatnonzero(self.counts.hits > 0)
 
-    def hot_order(self) -> list[int]:
-        """Instructions with samples, hottest first (ties in address order)."""
-        h = self.hot()
-        return [int(i) for i in h[np.argsort(-self.percent[h], kind="stable")]]
-
     def next_hot(self, i: int, wrap: bool = True) -> int | None:
         """The first instruction after ``i`` with samples (wrapping to the first)."""
         h = self.hot()

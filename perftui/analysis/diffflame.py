@@ -57,12 +57,6 @@ class DiffFlame:
         out: np.ndarray = self.share(self.new_self, "new") - self.share(self.old_self, "old")
         return out
 
-    def total_delta(self) -> np.ndarray:
-        """Per node: NEW's share through the node minus OLD's."""
-        out: np.ndarray = self.share(self.new_total, "new") - \
-            self.share(self.old_total, "old")
-        return out
-
     def max_delta(self) -> float:
         """The largest change of one stack, in percentage points: what flamegraph.pl
         scales its colours by (``$maxdelta``: every stack of the folded pair, drawn or

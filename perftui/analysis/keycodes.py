@@ -11,7 +11,7 @@ values have equal ranks.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
@@ -19,14 +19,6 @@ from ..symbols.naming.locations import Locations
 from .sortkeys import SORT_KEYS, LocationBatch, SortKey
 
 LOCATION_KEYS: tuple[SortKey, ...] = tuple(k for k in SORT_KEYS.values() if k.per_location)
-
-
-class SampleColumns(Protocol):
-    """The per-sample columns the per-sample keys read (samples, or groups of them)."""
-
-    comm: np.ndarray
-    tid: np.ndarray
-    cpu: np.ndarray
 
 
 class KeyCodes:
@@ -107,20 +99,6 @@ class KeyCodes:
         self._have = n
         self._names = None
         self._ranks = {}
-
-    # -- codes of samples ----------------------------------------------------------------
-    def entry_codes(self, cols: SampleColumns, which: np.ndarray, loc: np.ndarray
-                    ) -> np.ndarray:
-        """Key codes (one column per key) of entries: per-sample keys from ``cols`` at
-        ``which``, per-location keys from ``loc``."""
-        out = []
-        for name in self.keys:
-            k = SORT_KEYS[name]
-            if k.column is not None:
-                out.append(getattr(cols, k.column)[which].astype(np.int64))
-            else:
-                out.append(self._code[name][loc])
-        return np.stack(out, axis=1) if out else np.zeros((len(which), 0), np.int64)
 
     # -- order ----------------------------------------------------------------------------
     def ranks(self, key: str, code: np.ndarray, loc: np.ndarray) -> np.ndarray:

@@ -30,7 +30,6 @@ SWITCH_EVENT = "sched:sched_switch"
 #: state codes: the first letter of prev_state as printed (``R+``: preempted with the
 #: kernel's "preempt" bit); ``?`` a letter none of these
 STATES = ("R", "R+", "S", "D", "I", "T", "t", "X", "Z", "P", "K", "W", "x", "N", "?")
-_PREEMPTED = (0, 1)  # codes of a runnable (preempted) thread
 #: the letters the kernel has given prev_state's bits since 2.6, where a format has no table
 _LINUX_TABLE = [(1, "S"), (2, "D"), (4, "T"), (8, "t"), (16, "X"), (32, "Z"), (64, "P"),
                 (128, "I")]
@@ -48,11 +47,6 @@ class OffCpu:
     state: np.ndarray  # uint8, into STATES
     ended: np.ndarray  # uint8: BY_SWITCH_IN, BY_NEXT_PID, BY_NEXT_EVENT
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def sleeping(self) -> np.ndarray:
-        """Whether each switch-out was to sleep (not a preemption)."""
-        return ~np.isin(self.state, _PREEMPTED)
 
 
 def switch_attrs(rec: Recording) -> dict[int, TraceFormat]:

@@ -67,24 +67,12 @@ class Paths:
         return cls(starts, np.asarray(frames, dtype=np.int64),
                    np.ones(len(starts) - 1, dtype=bool))
 
-    @classmethod
-    def from_lists(cls, paths: Sequence[Sequence[int]]) -> Paths:
-        lengths = np.array([len(p) for p in paths], dtype=np.int64)
-        starts = np.zeros(len(paths) + 1, np.int64)
-        np.cumsum(lengths, out=starts[1:])
-        flat = [f for p in paths for f in p]
-        return cls.of(starts, np.array(flat, dtype=np.int64))
-
     def __len__(self) -> int:
         return len(self.starts) - 1
 
     def path(self, k: int) -> list[int]:
         out: list[int] = self.frames[self.starts[k]:self.starts[k + 1]].tolist()
         return out
-
-    def lists(self) -> list[list[int] | None]:
-        """Every path as a list (None: dropped)."""
-        return [self.path(k) if self.keep[k] else None for k in range(len(self))]
 
     def _owner(self) -> np.ndarray:
         return np.repeat(np.arange(len(self), dtype=np.int64), np.diff(self.starts))

@@ -9,7 +9,6 @@ record in memory, so it also writes the multi-GB benchmark recordings.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
 from typing import Any, BinaryIO
 
 import zstandard
@@ -225,10 +224,6 @@ class Writer:
         self._pending_size += len(raw)
         if self._pending_size >= self.chunk:
             self.flush_compressed()
-
-    def write_all(self, recs: Iterable[bytes]) -> None:
-        for r in recs:
-            self.write(r)
 
     def start_compression(self) -> None:
         """Compress the records written from now on (perf compresses the ring data)."""

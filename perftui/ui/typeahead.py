@@ -48,11 +48,6 @@ class TypeAheadApp(App[int]):
         screen being prepared in a worker): the next key waits for it."""
         return False
 
-    @property
-    def keys_pending(self) -> bool:
-        """Whether keys typed are still waiting for the app to settle (for tests)."""
-        return self._key_busy or bool(self._held)
-
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key) and not self._screen_stack:
             # shutting down: Textual closes the screens before the app's queue, and a key

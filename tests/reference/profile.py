@@ -14,7 +14,7 @@ import numpy as np
 
 from perftui.analysis.keycodes import KeyCodes
 from perftui.analysis.profile import Profile, ProfileRow, _group, order_rows, sum_by
-from perftui.analysis.sortkeys import DEFAULT_SORT
+from perftui.analysis.sortkeys import DEFAULT_SORT, SORT_KEYS
 from perftui.symbols.naming.locations import Locations
 from perftui.symbols.naming.resolved import ResolvedSamples
 
@@ -52,13 +52,27 @@ def build_profile(blocks: Iterable[ResolvedSamples], locs_of: Locations,
     return prof
 
 
+def entry_codes(codes: KeyCodes, s: ResolvedSamples, which: np.ndarray, loc: np.ndarray
+                ) -> np.ndarray:
+    """Key codes (one column per key of ``codes``) of entries: per-sample keys from the
+    samples ``s`` at ``which``, per-location keys from ``loc``."""
+    out = []
+    for name in codes.keys:
+        k = SORT_KEYS[name]
+        if k.column is not None:
+            out.append(getattr(s, k.column)[which].astype(np.int64))
+        else:
+            out.append(codes.of(name)[loc])
+    return np.stack(out, axis=1) if out else np.zeros((len(which), 0), np.int64)
+
+
 def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -> None:
     n = len(s)
     if not n:
         return
     idx = np.arange(n, dtype=np.int64)
     period = s.period.astype(np.int64)
-    k_self = codes.entry_codes(s, idx, s.leaf.astype(np.int64))
+    k_self = entry_codes(codes, s, idx, s.leaf.astype(np.int64))
     entries_keys = [k_self]
     entries_self = [period]
     entries_child = [period if children else np.zeros(n, np.int64)]
@@ -67,7 +81,7 @@ def _add_block(acc: _Acc, codes: KeyCodes, s: ResolvedSamples, children: bool) -
     entries_loc = [s.leaf.astype(np.int64)]
     if children:
         sample, loc = stacks(s)
-        k = codes.entry_codes(s, sample, loc)
+        k = entry_codes(codes, s, sample, loc)
         # each distinct row once per sample: unique over (sample, key codes)
         both = np.concatenate([sample[:, None], k], axis=1)
         uniq, _inv, first = _group(both)

@@ -279,24 +279,6 @@ class ElfCodeImage:
         sym, strtab, _ = self.raw_symbols()
         return cstr(strtab, int(sym["name"][i])) if 0 <= i < len(sym) else ""
 
-    def functions(self, name: str | None = None) -> list[FunctionSymbol]:
-        """Defined FUNC/IFUNC symbols (all, or those called ``name``), in table order."""
-        sym, strtab, _ = self.raw_symbols()
-        typ = sym["info"] & 0xF
-        keep = ((typ == STT_FUNC) | (typ == STT_GNU_IFUNC)) & (sym["shndx"] != SHN_UNDEF)
-        keep &= sym["shndx"] < SHN_LORESERVE
-        out = []
-        for i in np.flatnonzero(keep):
-            nm = cstr(strtab, int(sym["name"][i]))
-            if name is not None and nm != name:
-                continue
-            r = sym[i]
-            out.append(
-                FunctionSymbol(nm, int(r["shndx"]), int(r["value"]), int(r["size"]),
-                               int(r["info"]) & 0xF, int(r["info"]) >> 4)
-            )
-        return out
-
     def section_symbols(self, section: int) -> SectionSymbolTable:
         """Named FUNC/OBJECT (and sized untyped) symbols of one section, by offset into
         the section (``st_value - sh_addr``), one name per address (perf's

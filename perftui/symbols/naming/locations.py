@@ -152,13 +152,6 @@ class Locations:
             self.dso.append(dso)
         return i
 
-    def add_unresolved(self, dso: int, addrs: list[int], section: str | None = None
-                       ) -> list[int]:
-        """Ids of unresolved addresses of one dso, the new ones added in one go."""
-        ids: list[int] = self.unresolved_ids(dso, np.array(addrs, dtype=np.uint64),
-                                             section).tolist()
-        return ids
-
     def unresolved_ids(self, dso: int, addrs: np.ndarray, section: str | None = None
                        ) -> np.ndarray:
         """The ids of the locations of unresolved addresses of one dso (u64, repeats

@@ -10,8 +10,7 @@
   ``"label"``, ``"plt"``);
 - ``space``: what the addresses are (``"file offset"`` for user ELF files, as perf 6.1 keeps
   them, ``"address"`` for kallsyms, vmlinux and perf maps);
-- :meth:`DsoSymbolTable.lookup` ``(addrs) -> int64 index or -1`` (vectorised) and
-  :meth:`DsoSymbolTable.name_at` ``(addr) -> (name, offset) | None``.
+- :meth:`DsoSymbolTable.lookup` ``(addrs) -> int64 index or -1`` (vectorised).
 
 :class:`~.symbuilder.PerfSymbolBuilder` reproduces how perf 6.1 fills its symbol tree
 (``tools/perf/util/symbol.c``).
@@ -190,15 +189,6 @@ class DsoSymbolTable:
     def _ends_list(self) -> list[int]:
         self._starts_list  # noqa: B018  (fills both)
         return self._el
-
-    def name_at(self, addr: int) -> tuple[str, int] | None:
-        """``(name, addr - symbol start)`` for one address in :attr:`space`, or None."""
-        if addr < 0 or addr >= 1 << 64:
-            return None
-        i = int(self.lookup(np.array([addr], dtype=_U64))[0])
-        if i < 0:
-            return None
-        return self.names[i], addr - int(self.starts[i])
 
 
 #: pairs that names decide from which numpy beats one pair at a time

@@ -177,11 +177,6 @@ class PerfSymbolBuilder:
                          np.zeros(0, bool))
         return self._arr
 
-    def live_order(self) -> np.ndarray:
-        """Ids of the live symbols in the order :meth:`table` puts them (by start, then
-        insertion)."""
-        return self._order()
-
     def live_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(ids, starts, ends, kinds)`` of the live symbols in :meth:`table`'s order."""
         starts, ends, _b, kinds, _m = self._flatten()

@@ -229,4 +229,4 @@ class LiveThreads:
         for lo in range(0, len(todo), _EVENTS):
             ThreadModel.replay_block(rec, self.order.reader, self.replay, seq,
                                      todo[lo:lo + _EVENTS])
-        return ThreadModel(rec, self.replay, seq, np.zeros(0, np.uint64), live=True)
+        return ThreadModel(rec, self.replay, seq, live=True)

@@ -89,24 +89,6 @@ class MapTable:
         d = np.where(ids >= 0, self.dso[np.maximum(ids, 0)] if len(self) else -1, -1)
         return names[d]
 
-    def of_kind(self, kind: MapKind) -> np.ndarray:
-        """Ids of the maps of one kind (e.g. ``MapKind.KERNEL``: every kernel map version)."""
-        return np.nonzero(self.kind == kind)[0]
-
-    def set_range(self, ids: np.ndarray, start: int | None = None, end: int | None = None
-                  ) -> None:
-        """Move maps' bounds, as perf does once it has loaded symbols: ``map__fixup_start``
-        / ``map__fixup_end`` after kallsyms, or the kcore segment holding ``_stext``.  The
-        recorded kernel MMAP ends at ``_etext``; ``perf script`` extends it that way, so
-        kernel ``.init.text`` (an idle task's ``start_kernel`` frames) is ``[kernel.kallsyms]``
-        to perf and unmapped here until the resolver calls this."""
-        ids = np.asarray(ids, dtype=np.int64)
-        if start is not None:
-            self.start[ids] = np.uint64(start)
-        if end is not None:
-            self.end[ids] = np.uint64(end)
-        self._order = np.empty(0, np.int64)  # re-sort on the next lookup
-
     # -- states ------------------------------------------------------------------------------
     def kernel_epochs(self, seq: np.ndarray) -> np.ndarray:
         """The kernel maps' state at each processing step, as a number: the count of kernel

@@ -13,8 +13,8 @@ session.c), then answers per-row questions with numpy:
   with its dso (perf's printed name, recorded path, build id, :class:`MapKind`).
 
 What is deliberately not here: symbols (the resolver loads them per dso); the kernel map
-stretch perf applies once it has loaded kallsyms or /proc/kcore (the recorded kernel MMAP
-ends at ``_etext``; the resolver can call :meth:`MapTable.set_range`); DWARF unwinding of
+stretch perf applies once it has loaded kallsyms or /proc/kcore (the recorded kernel MMAP,
+which ends at ``_etext``, is kept as it is); DWARF unwinding of
 ``--call-graph dwarf`` stacks; ``perf script``'s ``--max-stack`` (127) cut of long chains.
 Guest samples get no map, as in perf 6.1 without ``--guest``, and ``perf script`` does not
 print them at all (they are filtered, HIST_FILTER__GUEST).
@@ -128,19 +128,17 @@ class ThreadModel:
     Attributes: ``seq`` (per index row: its position in perf's processing order; int32
     while the rows fit), ``order`` (index rows in that order), ``names`` (comm strings;
     ids index it), ``maps`` (:class:`~perftui.symbols.tasks.maps.MapTable`, map ids index it).
-    Only ``seq`` is kept per row: ``order`` and the times :meth:`map_at` needs are made
-    again when asked for (``fork_exit_times``: the FORK/EXIT trailer times to make them).
+    Only ``seq`` is kept per row: ``order`` is made again when asked for.
     """
 
     def __init__(self, rec: Recording, replay: Replay, seq: np.ndarray,
-                 fork_exit_times: np.ndarray, live: bool = False) -> None:
+                 live: bool = False) -> None:
         """``live``: the replay goes on (a stream still read, :mod:`.livethreads`): the
         model is a snapshot of it, its maps and logs copies (else the replay's maps are
         taken over)."""
         self.rec = rec
         self.seq = seq
         n = len(self.seq)
-        self._fork_exit_times = fork_exit_times
         self.names = replay.names
         self._name_ids = replay._name_ids
         self.maps: MapTable = replay.b.snapshot() if live else replay.b.table()
@@ -152,9 +150,6 @@ class ThreadModel:
         self._comm_key, self._comm_name, self._comm_time = self._log(cl[:, 0], cl[:, 1],
                                                                      cl[:, 2], cl[:, 3])
         self._state_key, self._state_obj, _ = self._log(sl[:, 0], sl[:, 1], sl[:, 2])
-        # processing position -> ordering time seen so far (for time-only queries): made
-        # when first asked for
-        self._seq_time_kept: np.ndarray | None = None
 
     @property
     def order(self) -> np.ndarray:
@@ -162,14 +157,6 @@ class ThreadModel:
         out = np.empty(len(self.seq), dtype=np.int64)
         out[self.seq] = np.arange(len(self.seq), dtype=np.int64)
         return out
-
-    @property
-    def _seq_time(self) -> np.ndarray:
-        if self._seq_time_kept is None:
-            times = queue_times(self.rec, self._fork_exit_times)
-            self._seq_time_kept = (np.maximum.accumulate(times[self.order]) if len(times)
-                                   else times[:0])
-        return self._seq_time_kept
 
     def _log(self, tid: np.ndarray, seq1: np.ndarray, val: np.ndarray,
              time: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -201,7 +188,7 @@ class ThreadModel:
                                                                         _FORK_EXIT)])
         times = queue_times(rec, fork_exit_times)
         seq = processing_seq(rec, times)
-        del times  # made again when map_at needs them
+        del times  # (not kept: the model keeps only seq)
         touch = cls._touch_rows(rec, seq)
         arch = rec.feature(Feature.ARCH) or os.uname().machine
         replay = Replay(x86_64=arch == "x86_64")
@@ -212,7 +199,7 @@ class ThreadModel:
         rows = rows[np.argsort(seq[rows], kind="stable")]
         for lo in range(0, len(rows), _EVENTS):
             cls.replay_block(rec, reader, replay, seq, rows[lo:lo + _EVENTS])
-        return cls(rec, replay, seq, fork_exit_times)
+        return cls(rec, replay, seq)
 
     @staticmethod
     def replay_block(rec: Recording, reader: TaskRecordReader, replay: Replay,
@@ -374,21 +361,6 @@ class ThreadModel:
             obj[user] = self.thread_objects(rows[user])
         obj[cpumodes == Misc.KERNEL] = KERNEL_MAPS
         return self.maps.lookup(obj, self.seq[rows], np.asarray(ips, dtype=np.uint64))
-
-    def map_at(self, tids: np.ndarray, times: np.ndarray, ips: np.ndarray,
-               cpumodes: np.ndarray) -> np.ndarray:
-        """Like :meth:`map_at_rows` without rows: the state after the last record perf
-        processes at or before each time (exact for rows: prefer :meth:`map_at_rows`)."""
-        tids = np.asarray(tids, dtype=np.int64)
-        seq = np.searchsorted(self._seq_time, np.asarray(times, dtype=np.uint64),
-                              side="right") - 1
-        cpumodes = np.asarray(cpumodes)
-        obj = np.full(len(tids), -1, dtype=np.int64)
-        user = cpumodes == Misc.USER
-        if user.any():
-            obj[user] = self._objects(tids[user], seq[user] + 1)
-        obj[cpumodes == Misc.KERNEL] = KERNEL_MAPS
-        return self.maps.lookup(obj, seq, np.asarray(ips, dtype=np.uint64))
 
     def callchain_maps(self, rows: np.ndarray) -> CallchainMaps:
         """The callchains of SAMPLE rows with the map of every entry (see
