@@ -3,6 +3,12 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
+# Bytecode is cached under the venv, so the tree stays clean even where the environment sets
+# PYTHONDONTWRITEBYTECODE: without a cache every start compiles every module (a small
+# report: 0.35 s against 0.22 s here) and pytest rewrites every test module's asserts again
+# in each process (~5 s each).
+export PYTHONPYCACHEPREFIX := $(abspath $(VENV))/pycache
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup run demo check test lint typecheck bench screenshots clean
 

@@ -144,6 +144,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 _SNAPSHOT_MODULES = {"test_ui_snapshots.py", "test_diff_snapshots.py"}
+_SLOW_SCREENS = ("[profile-srcline", "[range-")
 
 
 @pytest.hookimpl(tryfirst=True)  # (before -m deselects by the marks)
@@ -159,8 +160,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if any("tmux" in m.args for m in i.iter_markers("needs")):
             i.add_marker(pytest.mark.terminal)
         # ``make check`` pins the look at 80x24 (the size the app is made for over ssh);
-        # the full run pins every other size too
-        if i.path.name in _SNAPSHOT_MODULES and "80x24" not in i.name:
+        # the full run pins every other size too, and the slowest screens (4.5-5 s each)
+        if i.path.name in _SNAPSHOT_MODULES and (
+                "80x24" not in i.name or any(w in i.name for w in _SLOW_SCREENS)):
             i.add_marker(pytest.mark.slow)
     slow_modules = {getattr(i, "module", None) for i in items
                     if i.get_closest_marker("slow") is not None}

@@ -153,6 +153,7 @@ def test_demo_sections_equal_the_plan_and_the_profile(tmp_path: Path) -> None:
     assert seen >= 3
 
 
+@pytest.mark.slow
 @sync
 async def test_a_drill_down_opened_before_the_names_fills_in_when_they_come(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

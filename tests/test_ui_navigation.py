@@ -254,6 +254,7 @@ async def test_section_report_is_counted_off_the_ui_thread(
 
 
 # -- 4. layout and navigation -------------------------------------------------------------
+@pytest.mark.slow
 @sync
 async def test_z_gives_the_pane_the_whole_screen(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
@@ -422,6 +423,7 @@ async def test_missing_module_file_message_in_full(demo: Path) -> None:
             assert word in shown, word
 
 
+@pytest.mark.slow
 @sync
 async def test_g_inside_a_record_and_g_seconds(demo: Path) -> None:
     async with browse(demo) as (app, pilot):
@@ -488,6 +490,7 @@ async def test_info_lists_every_decode_error(tmp_path: Path, demo: Path) -> None
 
 
 # -- 5. one time base ------------------------------------------------------------------------
+@pytest.mark.slow
 @sync
 async def test_b_switches_every_pane_between_relative_and_absolute(demo: Path) -> None:
     async with browse(demo) as (app, pilot):

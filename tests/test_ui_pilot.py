@@ -181,6 +181,7 @@ async def test_t_toggles_file_and_time_order(demo: Path) -> None:
         assert rl.current_row() == int(rows[0])
 
 
+@pytest.mark.slow
 @sync
 async def test_filter_matches_numpy(demo: Path) -> None:
     async with browse(demo, notifications=True) as (app, pilot):
@@ -498,6 +499,7 @@ async def test_section_drill_down_and_back(demo: Path, plan: DemoPlan) -> None:
         assert "__demo_svm_vcpu_run" in detail_text(app)
 
 
+@pytest.mark.slow
 @sync
 async def test_filter_applies_to_the_drill_down_and_the_jump_keeps_it(demo: Path,
                                                                      plan: DemoPlan) -> None:
@@ -577,6 +579,7 @@ async def test_help_fits_80_columns(demo: Path) -> None:
             assert line.rstrip() in text
 
 
+@pytest.mark.slow
 @sync
 async def test_command_palette(demo: Path) -> None:
     async with browse(demo) as (app, pilot):

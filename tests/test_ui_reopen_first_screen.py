@@ -10,6 +10,7 @@ import gc
 from pathlib import Path
 from typing import Any
 
+import pytest
 from uihelpers import wait_indexed
 
 from perftui import startup
@@ -132,6 +133,7 @@ def test_startup_release_freezes_what_start_up_made() -> None:
         gc.unfreeze()
 
 
+@pytest.mark.slow
 def test_entry_opened_early_without_its_report_is_not_opened_twice(tmp_path: Path) -> None:
     """An entry that opens but keeps no section report (``prepare_cached`` False): the
     worker indexes from the entry already open (``open_cached`` is then called only by
