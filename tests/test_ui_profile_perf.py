@@ -161,6 +161,12 @@ async def test_two_events_each_apart(built: Built, recorded) -> None:  # type: i
 
             assert f"{event} ({n}/2)" in screen_text(app)
             same(shown(app, False), want, "dso,sym")
+        # the flame graph counts the event the profile showed, and back
+        (first, _), (second, _) = theirs.items()
+        await keys(pilot, "f")
+        assert app.body == "flame" and f"{second} (2/2)" in screen_text(app)
+        await keys(pilot, "1", "p")
+        assert app.body == "profile" and f"{first} (1/2)" in screen_text(app)
 
 
 @sync

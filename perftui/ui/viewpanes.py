@@ -89,6 +89,10 @@ class ViewPanes:
                 app.query_one(i).display = key == name
         old, app.body = app.body, name
         panes = self.panes()
+        if panes is not None and {old, name} == {"profile", "flame"}:
+            # the event counted goes with the user from one view to the other
+            src, dst = (panes[0], panes[1]) if name == "flame" else (panes[1], panes[0])
+            dst.attr = src.chosen_attr()
         if name == "records":
             came = "records"
             if panes is not None and old == "flame":
