@@ -185,6 +185,6 @@ async def test_status_lines_say_times_for_offcpu_and_samples_otherwise(shared_di
         g.cursor = hit
         t0, t1 = ch.span_of(ch.levels[hit[0]][hit[1]])
         ns = [v[0] for t, v in mine.items() if t0 <= t < t1 and v[2] == "sleep_long"]
-        shown, pct, n = timed_weight(g.describe().plain)
-        assert near(shown, sum(ns)) and n == len(ns) >= 1, (g.describe().plain, ns)
+        shown, pct, n = timed_weight(g.describe(screen.data.model).plain)
+        assert near(shown, sum(ns)) and n == len(ns) >= 1, (g.describe(screen.data.model).plain, ns)
         assert pct == round(100 * sum(ns) / sum(v[0] for v in mine.values()), 2)
