@@ -8,6 +8,7 @@ symbol read off the screen."""
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from test_transforms import (
     perf_stacks,
 )
 from test_ui_pilot import browse
-from test_ui_profile import keys, prompt, status, table, table_lines
+from test_ui_profile import idle, keys, prompt, status, table, table_lines
 from uihelpers import screen_text, sync
 
 from perftui.ui.widgets.calltrees import CallTreeList
@@ -95,9 +96,19 @@ async def test_table_transforms_equal_their_definition(shared_dir: Path) -> None
         await keys(pilot, "t")
         tl = app.query_one(CallTreeList)
         want = ["__libc_start_call_main", "main", "site_two"]
-        line = next(i for i, ln in enumerate(tl.lines) if ln.forest == 0 and
-                    len(ln.path) == 4 and
-                    [tl.locs.name[f] for f in ln.path[1:]] == want)  # type: ignore[union-attr]
+
+        def wanted() -> int | None:
+            return next((i for i, ln in enumerate(tl.lines) if ln.forest == 0 and
+                         len(ln.path) == 4 and  # type: ignore[union-attr]
+                         [tl.locs.name[f] for f in ln.path[1:]] == want), None)
+
+        # (the trees are filled after the table's worker: under load, later than idle())
+        deadline = time.monotonic() + 30
+        while wanted() is None and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+            await idle(pilot)
+        line = wanted()
+        assert line is not None, [len(ln.path) for ln in tl.lines][:20]
         tl.cursor = line
         await keys(pilot, "O")
         await keys(pilot, "escape")
