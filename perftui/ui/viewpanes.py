@@ -68,7 +68,9 @@ class ViewPanes:
         panes, app = self._panes, self.app
         if panes is None or not app.screen_stack or not app.screen_stack[0].is_attached:
             return None
-        return panes if all(p.is_mounted for p in panes) else None
+        # (a pane mounted while the app exits is mounted without its widgets: seen as one
+        # without children, even when its screen is still attached)
+        return panes if all(p.is_mounted and p.children for p in panes) else None
 
     def show(self, name: str) -> None:
         """Show the records, the profile or the flame graph under the timeline (the
