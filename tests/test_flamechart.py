@@ -98,3 +98,17 @@ def test_the_rule_on_hand_made_samples() -> None:
     assert tie.stack.tolist() == [6]  # one each: 6 was sampled first (t=1)
     empty = chart_columns(np.array([50]), np.array([1]), 0, 100, 4)
     assert empty.stack.tolist() == [-1, -1, 1, -1]
+
+
+def test_a_timed_column_shows_its_heaviest_stack() -> None:
+    """One column holding three preemptions of stack 1 (1 ms each) and one 300 ms sleep of
+    stack 2: by samples the preemptions' stack, by weight (offcpu-time's ns) the sleep's; a
+    tie of weight goes to the more samples, then the first."""
+    time = np.array([10, 20, 30, 40])
+    stack = np.array([1, 1, 1, 2])
+    ns = np.array([1_000_000, 1_000_000, 1_000_000, 300_000_000])
+    assert chart_columns(time, stack, 0, 100, 1).stack.tolist() == [1]
+    assert chart_columns(time, stack, 0, 100, 1, ns).stack.tolist() == [2]
+    even = np.array([5, 5, 5, 15])
+    assert chart_columns(time, stack, 0, 100, 1, even).stack.tolist() == [1]
+    assert chart_columns(time, stack, 0, 100, 1, ns).samples.tolist() == [4]

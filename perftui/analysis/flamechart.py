@@ -22,15 +22,19 @@ class ChartColumns:
 
 
 def chart_columns(time: np.ndarray, stack: np.ndarray, lo: int, hi: int,
-                  width: int) -> ChartColumns:
+                  width: int, weight: np.ndarray | None = None) -> ChartColumns:
     """The samples at ``time`` (ns) with stack ids ``stack`` (>= 0) in ``width`` columns
-    over ``[lo, hi)``: a sample at ``t`` is in column ``(t - lo) * width // (hi - lo)``."""
+    over ``[lo, hi)``: a sample at ``t`` is in column ``(t - lo) * width // (hi - lo)``.
+    A column shows the stack with the most samples there; with ``weight`` (a timed event's
+    ns: offcpu-time) the one with the most weight, so a 300 ms sleep is not hidden by the
+    few preemptions of a busy moment beside it."""
     t = np.asarray(time, dtype=np.int64)
     s = np.asarray(stack, dtype=np.int64)
     out = np.full(max(width, 0), -1, dtype=np.int64)
     if width <= 0 or hi <= lo:
         return ChartColumns(out, np.zeros(len(out), np.int64))
     keep = (t >= lo) & (t < hi)
+    w = np.asarray(weight, dtype=np.int64)[keep] if weight is not None else None
     t, s = t[keep], s[keep]
     order = np.argsort(t, kind="stable")
     t, s = t[order], s[order]
@@ -38,9 +42,12 @@ def chart_columns(time: np.ndarray, stack: np.ndarray, lo: int, hi: int,
     samples = np.bincount(col, minlength=width).astype(np.int64)
     if len(t):
         span = int(s.max()) + 1
-        uk, first, cnt = np.unique(col * span + s, return_index=True, return_counts=True)
+        uk, first, inv, cnt = np.unique(col * span + s, return_index=True,
+                                        return_inverse=True, return_counts=True)
         c, st = uk // span, uk % span
-        best = np.lexsort((first, -cnt, c))  # per column: the most samples, then the first
+        heavy = -cnt if w is None else -np.bincount(inv, weights=w[order], minlength=len(uk))
+        best = np.lexsort((first, -cnt, heavy, c))  # per column: the most weight, samples,
+        # then the first
         cs = c[best]
         head = np.ones(len(cs), dtype=bool)
         head[1:] = cs[1:] != cs[:-1]

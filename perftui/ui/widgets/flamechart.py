@@ -91,8 +91,9 @@ def make_chart(data: ProfileData, scope: Scope, tid: int | None, span: tuple[int
     inside = (time >= lo) & (time < hi)
     mine, time = mine[inside], time[inside]
     node = st.node[st.group[mine]].astype(np.int64)
-    cols = chart_columns(time, node, lo, hi, width)
     weight = data.sample_weights(scope, st)[mine].astype(np.int64)
+    cols = chart_columns(time, node, lo, hi, width,
+                         weight if data.timed(scope.attr) else None)
     return Chart(st, tid, comm, lo, hi, width, chart_levels(st.trie, cols.stack),
                  st.rows[mine], time, node, weight, data.timed(scope.attr), threads)
 
