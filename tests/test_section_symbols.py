@@ -41,6 +41,25 @@ def _model(path: Path, modules_dir: Path | str) -> Model:
     return m
 
 
+def _planted_in_symfs(tmp_path: Path) -> tuple[list, dict, list, Path, Path]:
+    """A module without a section map (its .text at the MMAP start), each readelf function
+    of its .text sampled 1..7 times and two addresses past them (3 and 2 samples), with
+    the .ko in a ``--symfs`` tree at its recorded path: (funcs, layout, ips, file, symfs)."""
+    funcs = _text_functions_by_readelf()
+    at = layout()
+    ips = [(at[".text"] + value + size // 2, Misc.KERNEL)
+           for k, (_n, value, size) in enumerate(funcs) for _ in range(k + 1)]
+    # past every function of .text: two addresses, each a row of perf's
+    ips += [(at[".text"] + 0xFFF0, Misc.KERNEL)] * 3 + [(at[".text"] + 0xFF00, Misc.KERNEL)] * 2
+    p = tmp_path / "f.data"
+    plant(p, ips, with_kmod=False)
+    symfs = tmp_path / "symfs"
+    ko = symfs / KPATH.lstrip("/")
+    ko.parent.mkdir(parents=True)
+    shutil.copy(NIC, ko)
+    return funcs, at, ips, p, symfs
+
+
 @pytest.mark.perf
 def test_symbols_equal_perf_report_sort_sym(tmp_path: Path) -> None:
     """A module without a section map (its .text at the MMAP start, perf's rule): each
@@ -49,20 +68,11 @@ def test_symbols_equal_perf_report_sort_sym(tmp_path: Path) -> None:
     address (printed file-relative, 0x10090, as perftui report prints it:
     :func:`test_report_through_symfs_is_perfs`); the drill-down lists them together as
     ``[no symbol]``, as ``perftui sections --symbols`` does."""
-    funcs = _text_functions_by_readelf()
+    funcs, at, ips, p, symfs = _planted_in_symfs(tmp_path)
     assert len(funcs) >= 5
-    at = layout()
-    ips = [(at[".text"] + value + size // 2, Misc.KERNEL)
-           for k, (_n, value, size) in enumerate(funcs) for _ in range(k + 1)]
-    # past every function of .text: two addresses, each a row of perf's
-    ips += [(at[".text"] + 0xFFF0, Misc.KERNEL)] * 3 + [(at[".text"] + 0xFF00, Misc.KERNEL)] * 2
-    p = tmp_path / "f.data"
-    plant(p, ips, with_kmod=False)
-    ko = tmp_path / "symfs" / KPATH.lstrip("/")
-    ko.parent.mkdir(parents=True)
-    shutil.copy(NIC, ko)
+    ko = symfs / KPATH.lstrip("/")
     out = subprocess.run(["perf", "report", "-f", "--stdio", "--sort", "sym", "-n",
-                          "--no-children", "--symfs", str(tmp_path / "symfs"), "-i", str(p)],
+                          "--no-children", "--symfs", str(symfs), "-i", str(p)],
                          capture_output=True, text=True, timeout=120, check=True).stdout
     perf = [(m.group(2), int(m.group(1))) for m in map(ROW.match, out.splitlines()) if m]
     perf_named = {n: c for n, c in perf if not n.startswith("0x")}
@@ -97,17 +107,7 @@ def test_report_through_symfs_is_perfs(tmp_path: Path, children: str) -> None:
     symbol covers: ``perftui report`` prints perf 6.1's report byte for byte, call graphs
     included.  perf shows an uncovered address of a module it read from the module's start
     in the file (map__map_ip, pgoff the .text's sh_offset: readelf's), not as recorded."""
-    funcs = _text_functions_by_readelf()
-    at = layout()
-    ips = [(at[".text"] + value + size // 2, Misc.KERNEL)
-           for k, (_n, value, size) in enumerate(funcs) for _ in range(k + 1)]
-    ips += [(at[".text"] + 0xFFF0, Misc.KERNEL)] * 3 + [(at[".text"] + 0xFF00, Misc.KERNEL)] * 2
-    p = tmp_path / "f.data"
-    plant(p, ips, with_kmod=False)
-    symfs = tmp_path / "symfs"
-    ko = symfs / KPATH.lstrip("/")
-    ko.parent.mkdir(parents=True)
-    shutil.copy(NIC, ko)
+    funcs, _at, _ips, p, symfs = _planted_in_symfs(tmp_path)
     args = ["--stdio", "--sort", "dso,sym", "-n", children, "-i", str(p), "--symfs", str(symfs)]
     perf = subprocess.run(["perf", "report", "-f", *args], capture_output=True, text=True,
                           timeout=120, check=True).stdout
