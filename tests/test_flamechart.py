@@ -112,3 +112,21 @@ def test_a_timed_column_shows_its_heaviest_stack() -> None:
     even = np.array([5, 5, 5, 15])
     assert chart_columns(time, stack, 0, 100, 1, even).stack.tolist() == [1]
     assert chart_columns(time, stack, 0, 100, 1, ns).samples.tolist() == [4]
+
+
+def test_a_timed_sample_covers_its_interval() -> None:
+    """With durations (a switch-out's ns off the CPU) a sample stands for ``[t, t + ns)``
+    and weighs in each column the time it overlaps it. Ten columns of 10 ns over
+    ``[0, 100)``, worked by hand: stack 4 from -20 for 30 ns covers column 0 whole (10 ns)
+    where stack 1 from 5 for 30 ns has 5 ns, so column 0 is 4's; stack 1 holds columns 1
+    and 2 alone, and column 3 by 5 ns against stack 2's 2 ns (33-35); stack 3 from 90 for
+    50 ns is cut at the span's end; columns 4-8 are off every interval."""
+    time = np.array([5, 33, 90, -20])
+    stack = np.array([1, 2, 3, 4])
+    ns = np.array([30, 2, 50, 30])
+    got = chart_columns(time, stack, 0, 100, 10, duration=ns)
+    assert got.stack.tolist() == [4, 1, 1, 1, -1, -1, -1, -1, -1, 3]
+    assert got.samples.tolist() == [2, 1, 1, 2, 0, 0, 0, 0, 0, 1]
+    # without durations each is a point: -20 is outside, 33 is column 3's only sample
+    assert chart_columns(time, stack, 0, 100, 10, ns).stack.tolist() == \
+        [1, -1, -1, 2, -1, -1, -1, -1, -1, 3]

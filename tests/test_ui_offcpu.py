@@ -179,12 +179,24 @@ async def test_status_lines_say_times_for_offcpu_and_samples_otherwise(shared_di
         g = screen.graph
         ch = g.chart
         assert " offcpu-time (2/2)" in str(screen.query_one("#chart-title").render())
-        mine = {t: v for (t, tid), v in charged.items() if tid == ch.tid and ch.lo <= t < ch.hi}
+        # a switch-out is drawn over its time off the CPU: what a frame weighs is the part
+        # of each interval [t, t + ns) inside the frame's span
+
+        def within(t: int, ns: int, lo: int, hi: int) -> int:
+            return max(0, min(t + ns, hi) - max(t, lo))
+
+        mine = {t: v for (t, tid), v in charged.items()
+                if tid == ch.tid and within(t, v[0], ch.lo, ch.hi)}
         hit = next((lv, i) for lv, row in enumerate(ch.levels) for i, f in enumerate(row)
                    if g.label(f) == "sleep_long")
         g.cursor = hit
         t0, t1 = ch.span_of(ch.levels[hit[0]][hit[1]])
-        ns = [v[0] for t, v in mine.items() if t0 <= t < t1 and v[2] == "sleep_long"]
+        ns = [within(t, v[0], t0, t1) for t, v in mine.items()
+              if within(t, v[0], t0, t1) and v[2] == "sleep_long"]
         shown, pct, n = timed_weight(g.describe(screen.data.model).plain)
         assert near(shown, sum(ns)) and n == len(ns) >= 1, (g.describe(screen.data.model).plain, ns)
-        assert pct == round(100 * sum(ns) / sum(v[0] for v in mine.values()), 2)
+        assert pct == round(100 * sum(ns) / sum(within(t, v[0], ch.lo, ch.hi)
+                                                for t, v in mine.items()), 2)
+        # the frame covers its sleep (a point at the switch-out would be one column of it)
+        assert sum(ns) >= 0.5 * max(v[0] for t, v in mine.items()
+                                    if within(t, v[0], t0, t1) and v[2] == "sleep_long")

@@ -22,30 +22,39 @@ class ChartColumns:
 
 
 def chart_columns(time: np.ndarray, stack: np.ndarray, lo: int, hi: int,
-                  width: int, weight: np.ndarray | None = None) -> ChartColumns:
+                  width: int, weight: np.ndarray | None = None,
+                  duration: np.ndarray | None = None) -> ChartColumns:
     """The samples at ``time`` (ns) with stack ids ``stack`` (>= 0) in ``width`` columns
     over ``[lo, hi)``: a sample at ``t`` is in column ``(t - lo) * width // (hi - lo)``.
     A column shows the stack with the most samples there; with ``weight`` (a timed event's
     ns: offcpu-time) the one with the most weight, so a 300 ms sleep is not hidden by the
-    few preemptions of a busy moment beside it."""
+    few preemptions of a busy moment beside it.
+
+    With ``duration`` (ns per sample: a switch-out's time off the CPU) a sample stands for
+    the interval ``[t, t + duration)``: it is in every column the interval overlaps, and
+    weighs there the time it overlaps that column (``weight`` is then not used)."""
     t = np.asarray(time, dtype=np.int64)
     s = np.asarray(stack, dtype=np.int64)
     out = np.full(max(width, 0), -1, dtype=np.int64)
     if width <= 0 or hi <= lo:
         return ChartColumns(out, np.zeros(len(out), np.int64))
-    keep = (t >= lo) & (t < hi)
-    w = np.asarray(weight, dtype=np.int64)[keep] if weight is not None else None
-    t, s = t[keep], s[keep]
-    order = np.argsort(t, kind="stable")
-    t, s = t[order], s[order]
-    col = (t - lo) * width // (hi - lo)
+    if duration is not None:
+        col, s, w = _interval_columns(t, s, np.asarray(duration, np.int64), lo, hi, width)
+    else:
+        keep = (t >= lo) & (t < hi)
+        w = np.asarray(weight, dtype=np.int64)[keep] if weight is not None else None
+        t, s = t[keep], s[keep]
+        order = np.argsort(t, kind="stable")
+        t, s = t[order], s[order]
+        w = w[order] if w is not None else None
+        col = (t - lo) * width // (hi - lo)
     samples = np.bincount(col, minlength=width).astype(np.int64)
-    if len(t):
+    if len(col):
         span = int(s.max()) + 1
         uk, first, inv, cnt = np.unique(col * span + s, return_index=True,
                                         return_inverse=True, return_counts=True)
         c, st = uk // span, uk % span
-        heavy = -cnt if w is None else -np.bincount(inv, weights=w[order], minlength=len(uk))
+        heavy = -cnt if w is None else -np.bincount(inv, weights=w, minlength=len(uk))
         best = np.lexsort((first, -cnt, heavy, c))  # per column: the most weight, samples,
         # then the first
         cs = c[best]
@@ -53,6 +62,28 @@ def chart_columns(time: np.ndarray, stack: np.ndarray, lo: int, hi: int,
         head[1:] = cs[1:] != cs[:-1]
         out[cs[head]] = st[best][head]
     return ChartColumns(out, samples)
+
+
+def _interval_columns(t: np.ndarray, s: np.ndarray, dur: np.ndarray, lo: int, hi: int,
+                      width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Intervals ``[t, t + dur)`` (at least 1 ns) cut into the columns they overlap: per
+    piece, in time order, its column, its stack and the ns it overlaps the column."""
+    end = t + np.maximum(dur, 1)
+    keep = (t < hi) & (end > lo)
+    order = np.argsort(t[keep], kind="stable")
+    t0 = np.maximum(t[keep], lo)[order]
+    t1 = np.minimum(end[keep], hi)[order]
+    s = s[keep][order]
+    c0 = (t0 - lo) * width // (hi - lo)
+    c1 = (t1 - 1 - lo) * width // (hi - lo)
+    n = c1 - c0 + 1  # (one thread's intervals do not overlap: about width + len(t) pieces)
+    piece = np.repeat(np.arange(len(t0)), n)
+    col = c0[piece] + np.arange(len(piece)) - np.repeat(np.cumsum(n) - n, n)
+    span = hi - lo
+    c_lo = lo + -((-col * span) // width)
+    c_hi = lo + -((-(col + 1) * span) // width)
+    w = np.minimum(t1[piece], c_hi) - np.maximum(t0[piece], c_lo)
+    return col, s[piece], w
 
 
 @dataclass(frozen=True)

@@ -165,7 +165,7 @@ class FlameChartScreen(EventChoice, Screen[None]):
                      style="bold")
             t.append(f"  {len(ch.rows):,} {plural(len(ch.rows), 'sample')}")
             if ch.timed:
-                t.append(f"  {time_text(int(ch.weight.sum()))}")
+                t.append(f"  {time_text(ch.total())}")
             t.append(f"  {m.fmt_time(ch.lo)}–{m.fmt_time(ch.hi)} {m.time_unit}")
         if self.zoom:
             t.append("  zoomed", style="bold")

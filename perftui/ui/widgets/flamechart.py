@@ -36,7 +36,7 @@ class Chart:
     """One thread's chart as computed: the store, the thread, the time span ``[lo, hi)``
     in ``width`` columns, the frames by depth, and the thread's samples in the span (their
     index rows, times, trie nodes and what each weighs: its period, or with ``timed`` its
-    nanoseconds off the CPU)."""
+    nanoseconds off the CPU, then drawn over the interval from its time)."""
 
     store: SampleGroups
     tid: int
@@ -58,11 +58,26 @@ class Chart:
                 column_time(self.lo, self.hi, self.width, f.c1))
 
     def samples_in(self, f: ChartFrame) -> np.ndarray:
-        """Bool per sample of :attr:`rows`: in the frame's span, its stack through it."""
+        """Bool per sample of :attr:`rows`: in the frame's span (timed: its interval
+        overlaps the span), its stack through it."""
         t0, t1 = self.span_of(f)
-        out: np.ndarray = (self.time >= t0) & (self.time < t1) & \
+        end = self.time + np.maximum(self.weight, 1) if self.timed else self.time + 1
+        out: np.ndarray = (self.time < t1) & (end > t0) & \
             through(self.store.trie, self.node, f.node)
         return out
+
+    def weighs_in(self, t0: int, t1: int, hit: np.ndarray | None = None) -> int:
+        """What the samples ``hit`` (all: None) weigh in ``[t0, t1)``: their periods, or
+        (timed) the part of each interval inside it."""
+        w, t = (self.weight, self.time) if hit is None else (self.weight[hit], self.time[hit])
+        if not self.timed:
+            return int(w.sum())
+        inside = np.minimum(t + w, t1) - np.maximum(t, t0)
+        return int(np.maximum(inside, 0).sum())
+
+    def total(self) -> int:
+        """What the chart's samples weigh in its span."""
+        return self.weighs_in(self.lo, self.hi)
 
 
 def make_chart(data: ProfileData, scope: Scope, tid: int | None, span: tuple[int, int],
@@ -88,14 +103,16 @@ def make_chart(data: ProfileData, scope: Scope, tid: int | None, span: tuple[int
     lo, hi = span
     mine = np.flatnonzero(keep & (tids == tid))
     time = data.model.rec.columns["time"][st.rows[mine]].astype(np.int64)
-    inside = (time >= lo) & (time < hi)
-    mine, time = mine[inside], time[inside]
-    node = st.node[st.group[mine]].astype(np.int64)
     weight = data.sample_weights(scope, st)[mine].astype(np.int64)
-    cols = chart_columns(time, node, lo, hi, width,
-                         weight if data.timed(scope.attr) else None)
+    timed = data.timed(scope.attr)
+    # (a timed sample, a switch-out, is drawn over its time off the CPU from its time)
+    end = time + np.maximum(weight, 1) if timed else time + 1
+    inside = (time < hi) & (end > lo)
+    mine, time, weight = mine[inside], time[inside], weight[inside]
+    node = st.node[st.group[mine]].astype(np.int64)
+    cols = chart_columns(time, node, lo, hi, width, duration=weight if timed else None)
     return Chart(st, tid, comm, lo, hi, width, chart_levels(st.trie, cols.stack),
-                 st.rows[mine], time, node, weight, data.timed(scope.attr), threads)
+                 st.rows[mine], time, node, weight, timed, threads)
 
 
 class FlameChart(Widget, can_focus=True):
@@ -215,8 +232,7 @@ class FlameChart(Widget, can_focus=True):
             t.append(f"{'[k]' if locs.dsos[locs.dso[frame]].kernel else '[.]'} ", style="dim")
         t.append(self.label(f), style="bold")
         hit = ch.samples_in(f)
-        weighs = weight_text(int(hit.sum()), int(ch.weight[hit].sum()), int(ch.weight.sum()),
-                             ch.timed)
+        weighs = weight_text(int(hit.sum()), ch.weighs_in(t0, t1, hit), ch.total(), ch.timed)
         t.append(f"  {weighs}  depth {f.depth}  over {(t1 - t0) / 1e9:.3f} s")
         if frame >= 0:
             t.append(f"  {safe(where_text(locs, frame), 60)}", style="dim")
