@@ -172,12 +172,14 @@ def test_uprobe_of_kernel_4_9_as_perf_prints_it() -> None:
     assert ok.all() and vals.tolist() == perf_ips and len(perf_ips) == 1
 
 
-def record_offcpu(d: Path, env: dict[str, str], *perf_args: str) -> Path:
-    """The off-CPU program built here and recorded with ``perf record PERF_ARGS``."""
+def record_offcpu(d: Path, env: dict[str, str], *perf_args: str,
+                  cflags: tuple[str, ...] = ()) -> Path:
+    """The off-CPU program built here (with ``cflags`` too) and recorded with ``perf record
+    PERF_ARGS``."""
     perf, cc = require("perf"), require("cc")
     prog = d / "offcpu"
-    subprocess.run([cc, "-O1", "-g", "-fno-omit-frame-pointer", "-o", str(prog), str(OFFCPU_C)],
-                   check=True, capture_output=True)
+    subprocess.run([cc, "-O1", "-g", "-fno-omit-frame-pointer", *cflags, "-o", str(prog),
+                    str(OFFCPU_C)], check=True, capture_output=True)
     data = d / "offcpu.data"
     p = subprocess.run([perf, "record", "-q", *perf_args, "-o", str(data), "--", str(prog)],
                        cwd=d, env=env, capture_output=True, text=True)

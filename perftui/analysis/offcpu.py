@@ -6,6 +6,12 @@ thread's next switch-in (a ``--switch-events`` SWITCH record, or a sched_switch 
 The fields come from the recording's own sched_switch format (:mod:`..perfdata.tracefmt`);
 ``prev_state`` is shown as its print format shows it and kept as a state code
 (:data:`STATES`): ``R``/``R+`` a preempted thread (runnable), the others asleep or stopped.
+
+A recording with ``--switch-events`` but no sched_switch has SWITCH records, which carry no
+stack: each switch-out's time then goes to the stack of its thread's last sample before it,
+as samply (the Firefox Profiler's importer) does, and the notes say so
+(:func:`_from_switch_records`). Its state is ``R`` where the record says the thread was
+preempted (kernels since 4.17), else ``S/D``: asleep, blocked or stopped, not told apart.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ OFFCPU_EVENT = "offcpu-time"
 SWITCH_EVENT = "sched:sched_switch"
 #: state codes: the first letter of prev_state as printed (``R+``: preempted with the
 #: kernel's "preempt" bit); ``?`` a letter none of these
-STATES = ("R", "R+", "S", "D", "I", "T", "t", "X", "Z", "P", "K", "W", "x", "N", "?")
+STATES = ("R", "R+", "S", "D", "I", "T", "t", "X", "Z", "P", "K", "W", "x", "N", "?", "S/D")
+#: a SWITCH record's switch-out not marked preempted: S, D, T... not told apart
+NOT_PREEMPTED = STATES.index("S/D")
 #: the letters the kernel has given prev_state's bits since 2.6, where a format has no table
 _LINUX_TABLE = [(1, "S"), (2, "D"), (4, "T"), (8, "t"), (16, "X"), (32, "Z"), (64, "P"),
                 (128, "I")]
@@ -40,7 +48,11 @@ BY_SWITCH_IN, BY_NEXT_PID, BY_NEXT_EVENT = 0, 1, 2
 @dataclass
 class OffCpu:
     """The switch-outs charged: their sched_switch sample ``rows`` (index rows, in file
-    order), each one's off-CPU time in ns, its state code and how its time ended."""
+    order), each one's off-CPU time in ns, its state code and how its time ended.
+
+    From SWITCH records (:func:`offcpu_borrowed`) the rows are the samples whose stacks
+    the switch-outs borrow, each with the sum of the switch-outs after it (its thread's,
+    before its next sample), and the state and end of the longest of them."""
 
     rows: np.ndarray  # int64
     ns: np.ndarray  # uint64
@@ -60,12 +72,26 @@ def switch_attrs(rec: Recording) -> dict[int, TraceFormat]:
 
 
 def offcpu_attr(rec: Recording) -> int | None:
-    """The sched_switch event whose samples make ``offcpu-time`` (None: none, or the
-    recording has a real event of that name)."""
-    attrs = switch_attrs(rec)
-    if not attrs or any(a.display_name == OFFCPU_EVENT for a in rec.attrs):
+    """The event whose samples make ``offcpu-time``: the sched_switch event, or without one
+    the event recorded with ``--switch-events`` (its samples lend their stacks to the
+    SWITCH records; :func:`switch_records_attr`). None: neither, or the recording has a
+    real event of that name."""
+    if any(a.display_name == OFFCPU_EVENT for a in rec.attrs):
         return None
-    return min(attrs)
+    attrs = switch_attrs(rec)
+    return min(attrs) if attrs else switch_records_attr(rec)
+
+
+def offcpu_borrowed(rec: Recording) -> bool:
+    """Whether ``offcpu-time`` is made from SWITCH records, its stacks the samples'."""
+    return offcpu_attr(rec) is not None and not switch_attrs(rec)
+
+
+def switch_records_attr(rec: Recording) -> int | None:
+    """The first event recorded with ``context_switch`` (perf's ``--switch-events``: the
+    kernel writes SWITCH records for it), not a tracepoint: None without one."""
+    return next((k for k, a in enumerate(rec.attrs)
+                 if a.type != 2 and a.flag("context_switch")), None)
 
 
 class StateColumn:
@@ -112,11 +138,15 @@ def state_code(letters: str) -> int:
 def off_cpu(rec: Recording) -> OffCpu:
     """Every sched_switch sample of an indexed recording charged with its thread's time
     off the CPU (samples whose time never ends, or whose fields cannot be read: counted
-    in the notes, not charged)."""
+    in the notes, not charged); without sched_switch, the SWITCH records' switch-outs
+    charged to the samples before them (:func:`_from_switch_records`)."""
     c = rec.columns
-    n = len(c)
     notes: list[str] = []
     attrs = switch_attrs(rec)
+    if not attrs:
+        src = switch_records_attr(rec)
+        if src is not None:
+            return _from_switch_records(rec, src)
     samples = rec.rows_of_type(RecordType.SAMPLE)
     sw = samples[np.isin(c["attr"][samples], list(attrs))] if attrs else samples[:0]
     prev, state, nxt, ok = _switch_fields(rec, sw, attrs, notes)
@@ -127,8 +157,23 @@ def off_cpu(rec: Recording) -> OffCpu:
     live = ok & (prev > 0)  # (pid 0: a CPU's idle task)
     out_rows, out_tid, out_state = sw[live], prev[live], state[live]
     out_time = c["time"][out_rows].astype(np.int64)
+    to = ok & np.isin(nxt, np.unique(out_tid))
+    k, ns, how = _ends(rec, out_tid, out_time, nxt[to], c["time"][sw[to]].astype(np.int64),
+                       notes)
+    keep = np.argsort(out_rows[k], kind="stable")
+    return OffCpu(out_rows[k][keep], ns[keep], out_state[k][keep], how[keep], notes)
+
+
+def _ends(rec: Recording, out_tid: np.ndarray, out_time: np.ndarray, to_tid: np.ndarray,
+          to_time: np.ndarray, notes: list[str]
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """When each switch-out (its thread and time) ends: the first later switch-in, switch
+    to it (``to_tid`` at ``to_time``: sched_switch's next_pid) or record of its thread.
+    Returns which switch-outs end (positions), their ns off the CPU and how each ended;
+    the ones that never end are counted in ``notes``."""
+    c = rec.columns
+    n = len(c)
     tids = np.unique(out_tid)
-    # what ends a thread's time off the CPU: a switch-in, a sched_switch to it, its events
     recs = rec.rows_of_type(RecordType.SWITCH, RecordType.SWITCH_CPU_WIDE)
     out_mask = _misc(rec, recs) & Misc.SWITCH_OUT != 0
     switch_out = recs[out_mask]
@@ -138,12 +183,10 @@ def off_cpu(rec: Recording) -> OffCpu:
     cand = np.flatnonzero(mine)
     is_in = np.zeros(n, bool)
     is_in[recs[~out_mask]] = True  # (np.setdiff1d here: 1.3 s of 1.5 at 0.8 M switches)
-    to = ok & np.isin(nxt, tids)
-    cand_tid = np.concatenate([tid[cand].astype(np.int64), nxt[to]])
-    cand_time = np.concatenate([c["time"][cand].astype(np.int64),
-                                c["time"][sw[to]].astype(np.int64)])
+    cand_tid = np.concatenate([tid[cand].astype(np.int64), to_tid])
+    cand_time = np.concatenate([c["time"][cand].astype(np.int64), to_time])
     cand_how = np.concatenate([np.where(is_in[cand], BY_SWITCH_IN, BY_NEXT_EVENT),
-                               np.full(int(to.sum()), BY_NEXT_PID)]).astype(np.uint8)
+                               np.full(len(to_tid), BY_NEXT_PID)]).astype(np.uint8)
     # one sort by (thread, time), candidates before a switch-out at the same time: each
     # switch-out's end is the first candidate after it of the same thread
     tid_all = np.concatenate([cand_tid, out_tid])
@@ -165,8 +208,66 @@ def off_cpu(rec: Recording) -> OffCpu:
     k = which[ends]
     ns = (time_all[order[j[ends]]] - out_time[k]).astype(np.uint64)
     how = cand_how[order[j[ends]]]
-    keep = np.argsort(out_rows[k], kind="stable")
-    return OffCpu(out_rows[k][keep], ns[keep], out_state[k][keep], how[keep], notes)
+    return k, ns, how
+
+
+def _from_switch_records(rec: Recording, src: int) -> OffCpu:
+    """Off-CPU time from ``--switch-events``' SWITCH records: each switch-out (its thread's
+    time until it runs again, as :func:`_ends` finds it) charged to the stack of its
+    thread's last sample of event ``src`` at or before it, the records having none."""
+    c = rec.columns
+    notes: list[str] = []
+    recs = rec.rows_of_type(RecordType.SWITCH, RecordType.SWITCH_CPU_WIDE)
+    misc = _misc(rec, recs)
+    is_out = misc & Misc.SWITCH_OUT != 0
+    outs = recs[is_out]
+    out_tid = _writer_tids(rec)[outs]
+    live = out_tid > 0  # (no sample_id: -1; the idle task: 0)
+    outs, out_tid = outs[live], out_tid[live]
+    preempt = misc[is_out][live] & Misc.SWITCH_OUT_PREEMPT != 0
+    out_time = c["time"][outs].astype(np.int64)
+    k, ns, how = _ends(rec, out_tid, out_time, out_tid[:0], out_time[:0], notes)
+    # the thread's last sample of src at or before each charged switch-out
+    samples = rec.rows_of_type(RecordType.SAMPLE)
+    samples = samples[c["attr"][samples] == src]
+    s_tid = np.asarray(c["tid"][samples], np.int64)
+    s_time = c["time"][samples].astype(np.int64)
+    q_tid, q_time = out_tid[k], out_time[k]
+    tid_all = np.concatenate([s_tid, q_tid])
+    time_all = np.concatenate([s_time, q_time])
+    kind = np.concatenate([np.zeros(len(s_tid), np.int8), np.ones(len(q_tid), np.int8)])
+    order = np.lexsort((kind, time_all, tid_all))  # a sample at the same time: before
+    at = np.where(kind[order] == 0, np.arange(len(order)), -1)
+    before = np.maximum.accumulate(at) if len(at) else at
+    qs = np.flatnonzero(kind[order] == 1)
+    j = before[qs]
+    found = j >= 0
+    found[found] = tid_all[order[j[found]]] == tid_all[order[qs[found]]]
+    q = order[qs] - len(s_tid)  # position among the charged switch-outs
+    lent = np.full(len(q_tid), -1, np.int64)
+    lent[q[found]] = samples[order[j[found]]]
+    name = rec.attrs[src].display_name
+    none = int(np.count_nonzero(lent < 0))
+    notes.append(f"offcpu-time from --switch-events: SWITCH records carry no stack, so each "
+                 f"switch-out's time goes to the stack of its thread's last {name} sample "
+                 "before it (record -e sched:sched_switch -g for the switch-out's own)")
+    if none:
+        notes.append(f"{none} switch-outs of threads with no {name} sample before them: "
+                     "not charged")
+    state = np.where(preempt[k], STATES.index("R"), NOT_PREEMPTED).astype(np.uint8)
+    if len(preempt) and not preempt.any():
+        notes.append(f"none of the {len(preempt)} switch-outs is marked preempted (kernels "
+                     "before 4.17 never mark them): all shown S/D")
+    have = lent >= 0
+    rows, inv = np.unique(lent[have], return_inverse=True)
+    ns_h, state_h, how_h = ns[have], state[have], how[have]
+    sums = np.zeros(len(rows), np.uint64)
+    np.add.at(sums, inv, ns_h)  # (exact in integers, as bincount's float64 is not)
+    longest = np.lexsort((-ns_h.astype(np.int64), inv))
+    head = np.ones(len(longest), bool)
+    head[1:] = inv[longest][1:] != inv[longest][:-1]
+    first = longest[head]
+    return OffCpu(rows.astype(np.int64), sums, state_h[first], how_h[first], notes)
 
 
 def _switch_fields(rec: Recording, rows: np.ndarray, attrs: dict[int, TraceFormat],

@@ -106,9 +106,10 @@ def event_index(rec: Recording, name: str, command: str) -> int:
     if name == OFFCPU_EVENT and rec.tracing_error is not None:
         raise rec.tracing_error  # (the formats that name sched_switch cannot be read)
     events = names + ([OFFCPU_EVENT] if made is not None else [])
-    why = ("; offcpu-time is made from sched:sched_switch samples, whose stacks it charges: "
-           "record with -e sched:sched_switch -g (--switch-events alone records no stacks) "
-           "or perf's --off-cpu") if name == OFFCPU_EVENT else ""
+    why = ("; offcpu-time is made from sched:sched_switch samples, whose stacks it charges "
+           "(record with -e sched:sched_switch -g), or from the SWITCH records of "
+           "--switch-events (charged to the samples before them), or read from perf's "
+           "--off-cpu") if name == OFFCPU_EVENT else ""
     raise UsageError(f"{command}: no event {name!r} in this recording "
                      f"(events: {', '.join(events)}){why}")
 

@@ -189,6 +189,7 @@ class Misc:
     MMAP_DATA = 1 << 13
     COMM_EXEC = 1 << 13
     SWITCH_OUT = 1 << 13
+    SWITCH_OUT_PREEMPT = 1 << 14  # (kernels since 4.17)
     MMAP_BUILD_ID = 1 << 14
     BUILD_ID_SIZE = 1 << 15
 

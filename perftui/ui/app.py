@@ -401,7 +401,7 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
         self.push_screen(HelpScreen(place_of(self.focused or self.screen, places())))
 
     def action_info(self) -> None:
-        self.push_screen(InfoScreen(self.model))
+        self.push_screen(InfoScreen(self.model, self.profile_data.offcpu_notes))
 
     def action_focus_sections(self) -> None:
         if self.body != "records":  # under a profile view: the records and sections again

@@ -157,7 +157,7 @@ class FlameChartScreen(EventChoice, Screen[None]):
             attr, attrs = self.scope().attr, self.data.attrs()
             n = f" ({attrs.index(attr) + 1}/{len(attrs)})" if len(attrs) > 1 and \
                 attr in attrs else ""
-            t.append(f" {safe(self.data.event_name(attr), 30)}{n}", style="bold")
+            t.append(f" {safe(self.data.event_title(attr), 30)}{n}", style="bold")
             k = next(i for i, (tid, _c, _n) in enumerate(ch.threads) if tid == ch.tid)
             name = ch.store.comm_names[ch.comm] if 0 <= ch.comm < len(ch.store.comm_names) \
                 else "?"

@@ -22,7 +22,7 @@ from .. import heap
 from ..analysis.commprocesses import CommMembers, comm_members, group_pids
 from ..analysis.filters import Filter
 from ..analysis.grouptrees import GroupTree, bottom_up, focus_trees, top_down
-from ..analysis.offcpu import OFFCPU_EVENT, off_cpu, offcpu_attr, weights
+from ..analysis.offcpu import OFFCPU_EVENT, off_cpu, offcpu_attr, offcpu_borrowed, weights
 from ..analysis.rowsymbols import RowSymbols, row_symbols
 from ..analysis.samplegroups import (
     GroupCodes,
@@ -85,6 +85,8 @@ class ProfileData:
         self._pids: LRU[int, tuple[SampleGroups, np.ndarray]] = LRU(STORES_KEPT)
         #: (store, charged, ns per store sample) of the off-CPU time
         self._offcpu: tuple[SampleGroups, np.ndarray, np.ndarray] | None = None
+        #: what making the off-CPU time said (shown in the info screen once made)
+        self.offcpu_notes: list[str] = []
         #: the section drill-down's symbols, by (report, entry)
         self._row_symbols: LRU[tuple[int, int], tuple[SampleGroups, SectionReport, RowSymbols]] \
             = LRU(4)
@@ -142,6 +144,14 @@ class ProfileData:
             return "every event"
         return rec.attrs[attr].display_name
 
+    def event_title(self, attr: int | None) -> str:
+        """The event's name as titles say it: ``offcpu-time`` made from SWITCH records
+        says its stacks are borrowed (from the samples before each switch-out)."""
+        name = self.event_name(attr)
+        if attr == OFFCPU_ATTR and offcpu_borrowed(self.model.rec):
+            return f"{name} (stacks borrowed)"
+        return name
+
     def timed(self, attr: int | None) -> bool:
         """Whether the event's periods are nanoseconds (``offcpu-time``, made here or
         recorded by perf's ``--off-cpu``): its views show times."""
@@ -163,6 +173,7 @@ class ProfileData:
             got = (st, *weights(oc, st.rows))
             with self._lock:
                 self._offcpu = got
+                self.offcpu_notes = list(oc.notes)
         return got[1], got[2]
 
     def default_attr(self) -> int | None:

@@ -353,9 +353,11 @@ class InfoScreen(BackScreen):
     InfoScreen Static { width: auto; text-wrap: nowrap; }
     """
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, more_notes: list[str] | None = None) -> None:
         super().__init__()
         self.model = model
+        #: notes of the views beside the names' (what the off-CPU time could not charge)
+        self.more_notes = more_notes or []
 
     def compose(self) -> ComposeResult:
         import io
@@ -367,7 +369,8 @@ class InfoScreen(BackScreen):
         print_info(m.info(), m.rec, buf, fmt_time=lambda t: f"{m.fmt_time(t)} {m.time_unit}",
                    errors=True)
         names = m.names
-        print_name_notes(names.notes + m.source.notes if names is not None else None, buf,
+        more = self.more_notes
+        print_name_notes(names.notes + m.source.notes + more if names is not None else None, buf,
                          self.app.size.width - 4,
                          quiet=names.quiet_notes if names is not None else ())
         scroll = VerticalScroll()

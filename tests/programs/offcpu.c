@@ -1,7 +1,9 @@
 /* Off-CPU known answer: 5 x 300 ms asleep in sleep_long, 5 x 100 ms in sleep_short, 20 ms
    of CPU work before each; the sleeps are raw nanosleep syscalls, so the user stack's leaf
    is the sleeping function itself.  -DLONG_MS=N and -DSHORT_MS=N change the two sleeps
-   (a planned change for diff's tests).  Each nap's wall time is measured around its syscall
+   (a planned change for diff's tests); -DWORK_INSIDE moves each 20 ms of work into the
+   sleeping function, before its nap (a --switch-events test: the SWITCH records carry no
+   stack, and the last sample before a sleep lends it its own).  Each nap's wall time is measured around its syscall
    and the sums written to ./offcpu.times ("sleep_long NS" and "sleep_short NS"): what the
    off-CPU tests hold perftui to, whatever the machine's load adds to the nominal sleeps. */
 #include <stdio.h>
@@ -44,15 +46,23 @@ __attribute__((noinline)) void burn(long ms)
     } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
 }
 
-__attribute__((noinline)) void sleep_long(void) { nap(LONG_MS, &slept_long); }
-__attribute__((noinline)) void sleep_short(void) { nap(SHORT_MS, &slept_short); }
+#ifdef WORK_INSIDE
+#define INSIDE(ms) burn(ms)
+#define BEFORE(ms)
+#else
+#define INSIDE(ms)
+#define BEFORE(ms) burn(ms)
+#endif
+
+__attribute__((noinline)) void sleep_long(void) { INSIDE(20); nap(LONG_MS, &slept_long); }
+__attribute__((noinline)) void sleep_short(void) { INSIDE(20); nap(SHORT_MS, &slept_short); }
 
 int main(void)
 {
     for (int i = 0; i < 5; i++) {
-        burn(20);
+        BEFORE(20);
         sleep_long();
-        burn(20);
+        BEFORE(20);
         sleep_short();
     }
     FILE *f = fopen("offcpu.times", "w");

@@ -156,7 +156,7 @@ class FlamePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
             attrs = self.data.attrs()
             n = f" ({attrs.index(scope.attr) + 1}/{len(attrs)})" if len(attrs) > 1 and \
                 scope.attr in attrs else ""
-            t.append(f" {safe(self.data.event_name(scope.attr), 40)}{n}", style="bold")
+            t.append(f" {safe(self.data.event_title(scope.attr), 40)}{n}", style="bold")
             t.append(f"  {self.samples:,} {plural(self.samples, 'sample')}")
             if self.graph.timed:
                 t.append(f"  {time_text(self.total)}")

@@ -218,10 +218,10 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         scope = self.scope()
         if self.data.ready and len(self.data.attrs()) > 1:
             n = self.data.attrs().index(scope.attr) + 1 if scope.attr is not None else 0
-            t.append(f" {safe(self.data.event_name(scope.attr), 40)} ({n}/"
+            t.append(f" {safe(self.data.event_title(scope.attr), 40)} ({n}/"
                      f"{len(self.data.attrs())})", style="bold")
         elif self.data.ready:
-            t.append(f" {safe(self.data.event_name(scope.attr), 40)}", style="bold")
+            t.append(f" {safe(self.data.event_title(scope.attr), 40)}", style="bold")
         v = self.view
         if v is not None:
             t.append(f"  {v.gp.total_samples:,} samples")
