@@ -439,6 +439,72 @@ def test_speedscope_file(built: Built, recorded, tmp_path: Path) -> None:
     assert sum(prof["weights"]) == ours(data, "comm", False)["total_samples"]
 
 
+def perf_script_by_thread(data: Path) -> dict[str, list[tuple[str, int]]]:
+    """perf script's samples thread by thread (``comm pid/tid``, its first comm), in the
+    order perf prints them (time order), each a folded stack as :func:`fold_perf_script`
+    makes it, neighbours with the same stack merged with their count."""
+    p = subprocess.run([require("perf"), "script", "-i", str(data), "-F",
+                        "comm,pid,tid,time,ip,sym,dso"], capture_output=True, text=True,
+                       timeout=300, cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-400:]
+    out: dict[int, tuple[str, list[tuple[str, int]]]] = {}
+    head: re.Match[str] | None = None
+    frames: list[str] = []
+
+    def flush() -> None:
+        if head is None:
+            return
+        tid, stack = int(head[3]), ";".join([head[1], *reversed(frames)])
+        _name, runs = out.setdefault(tid, (f"{head[1]} {head[2]}/{head[3]}", []))
+        if runs and runs[-1][0] == stack:
+            runs[-1] = (stack, runs[-1][1] + 1)
+        else:
+            runs.append((stack, 1))
+
+    for line in p.stdout.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith("\t") and not line.startswith(" " * 8):
+            flush()
+            head = re.match(r"^\s*(.*?)\s+(-?\d+)/(-?\d+)\s+\d+\.\d+:\s*$", line)
+            assert head, line
+            frames = []
+            continue
+        body = line.strip().split(" ", 1)[1]
+        depth, i = 0, len(body) - 1
+        for i in range(len(body) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(body[i], 0)
+            if depth == 0:
+                break
+        sym, dso = body[:i].rstrip(), body[i + 1:-1]
+        if sym == "[unknown]":
+            short = dso.rsplit("/", 1)[-1]
+            sym = short if short.startswith("[") else f"[{short}]"
+        frames.append(sym.replace(";", ":"))
+    flush()
+    return dict(out.values())
+
+
+def test_speedscope_threads_in_time_order_are_perf_scripts(built: Built, recorded,
+                                                            tmp_path: Path) -> None:
+    """After the merged profile, one profile per thread (``comm pid/tid``), its samples in
+    time order, neighbours of one stack merged: speedscope's "Time Order" view of it is the
+    thread's flame chart. Oracle: perf script's samples, in its order, per thread."""
+    data = recorded("hotprog", built.hotprog, "3")
+    out = tmp_path / "p.speedscope.json"
+    assert perftui_main(["report", str(data), "--speedscope", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    names = [f["name"] for f in doc["shared"]["frames"]]
+    got = {p["name"]: [(";".join(names[f] for f in s), w)
+                       for s, w in zip(p["samples"], p["weights"], strict=True)]
+           for p in doc["profiles"][1:]}
+    want = perf_script_by_thread(data)
+    assert got == want
+    busiest = [p["endValue"] for p in doc["profiles"][1:]]
+    assert busiest == sorted(busiest, reverse=True)
+    assert sum(busiest) == doc["profiles"][0]["endValue"]
+
+
 @pytest.mark.parametrize("keys", ["comm,dso,sym", "dso,sym", "pid,cpu"])
 @pytest.mark.parametrize("children", [False, True])
 def test_event_group_text_equals_perf(built: Built, recorded, keys: str,

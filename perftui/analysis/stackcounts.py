@@ -41,16 +41,7 @@ class StackCounts:
 
     def frames(self, i: int) -> list[int]:
         """The locations of stack ``i``, outermost caller first."""
-        s = int(self.stack[i])
-        if s < 0:
-            return [int(self.leaf[i])]
-        lo, hi = int(self.sl.stack_starts[s]), int(self.sl.stack_starts[s + 1])
-        if hi - lo <= 1:  # no callchain: the own location (none: a chain perf drops)
-            if self.bare:
-                return []
-            return [int(self.sl.stack_locs[lo])] if hi > lo else [int(self.leaf[i])]
-        out: list[int] = self.sl.stack_locs[lo + 1:hi][::-1].tolist()
-        return out
+        return stack_frames(self.sl, int(self.stack[i]), int(self.leaf[i]), self.bare)
 
     def paths(self, by_period: bool = False) -> Iterator[tuple[int, list[int], int]]:
         """(comm, frames outermost first, sample count or, ``by_period``, the period) of
@@ -58,6 +49,67 @@ class StackCounts:
         weight = self.period if by_period else self.count
         for i in range(len(self)):
             yield int(self.comm[i]), self.frames(i), int(weight[i])
+
+
+def stack_frames(sl: SampleLocs, s: int, leaf: int, bare: bool) -> list[int]:
+    """The locations of stack id ``s`` of ``sl`` (-1: the location ``leaf`` alone),
+    outermost caller first (``bare``: see the module docstring)."""
+    if s < 0:
+        return [leaf]
+    lo, hi = int(sl.stack_starts[s]), int(sl.stack_starts[s + 1])
+    if hi - lo <= 1:  # no callchain: the own location (none: a chain perf drops)
+        if bare:
+            return []
+        return [int(sl.stack_locs[lo])] if hi > lo else [leaf]
+    out: list[int] = sl.stack_locs[lo + 1:hi][::-1].tolist()
+    return out
+
+
+@dataclass
+class ThreadRuns:
+    """One thread's samples in time order, neighbours with one thread name and stack
+    merged into a run: per run its ``comm``, ``stack`` (-1: ``leaf`` alone), ``leaf`` and
+    ``weight`` (samples, or periods)."""
+
+    tid: int
+    pid: int
+    comm: np.ndarray
+    stack: np.ndarray
+    leaf: np.ndarray
+    weight: np.ndarray
+
+    def total(self) -> int:
+        return int(self.weight.sum())
+
+
+def thread_runs(sl: SampleLocs, pos: np.ndarray | slice, tid: np.ndarray, pid: np.ndarray,
+                time: np.ndarray, by_period: bool = False) -> list[ThreadRuns]:
+    """Each thread's runs (:class:`ThreadRuns`) of the samples at positions ``pos`` of
+    ``sl``, whose threads, processes and times are ``tid``, ``pid``, ``time`` (aligned with
+    those positions); the heaviest thread first (ties: the lower tid)."""
+    at = np.arange(len(sl), dtype=np.int64)[pos]
+    if not len(at):
+        return []
+    order = np.lexsort((at, np.asarray(time, np.int64), np.asarray(tid, np.int64)))
+    p = at[order]
+    t = np.asarray(tid, np.int64)[order]
+    comm = sl.comm[p].astype(np.int64)
+    stack = sl.stack[p].astype(np.int64) if sl.stack is not None else np.full(len(p), -1)
+    leaf = sl.leaf[p].astype(np.int64)
+    w = sl.period[p].astype(np.int64) if by_period else np.ones(len(p), np.int64)
+    new = np.ones(len(p), bool)
+    new[1:] = (t[1:] != t[:-1]) | (comm[1:] != comm[:-1]) | (stack[1:] != stack[:-1]) | \
+        ((stack[1:] < 0) & (leaf[1:] != leaf[:-1]))
+    starts = np.flatnonzero(new)
+    rw = np.add.reduceat(w, starts)
+    rt = t[starts]
+    heads = np.flatnonzero(np.r_[True, rt[1:] != rt[:-1]])
+    ends = np.r_[heads[1:], len(starts)]
+    first_pid = np.asarray(pid, np.int64)[order][starts]
+    out = [ThreadRuns(int(rt[a]), int(first_pid[a]), comm[starts[a:b]], stack[starts[a:b]],
+                      leaf[starts[a:b]], rw[a:b]) for a, b in zip(heads, ends, strict=True)]
+    out.sort(key=lambda r: (-r.total(), r.tid))
+    return out
 
 
 def stack_counts(sl: SampleLocs, pos: np.ndarray | slice, bare: bool = False) -> StackCounts:

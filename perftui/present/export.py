@@ -39,38 +39,53 @@ def _clean(name: str) -> str:
 
 def speedscope(stacks: Iterable[Path], name_of_loc: Callable[[int], str],
                name_of_comm: Callable[[int], str], dso_of_loc: Callable[[int], str],
-               title: str, unit: str = "none") -> dict[str, Any]:
-    """A speedscope file (sampled profile, weights in samples, or in ``unit``: a timed
-    event's "nanoseconds"): a sample per distinct path (the thread name, then the frames
-    outermost first)."""
+               title: str, unit: str = "none",
+               threads: Iterable[tuple[str, Iterable[Path]]] = ()) -> dict[str, Any]:
+    """A speedscope file (sampled profiles, weights in samples, or in ``unit``: a timed
+    event's "nanoseconds"): first a sample per distinct path (the thread name, then the
+    frames outermost first), its flame graph; then with ``threads`` (a name and its paths
+    in time order, each thread's) a profile per thread, samples in time order, which
+    speedscope's "Time Order" view draws as that thread's flame chart."""
     frames: list[dict[str, Any]] = []
     index: dict[int, int] = {}
+    by_name: dict[tuple[str, str | None], int] = {}  # (locations named alike: one frame)
 
     def frame_index(f: int) -> int:
         i = index.get(f)
         if i is None:
-            i = index[f] = len(frames)
-            if f < 0:
-                frames.append({"name": name_of_comm(-1 - f)})
-            else:
-                frames.append({"name": name_of_loc(f), "file": dso_of_loc(f)})
+            key = (name_of_comm(-1 - f), None) if f < 0 else (name_of_loc(f), dso_of_loc(f))
+            i = by_name.get(key)
+            if i is None:
+                i = by_name[key] = len(frames)
+                frames.append({"name": key[0]} if key[1] is None else
+                              {"name": key[0], "file": key[1]})
+            index[f] = i
         return i
 
-    paths: dict[tuple[int, ...], int] = {}  # (stacks alike but for their ids: one sample)
+    def profile(name: str, samples: list[list[int]], weights: list[int]) -> dict[str, Any]:
+        return {"type": "sampled", "name": name, "unit": unit, "startValue": 0,
+                "endValue": int(sum(weights)), "samples": samples, "weights": weights}
+
+    paths: dict[tuple[int, ...], int] = {}  # (stacks named alike: one sample)
     for comm, locs, count in stacks:
-        key = (-1 - comm, *locs)
+        key = (frame_index(-1 - comm), *(frame_index(f) for f in locs))
         paths[key] = paths.get(key, 0) + count
-    samples = [[frame_index(f) for f in p] for p in paths]
-    weights = list(paths.values())
-    total = int(sum(weights))
+    profiles = [profile(title, [list(p) for p in paths], list(paths.values()))]
+    for name, runs in threads:
+        samples: list[list[int]] = []
+        weights: list[int] = []
+        for comm, locs, w in runs:
+            sample = [frame_index(-1 - comm), *(frame_index(f) for f in locs)]
+            if samples and samples[-1] == sample:  # (stacks alike but for their ids)
+                weights[-1] += w
+            else:
+                samples.append(sample)
+                weights.append(w)
+        profiles.append(profile(name, samples, weights))
     return {
         "$schema": SPEEDSCOPE_SCHEMA,
         "shared": {"frames": frames},
-        "profiles": [{
-            "type": "sampled", "name": title, "unit": unit,
-            "startValue": 0, "endValue": total,
-            "samples": samples, "weights": weights,
-        }],
+        "profiles": profiles,
         "name": title,
         "activeProfileIndex": 0,
         "exporter": f"perftui {__version__}",

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from ..symbols.naming.resolver import SymbolOptions
 from ..symbols.naming.samplelocs import SampleLocs
 from ..textsafe import safe
 from .atomicfile import atomic_file
+
+if TYPE_CHECKING:
+    from ..analysis.stackcounts import ThreadRuns
 from .callgraph import GraphPrinter
 from .records import jsonable
 from .report import (
@@ -143,9 +147,32 @@ def stacks_out(rec: Recording, req: ReportRequest, out: TextIO, err: TextIO) -> 
     if req.speedscope and counts is not None:
         doc = speedscope(counts.paths(timed), loc_name, comm_name,
                          lambda loc: names.locs.dso_name(loc, short=False),
-                         os.path.basename(rec.path), "nanoseconds" if timed else "none")
+                         os.path.basename(rec.path), "nanoseconds" if timed else "none",
+                         _thread_paths(rec, sl, pos, timed, chains))
         write_atomically(req.speedscope, json.dumps(doc))
     _write_notes(notes, err)
+
+
+def _thread_paths(rec: Recording, sl: SampleLocs, pos: np.ndarray | slice, timed: bool,
+                  bare: bool) -> Iterator[tuple[str, Iterator[tuple[int, list[int], int]]]]:
+    """Each thread's paths in time order (perf script's ``comm pid/tid`` its name, the
+    heaviest thread first): what speedscope draws as the thread's flame chart."""
+    from ..analysis.stackcounts import stack_frames, thread_runs
+
+    c = rec.columns
+    rows = sl.rows[np.arange(len(sl), dtype=np.int64)[pos]]
+    memo: dict[tuple[int, int], list[int]] = {}
+
+    def paths(r: ThreadRuns) -> Iterator[tuple[int, list[int], int]]:
+        for comm, s, leaf, w in zip(r.comm.tolist(), r.stack.tolist(), r.leaf.tolist(),
+                                    r.weight.tolist(), strict=True):
+            key = (s, leaf if s < 0 else 0)
+            if key not in memo:
+                memo[key] = stack_frames(sl, s, leaf, bare)
+            yield comm, memo[key], w
+
+    for r in thread_runs(sl, pos, c["tid"][rows], c["pid"][rows], c["time"][rows], timed):
+        yield f"{sl.comm_names[int(r.comm[0])]} {r.pid}/{r.tid}", paths(r)
 
 
 def _transformed(req: ReportRequest, sl: SampleLocs, notes: list[str]
