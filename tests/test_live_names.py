@@ -139,6 +139,8 @@ def test_names_are_the_whole_recordings(rel: str, k: int) -> None:
     assert live.named_per_advance == [  # each piece names only its new samples
         int(samples[a:b].sum()) for a, b in itertools.pairwise(frontiers)]
     assert np.array_equal(sl.rows, whole.rows)
+    assert sl.rank is not None and whole.rank is not None  # each sample's processing rank
+    assert np.array_equal(sl.rank, whole.rank)
     assert _named(sl) == _named(whole)
     assert _same_partition(sl.stack, whole.stack)
     assert np.array_equal(sl.other_rows, whole.other_rows)

@@ -125,6 +125,41 @@ def test_row_location_is_the_first_samples() -> None:
         assert r.loc == int(s.leaf[first])
 
 
+@pytest.mark.parametrize(("chunk", "merge_at"), [(1 << 20, 1 << 20), (37, 1 << 20), (37, 1)])
+@pytest.mark.parametrize("children", [False, True])
+def test_row_location_is_the_first_in_processing_order(
+        chunk: int, merge_at: int, children: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With each sample's processing rank (``SampleLocs.rank``, not file order), a row's
+    location is the one the sample of lowest rank adding to it gives: its own location
+    when that is in the row, else its first callchain entry in the row (innermost first),
+    as perf's hist entry is made by the first sample it processes (issue 29: the level
+    mark).  Rows keyed by dso: many locations each."""
+    monkeypatch.setattr(sampleprofile, "CHUNK", chunk)
+    monkeypatch.setattr(sampleprofile, "MERGE_AT", merge_at)
+    rng = random.Random(17)
+    locs = make_locs()
+    blocks = [random_block(rng, 300, len(locs)) for _ in range(2)]
+    sl = sample_locs_of(locs, blocks)
+    n = len(sl)
+    order = list(range(n))
+    rng.shuffle(order)
+    sl.rank = np.array(order, dtype=np.int32)  # sample k is the order[k]-th processed
+    prof = profile_of(sl, slice(0, n), index_of(blocks), ("dso",), children, sl.comm_names)
+    dso = locs.dso
+
+    def first_locs(samples: list[int]) -> dict[int, int]:
+        out: dict[int, int] = {}
+        for k in samples:
+            stack = sl.frames(k)[0]
+            for loc in stack if children else stack[:1]:  # own, then innermost first
+                out.setdefault(dso[loc], loc)
+        return out
+
+    want = first_locs(sorted(range(n), key=lambda k: order[k]))  # as perf processes them
+    assert {dso[r.loc]: r.loc for r in prof.rows} == want
+    assert first_locs(list(range(n))) != want  # (file order would not do)
+
+
 @pytest.mark.parametrize("keys", [("comm",), ("dso",), ("comm", "sym")])  # rows of many
 @pytest.mark.parametrize("entries", [1, 5, 64])  # locations, and of one
 def test_children_rows_in_blocks_keep_each_rows_location(

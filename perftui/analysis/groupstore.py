@@ -28,7 +28,7 @@ from .samplegroups import GroupsBuilder, KeyIds, SampleGroups, assemble
 from .stacktree import Interner
 
 #: Bump when what the attachment holds changes meaning (the code hash catches the rest).
-GROUPS_FORMAT = 1
+GROUPS_FORMAT = 2  # 2: each group's lowest processing rank
 _CODE = ("samplegroups.py", "stacktree.py", "groupstore.py", "hashids.py")
 
 
@@ -97,7 +97,7 @@ def _load(att: CachedIndex, sl: SampleLocs, callchains: bool) -> SampleGroups:
 
 #: what each array of the groups is
 DTYPES = {"group": "i4", "path_starts": "i8", "path_frames": "i8", "group_keys": "i8",
-          "pair_keys": "i8", "slot_keys": "i8"}
+          "pair_keys": "i8", "slot_keys": "i8", "group_rank": "i8"}
 
 
 def _validate(a: dict[str, Any], sl: SampleLocs) -> None:
@@ -116,3 +116,5 @@ def _validate(a: dict[str, Any], sl: SampleLocs) -> None:
     in_range(pk >> 32, 0, len(sk), "pair_keys")
     in_range(pk & 0xFFFFFFFF, 0, len(sl.locs), "pair_keys")
     in_range(a["group"], 0, len(gk), "group")
+    if len(a["group_rank"]) != len(gk):
+        raise CacheError("group_rank: not one per group")

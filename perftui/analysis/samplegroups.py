@@ -42,9 +42,11 @@ class SampleGroups:
     Per sample (parallel): ``rows`` (SAMPLE index rows), ``group``, ``period``.  Per
     group: ``comm`` (id in ``comm_names``), ``tid``, ``cpu``, ``attr``, ``leaf`` (the
     sample's own location) and ``node``, where its stack ends in ``trie`` (top down, the
-    thread name at the root).  ``path_loc[path_start[g]:path_start[g + 1]]`` is the stack
-    of group ``g`` without the thread, outermost caller first (the own location alone for
-    a sample without a callchain, as perf)."""
+    thread name at the root), ``rank`` (the lowest processing rank of its samples: where
+    perf meets the group first, :attr:`~perftui.symbols.naming.samplelocs.SampleLocs.rank`).
+    ``path_loc[path_start[g]:path_start[g + 1]]`` is the stack of group ``g`` without the
+    thread, outermost caller first (the own location alone for a sample without a
+    callchain, as perf)."""
 
     rows: np.ndarray
     group: np.ndarray
@@ -59,6 +61,7 @@ class SampleGroups:
     locs: Locations
     comm_names: Sequence[str]
     callchains: bool
+    rank: np.ndarray
     path_start: np.ndarray = field(init=False)
     path_loc: np.ndarray = field(init=False)
     path_group: np.ndarray = field(init=False)
@@ -134,6 +137,7 @@ class GroupsBuilder:
         self._groups = interner()  # (path, pair)
         self._named = interner()  # (thread name, stack) of named samples (add_named)
         self._named_path = np.zeros(0, np.int64)  # the path id of each
+        self._rank = np.zeros(0, np.int64)  # per group: the lowest rank of its samples
         self.samples = 0
 
     def add_named(self, sl: SampleLocs, lo: int, hi: int, tid: np.ndarray, cpu: np.ndarray,
@@ -163,8 +167,20 @@ class GroupsBuilder:
                                | ((attr.astype(np.int16).astype(np.int64) + 1) & 0xFFFF))
         pair = self._pairs.ids((slot << 32) | leaf)
         g = self._groups.ids((path << 32) | pair).astype(np.int32)
+        self.note_ranks(g, sl.rank[lo:hi] if sl.rank is not None
+                        else np.arange(lo, hi, dtype=np.int64))
         self.samples += n
         return g
+
+    def note_ranks(self, g: np.ndarray, rank: np.ndarray) -> None:
+        """Samples of groups ``g`` have processing ranks ``rank``: each group keeps the
+        lowest (a group met first here gets its first)."""
+        m = len(self._groups)
+        if m > len(self._rank):
+            grown = np.full(max(m, 2 * len(self._rank)), np.iinfo(np.int64).max, np.int64)
+            grown[:len(self._rank)] = self._rank
+            self._rank = grown
+        np.minimum.at(self._rank, g, rank.astype(np.int64))
 
     def _named_paths(self, sl: SampleLocs, keys: np.ndarray) -> np.ndarray:
         """Path ids of (thread name, stack) keys: the thread, then the stack outermost
@@ -199,7 +215,8 @@ class GroupsBuilder:
         starts, frames = self._paths.paths()
         return {"path_starts": starts, "path_frames": frames,
                 "group_keys": self._groups.keys(), "pair_keys": self._pairs.keys(),
-                "slot_keys": self._slots.keys()}
+                "slot_keys": self._slots.keys(),
+                "group_rank": self._rank[:len(self._groups)].copy()}
 
 
 def assemble(tables: dict[str, np.ndarray], rows: np.ndarray, group: np.ndarray,
@@ -221,7 +238,8 @@ def assemble(tables: dict[str, np.ndarray], rows: np.ndarray, group: np.ndarray,
     comm = -1 - trie.frame[trie.lift(node, 0)] if len(node) else node
     return SampleGroups(rows=rows, group=group, period=period, comm=comm, tid=tid, cpu=cpu,
                         attr=attr, leaf=leaf, node=node, trie=trie, locs=locs,
-                        comm_names=comm_names, callchains=callchains)
+                        comm_names=comm_names, callchains=callchains,
+                        rank=np.asarray(tables["group_rank"], dtype=np.int64))
 
 
 @dataclass
@@ -394,7 +412,7 @@ def group_profile(sel: Selection, keys: tuple[str, ...], children: bool,
     columns = [getattr(st, str(SORT_KEYS[k].column)) for k in keys
                if not SORT_KEYS[k].per_location]
     w = Weighed([c[live].astype(np.int64) for c in columns], st.leaf[live], sel.period[live],
-                sel.count[live], live, live if children else None)
+                sel.count[live], st.rank[live], live if children else None)
     t = table_rows(codes, keys, children, w, st.stacks if children else None)
     shown = np.nonzero((t.self_p > 0) | (t.child_p > 0) | (t.count > 0))[0]
     pos = np.full(len(t) + 1, -1, np.int64)  # (the last: not a row)

@@ -60,24 +60,30 @@ TRIM_AT = 1 << 20
 @dataclass
 class Groups:
     """Samples grouped by key columns: the distinct rows (columns), and per group the sum
-    of the periods, the sample count and the first sample (position in the selection)."""
+    of the periods, the sample count, its first sample (position in the selection) and
+    that sample's ``rank`` (its position, without ranks given: first in file order)."""
 
     cols: list[np.ndarray]
     period: np.ndarray
     count: np.ndarray
     first: np.ndarray
+    rank: np.ndarray
 
 
 def group_samples(n: int, columns: Callable[[int, int], list[np.ndarray]],
                   period: Callable[[int, int], np.ndarray],
-                  ranges: Sequence[int | None]) -> Groups:
+                  ranges: Sequence[int | None],
+                  rank: Callable[[int, int], np.ndarray] | None = None) -> Groups:
     """:class:`Groups` of ``n`` samples whose key columns for samples ``[lo, hi)`` are
     ``columns(lo, hi)`` and periods ``period(lo, hi)``, a chunk at a time: per chunk
     grouped and summed, then the chunks' groups merged.  ``ranges``: per column, the
     number of values it can take (``[0, k)``), or None when unknown; a column with a
-    known range is compacted to the values present (a first pass notes them)."""
+    known range is compacted to the values present (a first pass notes them).
+    ``rank(lo, hi)``: the samples' ranks (distinct), when a group's first sample is the
+    one of lowest rank (perf's processing order) rather than the first in the selection."""
     if not n:
-        return Groups([], np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        z = np.zeros(0, np.int64)
+        return Groups([], z, z, z, z)
     lows = [0 if r is not None else np.iinfo(np.int64).max for r in ranges]
     highs = [0 if r is not None else np.iinfo(np.int64).min for r in ranges]
     present = [np.zeros(r, dtype=bool) if r is not None else None for r in ranges]
@@ -100,9 +106,11 @@ def group_samples(n: int, columns: Callable[[int, int], list[np.ndarray]],
         uniq, inv, first = _group(np.stack(cols, axis=1))
         m = len(first)
         p = period(0, n).astype(np.int64)
+        first, first_rank = _lowest(inv, first, rank, 0, n)
         return Groups([uniq[:, j] for j in range(uniq.shape[1])], sum_by(inv, p, m),
-                      np.bincount(inv, minlength=m).astype(np.int64), first)
-    parts: list[tuple[np.ndarray, ...]] = []  # (keys, sums, counts, firsts) not merged yet
+                      np.bincount(inv, minlength=m).astype(np.int64), first, first_rank)
+    # (keys, sums, counts, firsts, their ranks) not merged yet
+    parts: list[tuple[np.ndarray, ...]] = []
     merged = 0  # groups in parts[0] once merged
     dense = DenseGrouper(pk.space, min(n, CHUNK)) if pk.space <= DENSE_SPACE else None
     for lo in range(0, n, CHUNK):
@@ -111,29 +119,52 @@ def group_samples(n: int, columns: Callable[[int, int], list[np.ndarray]],
         u, inv, first = dense(flat) if dense is not None else group_ids(flat, pk.space)
         del flat
         m = len(u)
+        first, first_rank = _lowest(inv, first, rank, lo, hi)
         parts.append((u, sum_by(inv, period(lo, hi), m),
-                      np.bincount(inv, minlength=m).astype(np.int64), first + lo))
+                      np.bincount(inv, minlength=m).astype(np.int64), first + lo,
+                      first_rank))
         # the chunks' groups merged as they come, once they outgrow the merged ones: kept
         # per chunk to the end they took ~150 MB at 48 M samples (92 chunks of ~50 K)
         if sum(len(p[0]) for p in parts) > max(2 * merged, MERGE_AT):
-            parts = [_merge_groups(parts, n)]
+            parts = [_merge_groups(parts)]
             merged = len(parts[0][0])
     if len(parts) > 1:
-        parts = [_merge_groups(parts, n)]
-    u, sums, counts, first = parts[0]
-    return Groups(pk.unpack(u), sums, counts, first)
+        parts = [_merge_groups(parts)]
+    u, sums, counts, first, first_rank = parts[0]
+    return Groups(pk.unpack(u), sums, counts, first, first_rank)
 
 
-def _merge_groups(parts: list[tuple[np.ndarray, ...]], n: int) -> tuple[np.ndarray, ...]:
-    """One (keys, sums, counts, firsts) of several: equal keys summed, the first kept.
-    By a sort: a presence table over the keys' range took ~50 MB at 10^6 keys, where the
-    sort's temporaries are a few times the keys."""
+def _lowest(inv: np.ndarray, first: np.ndarray, rank: Callable[[int, int], np.ndarray] | None,
+            lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+    """(position in ``[lo, hi)`` of each group's sample of lowest rank, that rank) of samples
+    ``lo:hi`` grouped as ``inv`` (``first``: each group's first sample there); without
+    ranks, the first sample and its position ``lo + first`` as its rank."""
+    if rank is None:
+        return first, first + lo
+    r = np.asarray(rank(lo, hi), dtype=np.int64)
+    return _least(inv, r, len(first))
+
+
+def _least(inv: np.ndarray, r: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """(position of each of ``m`` groups' lowest ``r``, that value): ``r`` distinct."""
+    best = np.full(m, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(best, inv, r)
+    pick = np.flatnonzero(r == best[inv])
+    at = np.empty(m, np.int64)
+    at[inv[pick]] = pick
+    return at, best
+
+
+def _merge_groups(parts: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """One (keys, sums, counts, firsts, ranks) of several: equal keys summed, the first
+    of lowest rank kept.  By a sort: a presence table over the keys' range took ~50 MB at
+    10^6 keys, where the sort's temporaries are a few times the keys."""
     u, inv, _f = group_ids(np.concatenate([p[0] for p in parts]))
     m = len(u)
-    first = np.full(m, n, dtype=np.int64)
-    np.minimum.at(first, inv, np.concatenate([p[3] for p in parts]))
+    at, first_rank = _least(inv, np.concatenate([p[4] for p in parts]), m)
+    first = np.concatenate([p[3] for p in parts])[at]
     return (u, sum_by(inv, np.concatenate([p[1] for p in parts]), m),
-            sum_by(inv, np.concatenate([p[2] for p in parts]), m), first)
+            sum_by(inv, np.concatenate([p[2] for p in parts]), m), first, first_rank)
 
 
 def profile_of(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.ndarray],
@@ -171,7 +202,9 @@ def profile_of(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
         cols.append(last if children else lk[last])
         return cols
 
-    g = group_samples(n, columns, lambda lo, hi: sl.period[take(lo, hi)], ranges)
+    ranks = sl.rank
+    g = group_samples(n, columns, lambda lo, hi: sl.period[take(lo, hi)], ranges,
+                      None if ranks is None else lambda lo, hi: ranks[take(lo, hi)])
     if n >= TRIM_AT:  # the chunks' freed temporaries: given back before the next step's
         heap.trim()
     total_period = int(g.period.astype(np.uint64).sum(dtype=np.uint64))
@@ -182,7 +215,7 @@ def profile_of(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
             own = sl.stack_locs[sl.stack_starts[stack]].astype(np.int64)
         else:
             stack, own = None, _leaf_at(sl, pos, g.first)
-        w = Weighed(g.cols[:-1], own, g.period, g.count, g.first, stack)
+        w = Weighed(g.cols[:-1], own, g.period, g.count, g.rank, stack)
         t = table_rows(codes, keys, children, w,
                        Stacks(sl.stack_starts, sl.stack_locs) if children else None)
         if children and n >= TRIM_AT:  # the expansion's temporaries, before the rows

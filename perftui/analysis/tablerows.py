@@ -3,14 +3,15 @@ perf report counts them, in perf's order.
 
 Its input is :class:`Weighed`: samples grouped by their per-sample keys (comm, pid/tid,
 cpu, state) and their stack, each group with its period, sample count and the rank of its
-first sample in file order.  ``perftui report`` (and ``diff``) groups the samples at hand
-a chunk at a time (:func:`.sampleprofile.profile_of`); the browser weighs the groups it
-made once under a filter (:func:`.samplegroups.group_profile`).  From there both count the
-same way, here: *self* adds a group's period to the row of its own location; *children*
-adds it once to every distinct row of its stack (the own row included: perf's he_cache
-check); a row's location (for its names) is the one of the first sample, in file order,
-that adds to it (its own location before its callchain's, as perf's
-``hist_entry_iter__add`` adds the sample's entry before its callchain's).
+first sample in perf's processing order.  ``perftui report`` (and ``diff``) groups the
+samples at hand a chunk at a time (:func:`.sampleprofile.profile_of`); the browser weighs
+the groups it made once under a filter (:func:`.samplegroups.group_profile`).  From there
+both count the same way, here: *self* adds a group's period to the row of its own
+location; *children* adds it once to every distinct row of its stack (the own row
+included: perf's he_cache check); a row's location (its names, its ``[k]``/``[.]``) is
+the one of the first sample in perf's processing order that adds to it (its own location
+before its callchain's, as perf's ``hist_entry_iter__add`` adds the sample's entry before
+its callchain's): perf's hist entry keeps what the sample that made it had.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ class Stacks:
 class Weighed:
     """Groups of samples alike in their per-sample keys and stack: per group ``cols``
     (each per-sample key's code, in key order), ``own`` (the samples' own location),
-    ``period``, ``count`` and ``first`` (its first sample's rank in file order), and for
+    ``period``, ``count`` and ``first`` (its first sample's rank in perf's processing
+    order, :attr:`~perftui.symbols.naming.samplelocs.SampleLocs.rank`), and for
     children ``stack`` (its stack's id in a :class:`Stacks`)."""
 
     cols: list[np.ndarray]
@@ -127,7 +129,7 @@ def _keys(codes: KeyCodes, keys: tuple[str, ...], packed: list[np.ndarray],
 @dataclass
 class _ChildRows:
     """Rows being summed: key columns (per-sample codes..., loc-key id), sums, and the
-    row's location with the rank (file order of what added it first) that chose it."""
+    row's location with the rank (processing order of what added it first) that chose it."""
 
     cols: list[np.ndarray]
     self_p: np.ndarray
@@ -218,8 +220,8 @@ def _child_block(gs: np.ndarray, w: Weighed, g_own: np.ndarray, g_leaf: np.ndarr
     count = np.concatenate([w.count[gs], np.zeros(len(e_group), np.int64)])
     child_n = np.concatenate([w.count[gs], w.count[e_group]]).astype(np.int64)
     loc = np.concatenate([g_leaf[gs], d_loc[e_d]])
-    # which adds first, in file order: its group's first sample, its own row before its
-    # callchain's
+    # which adds first, in processing order: its group's first sample, its own row before
+    # its callchain's
     rank = np.concatenate([w.first[gs] * 2, w.first[e_group] * 2 + 1])
     return _sum_child_rows(cols, self_p, child_p, count, child_n, rank, loc)
 

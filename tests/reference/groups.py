@@ -47,6 +47,8 @@ class BlockGroupsBuilder(GroupsBuilder):
         self._rows.append(np.asarray(s.rows, dtype=np.int64))
         self._group.append(g)
         self._period.append(s.period.astype(np.int64))
+        # (ranks: positions in file order, as the reference profile takes its samples)
+        self.note_ranks(g, np.arange(self.samples, self.samples + n, dtype=np.int64))
         self.samples += n
         return g
 

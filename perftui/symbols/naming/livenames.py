@@ -31,7 +31,8 @@ from .resolver import Resolver
 from .samplelocs import BLOCK, SampleLocs, name_block, thread_names
 
 _ARRAYS = (("rows", "i8"), ("comm", "i4"), ("leaf", "i4"), ("period", "u8"),
-           ("stack", "i4"), ("off_stack", "i4"), ("other_rows", "i8"), ("other_comm", "i4"))
+           ("stack", "i4"), ("off_stack", "i4"), ("other_rows", "i8"), ("other_comm", "i4"),
+           ("rank", "i8"))
 
 
 class LiveNames:
@@ -74,7 +75,7 @@ class LiveNames:
             rs = samples[at:at + BLOCK]
             comm, leaf, period, stack, off = name_block(res, namer, rs)
             for k, v in (("rows", rs), ("comm", comm), ("leaf", leaf), ("period", period),
-                         ("stack", stack), ("off_stack", off)):
+                         ("stack", stack), ("off_stack", off), ("rank", model.seq[rs])):
                 a[k].extend(v)
         a["other_rows"].extend(others)
         a["other_comm"].extend(model.sample_comms(others)[0])
@@ -94,5 +95,5 @@ class LiveNames:
             res.locs, list(res.comm_names), v["off_stack"], namer.offsets.starts,
             namer.offsets.locs.view(np.uint32), thread_names(res, self._tids),
             list(res.notes), v["other_rows"], v["other_comm"],
-            quiet_notes=list(dict.fromkeys(res.quiet_notes)))
+            quiet_notes=list(dict.fromkeys(res.quiet_notes)), rank=v["rank"])
 

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 #: the 4.85 M-sample bench recording peaked at 116-122 MB of RssAnon with 2^16, 104-105 MB
 #: with 2^14; the names pass took the same time, ~1.9 s, either way)
 BLOCK = 1 << 14
+#: index rows up to which each sample's processing rank is kept (int32, 4 bytes a sample)
+RANK_ROWS = 2**31 - 1
 Alloc = Callable[[str, str, int], np.ndarray]
 
 
@@ -76,6 +78,11 @@ class SampleLocs:
     #: files expected to be missing (a memfd, no /tmp/perf-PID.map): the info screen's,
     #: never stderr's, as perf says nothing of them
     quiet_notes: list[str] = field(default_factory=list)
+    #: per sample: its place in perf's processing order (the thread model's ``seq`` of its
+    #: row; int32, or int64 for a live stream), which sample of a table row perf's hist
+    #: entry was made by (the row's names, ``[k]``/``[.]``); None: the file order is taken
+    #: (names made without a thread model, a recording of 2^31 rows or more)
+    rank: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -131,6 +138,8 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
     period = alloc("period", "u8", n)
     stack = alloc("stack", "i4", n) if callchains else None
     off_stack = alloc("off_stack", "i4", n)
+    seq = res.model.seq
+    rank = alloc("rank", "i4", n) if len(seq) <= RANK_ROWS else None
     namer = sample_namer(res, callchains)
     for lo in range(0, n, block):
         rs = rows[lo:lo + block]
@@ -139,6 +148,8 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
             res, namer, rs)
         if stack is not None:
             stack[lo:hi] = got_stack
+        if rank is not None:
+            rank[lo:hi] = seq[rs]
         if progress is not None:
             progress(hi, n)
     table_csr = namer.stacks_csr()
@@ -151,7 +162,7 @@ def resolve_all(res: Resolver, rows: np.ndarray, callchains: bool,
                       list(res.comm_names), off_stack, offsets_csr[0],
                       offsets_csr[1].view(np.uint32), thread_names(res, tids), list(res.notes),
                       other_rows, other_comm,
-                      quiet_notes=list(dict.fromkeys(res.quiet_notes)))
+                      quiet_notes=list(dict.fromkeys(res.quiet_notes)), rank=rank)
 
 
 def sample_namer(res: Resolver, callchains: bool) -> _FastNames | PlainNames:

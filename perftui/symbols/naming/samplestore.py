@@ -38,7 +38,9 @@ if TYPE_CHECKING:  # (the resolver is imported only where one is made)
     from .resolver import Resolver
 
 #: Bump when what the attachment holds changes meaning (the code hash catches the rest).
-NAMES_FORMAT = 4  # 3: a period the event does not sample is its sample_period; 4: inlined
+#: 3: a period the event does not sample is its sample_period; 4: inlined; 5: each
+#: sample's processing rank
+NAMES_FORMAT = 5
 _CODE_DIRS = ("perfdata", "symbols")
 _code_hash: str | None = None
 
@@ -193,6 +195,8 @@ def _save(rec: Recording, store: ColumnStore, name: str, sl: SampleLocs, res: Re
                                                              dtype=np.int32)}
     if sl.stack is not None:
         arrays["stack"] = sl.stack
+    if sl.rank is not None:
+        arrays["rank"] = sl.rank
     meta = {"signature": json.loads(json.dumps(signature(res.opts))),
             "chains": sl.stack is not None, "samples": len(sl), "sources": res.sources(),
             "dsos": [[d.name, d.kernel, d.module, d.assumed_text] for d in locs.dsos],
@@ -218,18 +222,21 @@ def _load(att: CachedIndex, rec: Recording, opts: SymbolOptions, rows: np.ndarra
     if not still_valid(rec, opts, meta["sources"], kernel_build_id(rec)):
         raise derived.Stale("symbol files changed since the names were cached: "
                             "resolving again")
-    return _restore(att, meta, rows)
+    return _restore(att, meta, rows, len(rec.columns))
 
 
 #: what each array of the names is
 DTYPES = {"comm": "i4", "leaf": "i4", "period": "u8", "stack": "i4", "stack_starts": "i8",
           "stack_locs": "i4", "off_stack": "i4", "off_starts": "i8", "off_vals": "u4",
           "other_rows": "i8", "other_comm": "i4", "loc_dso": "i4", "loc_start": "u8",
-          "loc_end": "u8", "loc_section": "i4", "loc_inlined": "i4"}
+          "loc_end": "u8", "loc_section": "i4", "loc_inlined": "i4", "rank": "i4"}
+#: arrays a names attachment may lack (no callchains; no ranks past 2^31 rows)
+OPTIONAL = ("stack", "rank")
 
 
-def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> SampleLocs:
-    a = att.checked(DTYPES, tuple(k for k in DTYPES if k != "stack"))
+def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray, nrows: int
+             ) -> SampleLocs:
+    a = att.checked(DTYPES, tuple(k for k in DTYPES if k not in OPTIONAL))
     n = len(rows)
     dsos = [LocationDso(str(d[0]), bool(d[1]), None if d[2] is None else str(d[2]), bool(d[3]))
             for d in meta["dsos"]]
@@ -244,7 +251,9 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
     if any(names[int(i)] is None for i in inlined.tolist()):
         raise CacheError("loc_inlined: an inlined location without a name")
     comm_names = [str(c) for c in meta["comm_names"]]
-    one_per(a, ("comm", "leaf", "period", "off_stack", "stack"), n, "sample")
+    one_per(a, ("comm", "leaf", "period", "off_stack", "stack", "rank"), n, "sample")
+    if "rank" in a:
+        in_range(a["rank"], 0, nrows, "rank")
     in_range(a["comm"], 0, len(comm_names), "comm")
     in_range(a["leaf"], 0, nloc, "leaf")
     starts, stack_locs = a["stack_starts"], a["stack_locs"]
@@ -280,5 +289,6 @@ def _restore(att: CachedIndex, meta: dict[str, Any], rows: np.ndarray) -> Sample
                       stack_locs, locs, comm_names, a["off_stack"], off_starts,
                       a["off_vals"], threads, [str(x) for x in meta["notes"]],
                       other_rows, other_comm, origin="cache", token=str(meta["token"]),
-                      quiet_notes=[str(x) for x in meta.get("quiet_notes", [])])
+                      quiet_notes=[str(x) for x in meta.get("quiet_notes", [])],
+                      rank=a.get("rank"))
 
