@@ -38,6 +38,7 @@ def chart_columns(time: np.ndarray, stack: np.ndarray, lo: int, hi: int,
     out = np.full(max(width, 0), -1, dtype=np.int64)
     if width <= 0 or hi <= lo:
         return ChartColumns(out, np.zeros(len(out), np.int64))
+    w: np.ndarray | None
     if duration is not None:
         col, s, w = _interval_columns(t, s, np.asarray(duration, np.int64), lo, hi, width)
     else:
