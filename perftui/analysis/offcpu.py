@@ -23,7 +23,7 @@ import numpy as np
 
 from ..perfdata import Recording, RecordType
 from ..perfdata.constants import Misc
-from ..perfdata.index import NO_SOURCE
+from ..perfdata.fieldgather import record_misc
 from ..perfdata.rawfields import raw_spans
 from ..perfdata.tracefmt import TraceFormat, flag_letters
 from ..symbols.naming.samplelocs import SampleLocs
@@ -175,7 +175,7 @@ def _ends(rec: Recording, out_tid: np.ndarray, out_time: np.ndarray, to_tid: np.
     n = len(c)
     tids = np.unique(out_tid)
     recs = rec.rows_of_type(RecordType.SWITCH, RecordType.SWITCH_CPU_WIDE)
-    out_mask = _misc(rec, recs) & Misc.SWITCH_OUT != 0
+    out_mask = record_misc(rec, recs) & Misc.SWITCH_OUT != 0
     switch_out = recs[out_mask]
     tid = _writer_tids(rec)
     mine = np.isin(tid, tids) & (c["time"][:n] > 0)
@@ -218,7 +218,7 @@ def _from_switch_records(rec: Recording, src: int) -> OffCpu:
     c = rec.columns
     notes: list[str] = []
     recs = rec.rows_of_type(RecordType.SWITCH, RecordType.SWITCH_CPU_WIDE)
-    misc = _misc(rec, recs)
+    misc = record_misc(rec, recs)
     is_out = misc & Misc.SWITCH_OUT != 0
     outs = recs[is_out]
     out_tid = _writer_tids(rec)[outs]
@@ -310,18 +310,3 @@ def _writer_tids(rec: Recording) -> np.ndarray:
         except ValueError:
             tid[r] = -1
     return tid
-
-
-def _misc(rec: Recording, rows: np.ndarray) -> np.ndarray:
-    """The header ``misc`` of records ``rows``."""
-    c = rec.columns
-    out = np.zeros(len(rows), np.int64)
-    src = c["src"][rows]
-    for s in np.unique(src).tolist():
-        if s == NO_SOURCE:
-            continue
-        sel = np.flatnonzero(src == s)
-        u8 = np.frombuffer(rec.sources[s].buf, dtype=np.uint8)
-        at = c["pos"][rows[sel]].astype(np.int64) + 4
-        out[sel] = u8[at[:, None] + np.arange(2)].view(np.dtype(rec.order + "u2")).ravel()
-    return out

@@ -19,7 +19,8 @@ from .walk import Chunk
 if TYPE_CHECKING:
     from .recording import Recording
 
-__all__ = ["chunk_sample_values", "outer_offsets", "record_u64s", "sample_fields"]
+__all__ = ["chunk_sample_values", "outer_offsets", "record_misc", "record_u64s",
+           "sample_fields"]
 
 
 def sample_fields(rec: Recording, rows: np.ndarray, fields: tuple[str, ...]
@@ -86,6 +87,23 @@ def record_u64s(rec: Recording, rows: np.ndarray, offset: int) -> np.ndarray:
         u8 = np.frombuffer(rec.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
         sel = np.nonzero((src == s) & (size >= offset + 8))[0]
         out[sel] = gather(u8, pos[sel] + offset, dt)
+    return out
+
+
+def record_misc(rec: Recording, rows: np.ndarray) -> np.ndarray:
+    """The header ``misc`` of the records of index ``rows`` (0 where a record cannot be
+    read back), gathered with numpy."""
+    c = rec.columns
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.zeros(len(rows), np.int64)
+    src = c["src"][rows]
+    dt = np.dtype(rec.order + "u2")
+    for s in distinct(src):
+        if s == NO_SOURCE:
+            continue
+        sel = np.flatnonzero(src == s)
+        u8 = np.frombuffer(rec.sources[s].buf, dtype=np.uint8)  # type: ignore[attr-defined]
+        out[sel] = gather(u8, c["pos"][rows[sel]].astype(np.int64) + 4, dt)
     return out
 
 

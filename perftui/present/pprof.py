@@ -29,7 +29,9 @@ from .. import __version__
 from ..analysis.sampleprofile import group_samples, taker
 from ..perfdata import Feature, Recording, RecordType
 from ..perfdata.attr import EventAttr
+from ..perfdata.constants import Misc
 from ..perfdata.constants import Sample as SampleBits
+from ..perfdata.fieldgather import record_misc
 from ..symbols.modules.modfiles import recording_build_ids
 from ..symbols.naming.samplelocs import SampleLocs
 from ..textsafe import safe
@@ -72,19 +74,28 @@ def build_ids(rec: Recording) -> dict[str, str]:
     """File name -> build id (hex), from the BUILD_ID feature and HEADER_BUILD_ID records,
     then from MMAP2 records that carry one (``perf record --buildid-mmap``, which writes no
     BUILD_ID feature; the kernel's ``[kernel.kallsyms]_text`` map names the kernel)."""
-    entries = list(rec.feature(Feature.BUILD_ID) or [])
-    for i in rec.rows_of_type(RecordType.HEADER_BUILD_ID, RecordType.MMAP2):
-        try:
-            entries.append(rec.decode(int(i)))
-        except ValueError:
-            continue
     out: dict[str, str] = {}
-    for e in entries:
+
+    def add(e: object) -> None:
         if isinstance(e, dict) and e.get("filename") and e.get("build_id"):
             name = str(e["filename"])
             if name.startswith(KERNEL_MMAP):
                 name = KERNEL_MMAP
             out.setdefault(name, str(e["build_id"]))
+
+    for e in rec.feature(Feature.BUILD_ID) or []:
+        add(e)
+    rows = rec.rows_of_type(RecordType.HEADER_BUILD_ID, RecordType.MMAP2)
+    # only an MMAP2 with MMAP_BUILD_ID in its misc carries one: the others are not decoded
+    # (every MMAP2 decoded and kept took ~10 bytes a record of a long recording: 400 MB
+    # of a 50 M-record --pprof whose MMAP2s repeat)
+    keep = (rec.columns["type"][rows] == RecordType.HEADER_BUILD_ID) | \
+        (record_misc(rec, rows) & Misc.MMAP_BUILD_ID != 0)
+    for i in rows[keep].tolist():
+        try:
+            add(rec.decode(int(i)))
+        except ValueError:
+            continue
     return out
 
 

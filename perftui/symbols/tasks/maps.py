@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -113,11 +114,14 @@ class MapTable:
         scratch files for a big table (~9 columns of 8 bytes a map version: ~90 MB of
         anonymous memory at 10^6 versions otherwise), each as soon as it is made."""
         n = len(self)
-        order = _kept(np.lexsort((np.arange(n), self.start, self.obj)))
-        objs = self.obj[order]
+        # (lexsort is stable: equal (object, start) stay in id order. The steps below work
+        # in place where they can: at 3 M map versions each temporary is 24 MB, and they
+        # made most of a first report's peak on a long recording of many forks)
+        order = _kept(np.lexsort((self.start, self.obj)))
+        objs = _take(self.obj, order)
         n_obj = int(objs.max()) + 1 if n else 1
         bounds = np.searchsorted(objs, np.arange(n_obj + 1), side="left")
-        ends, starts = _kept(self.end[order]), _kept(self.start[order])
+        ends, starts = _take(self.end, order), _take(self.start, order)
         k_end = int(bounds[1])
         shift = 64 - max(n_obj.bit_length(), 1)
         top = np.uint64((1 << shift) - 1)
@@ -125,26 +129,30 @@ class MapTable:
         if k_end > 1:
             reach[:k_end] = np.maximum.accumulate(reach[:k_end])
         # running max of ``end`` within each process object: ends replaced by their rank
-        # (an exact, order-keeping substitute that leaves room for the object in the key)
-        u_ends = np.unique(ends[k_end:])
-        e_shift = np.uint64(max(len(u_ends).bit_length(), 1))
-        e_base = objs[k_end:].astype(np.uint64) << e_shift
-        e_rank = np.searchsorted(u_ends, ends[k_end:]).astype(np.uint64)
+        # (an exact, order-keeping substitute that leaves room for the object in the key);
+        # objects ascend, so the running max of (object, rank) stays in the object, and its
+        # low bits are the rank
+        u_ends = _kept(np.unique(ends[k_end:]))
+        e_shift = max(len(u_ends).bit_length(), 1)
         if len(u_ends):
-            reach[k_end:] = u_ends[(np.maximum.accumulate(e_base | e_rank) - e_base
-                                    ).astype(np.int64)]
-        del u_ends, e_base, e_rank
-        base = objs[k_end:].astype(np.uint64) << np.uint64(shift)
-        keys = _kept(base | np.minimum(starts[k_end:], top))
-        del base
+            key = _packed(objs[k_end:], e_shift, lambda lo, hi: np.searchsorted(
+                u_ends, ends[k_end + lo:k_end + hi]))
+            np.maximum.accumulate(key, out=key)
+            key &= np.uint64((1 << e_shift) - 1)
+            for lo in range(0, len(key), _CHUNK):
+                reach[k_end + lo:k_end + lo + _CHUNK] = u_ends[
+                    key[lo:lo + _CHUNK].view(np.int64)]
+            del key
+        keys = _packed(objs[k_end:], shift, lambda lo, hi: np.minimum(
+            starts[k_end + lo:k_end + hi], top))
         uniq = _kept(np.unique(starts[k_end:]))
-        rank_shift = np.uint64(max(len(uniq).bit_length(), 1) + 1)
-        rank_keys = _kept((objs[k_end:].astype(np.uint64) << rank_shift)
-                          | np.searchsorted(uniq, starts[k_end:], side="right").astype(np.uint64))
+        rank_shift = max(len(uniq).bit_length(), 1) + 1
+        rank_keys = _packed(objs[k_end:], rank_shift, lambda lo, hi: np.searchsorted(
+            uniq, starts[k_end + lo:k_end + hi], side="right"))
         del objs
         self._order, self._bounds, self._reach = order, bounds, reach
-        self._sorted = {"start": starts, "end": ends, "born": _kept(self.born[order]),
-                        "died": _kept(self.died[order]), "keys": keys, "uniq": uniq,
+        self._sorted = {"start": starts, "end": ends, "born": _take(self.born, order),
+                        "died": _take(self.died, order), "keys": keys, "uniq": uniq,
                         "rank_keys": rank_keys}
         self._shift = shift
         self._rank_shift = int(rank_shift)
@@ -256,6 +264,7 @@ _COLS: tuple[tuple[str, type], ...] = (
 
 
 _MAPPED_ROWS = 1 << 16  # from this many maps on, their columns live in mapped scratch files
+_CHUNK = 1 << 18  # rows of a step made a part at a time (its temporaries: a few MB)
 
 
 def _kept(a: np.ndarray) -> np.ndarray:
@@ -265,6 +274,28 @@ def _kept(a: np.ndarray) -> np.ndarray:
         return a
     out = scratch(a.dtype, len(a))
     out[:] = a
+    return out
+
+
+def _take(a: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``a[order]`` made a chunk at a time into a column (mapped once long)."""
+    out = _column(a.dtype, len(order))
+    for lo in range(0, len(order), _CHUNK):
+        out[lo:lo + _CHUNK] = a[order[lo:lo + _CHUNK]]
+    return out
+
+
+def _packed(obj: np.ndarray, shift: int,
+            low: Callable[[int, int], np.ndarray]) -> np.ndarray:
+    """``obj << shift | low`` as u64 (``low(lo, hi)``: the low bits of rows ``lo:hi``), made
+    a chunk at a time into a column (mapped once long): no temporary of the whole length."""
+    out = _column(np.dtype(np.uint64), len(obj))
+    for lo in range(0, len(obj), _CHUNK):
+        hi = min(len(obj), lo + _CHUNK)
+        part = obj[lo:hi].astype(np.uint64)
+        part <<= np.uint64(shift)
+        part |= low(lo, hi).astype(np.uint64, copy=False)
+        out[lo:hi] = part
     return out
 
 
