@@ -304,7 +304,31 @@ def build_ids_at_end() -> Plan:
     return p
 
 
+def pid_reuse() -> Plan:
+    """A pid used again: FORK of a tid perf still holds (EXIT removed nothing) replaces the
+    thread, the new one with a copy of its new parent's maps (machine__process_fork_event
+    removes the old child first); a thread of the first process that outlives its leader's
+    replacement keeps the first process's maps (they are its own: thread__put)."""
+    p = Plan()
+    p.comm(100, 100, "bash", 1)
+    p.mmap(100, 0x400000, 0x10000, "/bin/bash", 2)
+    p.comm(400, 400, "make", 3)
+    p.mmap(400, 0x400000, 0x10000, "/usr/bin/make", 4)
+    p.fork(300, 100, 10)  # from bash
+    p.fork(300, 300, 11, tid=301, ptid=300)  # a second thread of 300
+    p.sample(300, 0x400100, 12, Expect("bash", "/bin/bash"))
+    p.exit(300, 20)
+    p.fork(300, 400, 30)  # tid 300 again, now from make
+    p.sample(300, 0x400100, 31, Expect("make", "/usr/bin/make"))
+    p.sample(300, 0x400100, 32, Expect("bash", "/bin/bash"), tid=301)  # the first one's
+    p.mmap(400, 0x500000, 0x1000, "/lib/libmake.so", 33)
+    p.sample(300, 0x500010, 34, Expect("make", "[unknown]"))  # copied before: not seen
+    p.round()
+    return p
+
+
 SCENARIOS: dict[str, Callable[[], Plan]] = {
+    "pid_reuse": pid_reuse,
     "fork_exec_threads": fork_exec_threads, "map_split": map_split, "time_order": time_order,
     "unknown_pid": unknown_pid,
     "unordered_round": unordered_round, "zero_time": zero_time,
@@ -355,6 +379,26 @@ def model(name: str, tmp_path: Path) -> tuple[ThreadModel, Plan]:
     rec = open_recording(path)
     rec.build_index()
     return ThreadModel.build(rec), plan
+
+
+def test_a_replaced_process_lets_its_live_maps_go(tmp_path: Path) -> None:
+    """pid_reuse's first process 300 is replaced by the second FORK of tid 300, but its
+    thread 301 still uses its maps: they stay live; once 301 is replaced too, nothing can
+    reach them, and the replay lets its live map lists go (their rows stay in the table:
+    the plan's answers above hold)."""
+    from perftui.symbols.tasks.replay import Replay
+
+    r = Replay(x86_64=True)
+    first = r.findnew(300, 300, 1, 1).obj
+    r.findnew(300, 301, 2, 2)
+    r.b.insert(first, 0x400000, 0x410000, 0, r.b.dso("/bin/bash", MapKind.USER, "/bin/bash"),
+               MapKind.USER, 5, 2, 7, 3)
+    assert r.b.live(first) != []
+    r.fork(300, 1, 300, 1, False, 4, 4)  # tid 300 again
+    assert r.threads[300].obj != first and r.b.live(first) != []  # 301 still uses it
+    r.fork(301, 1, 301, 1, False, 5, 5)  # and tid 301
+    assert r.b.live(first) == []
+    assert len(r.b.table()) == 1  # (its row is kept)
 
 
 def test_split_pieces_keep_file_offsets(tmp_path: Path) -> None:

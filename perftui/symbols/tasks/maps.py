@@ -341,6 +341,12 @@ class MapsBuilder:
     def live(self, obj: int) -> list[int]:
         return list(self._ids[obj])
 
+    def release(self, obj: int) -> None:
+        """Maps object ``obj`` can never be reached again (no thread uses it): its live map
+        lists go; its rows stay in the table, as every lookup reads them by time."""
+        self._starts[obj] = array("Q")
+        self._ids[obj] = array("q")
+
     # -- rows --------------------------------------------------------------------------------
     def _grow(self, need: int) -> None:
         cap = len(self.c["start"])

@@ -79,6 +79,26 @@ class Replay:
         self.kernel_candidates: list[tuple[str, str]] = []  # (name, build id)
         self.kmod_dsos: dict[str, int] = {}
         self.user_bids: dict[str, str] = {}
+        #: per maps object: the threads in :attr:`threads` that use it; at none it can never
+        #: be reached again, and the builder lets its live map lists go (a long recording's
+        #: forks, each replacing a thread of a reused tid, kept ~48 MB of them at 3 M maps)
+        self._users: dict[int, int] = {}
+
+    def _use(self, th: Thread, obj: int) -> None:
+        """``th`` uses maps object ``obj`` (the one it used before, one user less)."""
+        old, th.obj = th.obj, obj
+        self._users[obj] = self._users.get(obj, 0) + 1
+        if old >= 0:
+            self._unuse(old)
+
+    def _unuse(self, obj: int) -> None:
+        left = self._users.get(obj, 0) - 1
+        if left > 0:
+            self._users[obj] = left
+            return
+        self._users.pop(obj, None)
+        if obj != KERNEL_MAPS:
+            self.b.release(obj)
 
     def name_id(self, s: str) -> int:
         k = self._name_ids.get(s)
@@ -102,9 +122,9 @@ class Replay:
         self.threads[tid] = th
         self._set_comm(th, self.name_id(f":{tid}"), seq, time)
         if pid in (tid, -1):
-            th.obj = self.b.new_object(pid)
+            self._use(th, self.b.new_object(pid))
         else:
-            th.obj = self.findnew(pid, pid, seq, time).obj
+            self._use(th, self.findnew(pid, pid, seq, time).obj)
         self.state_log.extend((tid, seq + 1, th.obj))
         return th
 
@@ -117,7 +137,7 @@ class Replay:
             return
         leader = self.findnew(pid, pid, seq, time)
         if th.obj != leader.obj:
-            th.obj = leader.obj
+            self._use(th, leader.obj)
             self.state_log.extend((th.tid, seq + 1, th.obj))
 
     def find(self, pid: int, tid: int, seq: int, time: int) -> Thread | None:
@@ -129,6 +149,8 @@ class Replay:
     def remove(self, th: Thread) -> None:
         if self.threads.get(th.tid) is th:
             del self.threads[th.tid]
+            if th.obj >= 0:
+                self._unuse(th.obj)
 
     def idle(self) -> None:
         th = self.findnew(0, 0, -1, 0)
