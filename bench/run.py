@@ -313,6 +313,22 @@ def report_rows(t: Table, big: Path, stripped: Path, times: int = REPEAT,
     return codes
 
 
+def pprof_rows(t: Table, big: Path) -> list[int]:
+    """``perftui report --pprof`` (a first run with an empty cache, then cached): perf has
+    no pprof output, so no perf figure; the target is issue 30's, at 50 M records."""
+    out = big.parent / "bench.pb.gz"
+    cmd = [*PERFTUI, "report", "--pprof", str(out), str(big)]
+    t_first, a_first, rc1 = best(cmd, 1, before=clear_cache)
+    t_cached, a_cached, rc2 = best(cmd, 1)
+    t.row("report --pprof: first run, empty cache", t_first, None, "", "s")
+    t.row("report --pprof: names cached", t_cached, None, "", "s")
+    t.row("report --pprof: peak RssAnon, first run", a_first / 1024, None, "<= 150 MB", "MB")
+    t.row("report --pprof: peak RssAnon, names cached", a_cached / 1024, None, "<= 150 MB",
+          "MB")
+    out.unlink(missing_ok=True)
+    return [rc1, rc2]
+
+
 def small_table(base: Path) -> None:
     """The small recordings' table (bench/small.py: CPU seconds, not wall time)."""
     t = Table()
@@ -408,6 +424,7 @@ def main() -> int:
         browser_rows(tb, bf["big"])
         cached_rows(tb, bf["big"])
         rcs = report_rows(tb, bf["big"], bf["stripped"], 1, full=False) if REPORT else []
+        rcs += pprof_rows(tb, bf["big"]) if REPORT else []
         print(f"\nrecording: {bf['big']} ({bf['big'].stat().st_size / 1e9:.2f} GB, {nb:,} "
               f"records); exit codes {rc1} {rc2} {rcs}\n")
         tb.print()
