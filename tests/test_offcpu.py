@@ -48,21 +48,28 @@ def asleep(state: np.ndarray) -> np.ndarray:
     return ~np.isin(state, PREEMPTED)
 
 
-def perf_offcpu(data: Path) -> tuple[dict[tuple[int, int], tuple[int | None, str, str]], int]:
-    """perf script's events worked into off-CPU times: (time, tid) of each switch-out ->
-    (ns or None when nothing of its thread follows, prev_state, the first of FUNCS on its
-    stack or ''), and the pid of the program."""
-    out = subprocess.run([require("perf"), "script", "-i", str(data), "--ns", "-F",
-                          "tid,time,event,trace,ip,sym", "--show-switch-events",
-                          "--show-task-events", "--show-mmap-events"],
+def script_events(data: Path, fields: str) -> list[list]:
+    """perf script's events with the switch, task and mmap records shown, in its order:
+    [tid, time (ns), the text after the time, the stack's symbols leaf first]."""
+    out = subprocess.run([require("perf"), "script", "-i", str(data), "--ns", "-F", fields,
+                          "--show-switch-events", "--show-task-events",
+                          "--show-mmap-events"],
                          capture_output=True, text=True, check=True).stdout
-    events: list[list] = []  # [tid, time, text, stack]
+    events: list[list] = []
     for line in out.splitlines():
         m = LINE.match(line)
         if m:
             events.append([int(m[1]), int(m[2]) * 10**9 + int(m[3]), m[4], []])
         elif line.strip() and events:
             events[-1][3].append(line.split()[-1])
+    return events
+
+
+def perf_offcpu(data: Path) -> tuple[dict[tuple[int, int], tuple[int | None, str, str]], int]:
+    """perf script's events worked into off-CPU times: (time, tid) of each switch-out ->
+    (ns or None when nothing of its thread follows, prev_state, the first of FUNCS on its
+    stack or ''), and the pid of the program."""
+    events = script_events(data, "tid,time,event,trace,ip,sym")
     ends: dict[int, list[int]] = defaultdict(list)  # tid -> times that end its time off
     for tid, t, text, _ in events:
         if t and "PERF_RECORD_SWITCH OUT" not in text and "PERF_RECORD_SWITCH_CPU_WIDE OUT" \

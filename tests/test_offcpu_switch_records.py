@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import bisect
 import re
-import subprocess
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from perfprograms import require, shared
-from test_offcpu import FUNCS, LINE, within_the_measured_sleeps
+from perfprograms import shared
+from test_offcpu import FUNCS, script_events, within_the_measured_sleeps
 from test_tracefmt import record_offcpu
 from test_ui_pilot import browse
 from test_ui_profile import idle, keys
@@ -45,21 +44,13 @@ def sleeper(frames: list[str]) -> str:
     return next((f for f in ("sleep_long", "sleep_short", *FUNCS) if f in frames), "")
 
 
-def perf_lent(data: Path) -> tuple[dict[tuple[int, int], tuple[int, str, str]], int]:
+def perf_lent(data: Path) -> tuple[dict[tuple[int, int], tuple[int, str, str]], int,
+                                   dict[str, int]]:
     """(time, tid) of each sample lending its stack -> (the ns of the switch-outs after
-    it, the state of the longest, :func:`sleeper` of its stack); and how many
-    switch-outs had no end or no sample before them."""
-    out = subprocess.run([require("perf"), "script", "-i", str(data), "--ns", "-F",
-                          "tid,time,event,ip,sym", "--show-switch-events",
-                          "--show-task-events", "--show-mmap-events"],
-                         capture_output=True, text=True, check=True).stdout
-    events: list[list] = []  # [tid, time, text, stack]
-    for line in out.splitlines():
-        m = LINE.match(line)
-        if m:
-            events.append([int(m[1]), int(m[2]) * 10**9 + int(m[3]), m[4], []])
-        elif line.strip() and events:
-            events[-1][3].append(line.split()[-1])
+    it, the state of the longest, :func:`sleeper` of its stack); how many switch-outs had
+    no end or no sample before them; and the ns of the switch-outs not preempted (each
+    one's own state), by the :func:`sleeper` of the stack lent to them."""
+    events = script_events(data, "tid,time,event,ip,sym")
     ends: dict[int, list[int]] = defaultdict(list)
     samples: dict[int, list[tuple[int, list[str]]]] = defaultdict(list)
     for tid, t, text, stack in events:
@@ -72,6 +63,7 @@ def perf_lent(data: Path) -> tuple[dict[tuple[int, int], tuple[int, str, str]], 
     for s in samples.values():
         s.sort(key=lambda x: x[0])
     lent: dict[tuple[int, int], list] = {}  # -> [ns, longest ns, its state, func]
+    asleep: dict[str, int] = defaultdict(int)
     missed = 0
     for tid, t, text, _ in events:
         if "PERF_RECORD_SWITCH OUT" not in text or tid <= 0:
@@ -87,9 +79,11 @@ def perf_lent(data: Path) -> tuple[dict[tuple[int, int], tuple[int, str, str]], 
         state = "R" if "preempt" in text.split("OUT", 1)[1] else "S/D"
         v = lent.setdefault((st, tid), [0, -1, "", sleeper(stack)])
         v[0] += ns
+        if state == "S/D":
+            asleep[v[3]] += ns
         if ns > v[1]:
             v[1], v[2] = ns, state
-    return {k: (v[0], v[2], v[3]) for k, v in lent.items()}, missed
+    return {k: (v[0], v[2], v[3]) for k, v in lent.items()}, missed, asleep
 
 
 def test_switch_outs_charged_to_the_samples_before_them(shared_dir: Path) -> None:
@@ -98,7 +92,7 @@ def test_switch_outs_charged_to_the_samples_before_them(shared_dir: Path) -> Non
     rec.build_index()
     assert offcpu_borrowed(rec) and offcpu_attr(rec) == 0  # (cpu-clock's samples)
     oc = off_cpu(rec)
-    want, missed = perf_lent(data)
+    want, missed, asleep = perf_lent(data)
     c = rec.columns
     keys_ = [(int(c["time"][r]), int(c["tid"][r])) for r in oc.rows.tolist()]
     got = dict(zip(keys_, zip(oc.ns.tolist(), [STATES[s] for s in oc.state.tolist()],
@@ -108,12 +102,9 @@ def test_switch_outs_charged_to_the_samples_before_them(shared_dir: Path) -> Non
                          if "not charged" in n)
     assert any("SWITCH records carry no stack" in n for n in oc.notes)
     # the known answer: the work before each nap is in the sleeping function, so the
-    # time asleep (S/D) under it is its naps'; a preemption of that work (R, a loaded
-    # machine's) goes under it too, and is not in what the program measured
-    asleep: dict[str, int] = defaultdict(int)
-    for ns, state, func in want.values():
-        if state == "S/D":
-            asleep[func] += ns
+    # switch-outs asleep (S/D) under it are its naps; a preemption of that work (R, a
+    # loaded machine's) goes under it too, and is not in what the program measured (nor
+    # here: each switch-out by its own state, not the longest's of its sample)
     within_the_measured_sleeps(data, {f: (ns, 0) for f, ns in asleep.items()})
 
 
@@ -123,7 +114,7 @@ def test_report_and_folded_say_the_borrowed_stacks(
     the samples with that stack (summed by stack), and stderr says where the stacks come
     from."""
     data = switch_events_alone(shared_dir)
-    want, _missed = perf_lent(data)
+    want, _missed, _asleep = perf_lent(data)
     assert cli.main(["report", str(data), "--event", "offcpu-time", "--folded",
                      "--no-cache"]) == 0
     out, err = capsys.readouterr()

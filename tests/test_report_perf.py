@@ -332,6 +332,22 @@ def test_two_events(built: Built, recorded) -> None:
     compare(data, "dso,sym", children=True)
 
 
+def script_frame(line: str) -> str:
+    """A perf script callchain line (``addr sym (dso)``) as a folded frame: the symbol, or
+    for an unknown one its dso in brackets (the last part of the path perf prints)."""
+    body = line.strip().split(" ", 1)[1]
+    depth, i = 0, len(body) - 1
+    for i in range(len(body) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(body[i], 0)
+        if depth == 0:
+            break
+    sym, dso = body[:i].rstrip(), body[i + 1:-1]
+    if sym == "[unknown]":
+        short = dso.rsplit("/", 1)[-1]
+        sym = short if short.startswith("[") else f"[{short}]"
+    return sym.replace(";", ":")
+
+
 def fold_perf_script(data: Path, extra: tuple[str, ...] = ()) -> Counter[str]:
     """Folded stacks from perf script's own frames, folded here: comm, then the frames
     outermost first; an unknown symbol is named by its dso in brackets (the last part of
@@ -357,17 +373,7 @@ def fold_perf_script(data: Path, extra: tuple[str, ...] = ()) -> Counter[str]:
             assert m, line
             comm, frames = m.group(1), []
             continue
-        body = line.strip().split(" ", 1)[1]
-        depth, i = 0, len(body) - 1
-        for i in range(len(body) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(body[i], 0)
-            if depth == 0:
-                break
-        sym, dso = body[:i].rstrip(), body[i + 1:-1]
-        if sym == "[unknown]":
-            short = dso.rsplit("/", 1)[-1]
-            sym = short if short.startswith("[") else f"[{short}]"
-        frames.append(sym.replace(";", ":"))
+        frames.append(script_frame(line))
     flush()
     return stacks
 
@@ -466,17 +472,7 @@ def perf_script_by_thread(data: Path) -> dict[str, list[tuple[str, int]]]:
             assert head, line
             frames = []
             continue
-        body = line.strip().split(" ", 1)[1]
-        depth, i = 0, len(body) - 1
-        for i in range(len(body) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(body[i], 0)
-            if depth == 0:
-                break
-        sym, dso = body[:i].rstrip(), body[i + 1:-1]
-        if sym == "[unknown]":
-            short = dso.rsplit("/", 1)[-1]
-            sym = short if short.startswith("[") else f"[{short}]"
-        frames.append(sym.replace(";", ":"))
+        frames.append(script_frame(line))
     flush()
     return dict(out.values())
 
