@@ -196,7 +196,9 @@ def row_graphs(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
 
     ranges: list[int | None] = [k.code_range(sl.comm_names) for k in per_sample]
     ranges.append(len(sl.stack_starts) - 1)
-    g = group_samples(n, columns, lambda lo, hi: sl.period[take(lo, hi)], ranges)
+    ranks = sl.rank  # (a row's first sample: perf's hist entry's, in processing order)
+    g = group_samples(n, columns, lambda lo, hi: sl.period[take(lo, hi)], ranges,
+                      None if ranks is None else lambda lo, hi: ranks[take(lo, hi)])
     n_rows = len(prof.rows)
     # a row's key: (its per-sample codes' id) * n_lk + (its location keys' id)
     ps_at = [j for j, k in enumerate(keys) if not SORT_KEYS[k].per_location]
@@ -224,10 +226,18 @@ def row_graphs(sl: SampleLocs, pos: np.ndarray | slice, index: Mapping[str, np.n
                          prof.children, n_rows)
     depth_a = np.zeros(n_rows, np.int64)
     np.maximum.at(depth_a, ps_paths.row, ps_paths.g_len[ps_paths.group] - ps_paths.start)
-    first_a = np.full(n_rows, n, np.int64)
+    # each row's first sample: of its groups, the one of lowest rank (without ranks a
+    # group's rank is its first sample's position), then that group's first sample
+    low = np.full(n_rows, np.iinfo(np.int64).max, np.int64)
     has = r0 >= 0
-    np.minimum.at(first_a, r0[has], g.first[has])
-    np.minimum.at(first_a, ps_paths.row, g.first[ps_paths.group])
+    np.minimum.at(low, r0[has], g.rank[has])
+    np.minimum.at(low, ps_paths.row, g.rank[ps_paths.group])
+    by_rank = np.argsort(g.rank, kind="stable")
+    at = np.minimum(np.searchsorted(g.rank[by_rank], low), max(len(by_rank) - 1, 0))
+    found = (low < np.iinfo(np.int64).max) & (len(by_rank) > 0)
+    first_a = np.full(n_rows, n, np.int64)
+    if len(by_rank):
+        first_a[found] = g.first[by_rank[at[found]]]
     fractal = opts.mode == "fractal"
     least = int(prof.total_period * (opts.threshold / 100))
     trie = build_trie(ps_paths, sl.stack_locs, fkey, caller, n_rows, least,
