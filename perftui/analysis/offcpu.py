@@ -164,20 +164,29 @@ def off_cpu(rec: Recording) -> OffCpu:
     return OffCpu(out_rows[k][keep], ns[keep], out_state[k][keep], how[keep], notes)
 
 
+def _switch_records(rec: Recording) -> tuple[np.ndarray, np.ndarray]:
+    """The SWITCH and SWITCH_CPU_WIDE rows and each one's header ``misc``."""
+    recs = rec.rows_of_type(RecordType.SWITCH, RecordType.SWITCH_CPU_WIDE)
+    return recs, record_misc(rec, recs)
+
+
 def _ends(rec: Recording, out_tid: np.ndarray, out_time: np.ndarray, to_tid: np.ndarray,
-          to_time: np.ndarray, notes: list[str]
+          to_time: np.ndarray, notes: list[str],
+          known: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """When each switch-out (its thread and time) ends: the first later switch-in, switch
     to it (``to_tid`` at ``to_time``: sched_switch's next_pid) or record of its thread.
     Returns which switch-outs end (positions), their ns off the CPU and how each ended;
-    the ones that never end are counted in ``notes``."""
+    the ones that never end are counted in ``notes``. ``known``: the switch records, their
+    misc and the writer tids, when the caller has them."""
     c = rec.columns
     n = len(c)
     tids = np.unique(out_tid)
-    recs = rec.rows_of_type(RecordType.SWITCH, RecordType.SWITCH_CPU_WIDE)
-    out_mask = record_misc(rec, recs) & Misc.SWITCH_OUT != 0
+    if known is None:
+        known = (*_switch_records(rec), _writer_tids(rec))
+    recs, misc, tid = known
+    out_mask = misc & Misc.SWITCH_OUT != 0
     switch_out = recs[out_mask]
-    tid = _writer_tids(rec)
     mine = np.isin(tid, tids) & (c["time"][:n] > 0)
     mine[switch_out] = False
     cand = np.flatnonzero(mine)
@@ -217,16 +226,17 @@ def _from_switch_records(rec: Recording, src: int) -> OffCpu:
     thread's last sample of event ``src`` at or before it, the records having none."""
     c = rec.columns
     notes: list[str] = []
-    recs = rec.rows_of_type(RecordType.SWITCH, RecordType.SWITCH_CPU_WIDE)
-    misc = record_misc(rec, recs)
+    recs, misc = _switch_records(rec)
+    writers = _writer_tids(rec)  # (decodes every FORK: once, for _ends too)
     is_out = misc & Misc.SWITCH_OUT != 0
     outs = recs[is_out]
-    out_tid = _writer_tids(rec)[outs]
+    out_tid = writers[outs]
     live = out_tid > 0  # (no sample_id: -1; the idle task: 0)
     outs, out_tid = outs[live], out_tid[live]
     preempt = misc[is_out][live] & Misc.SWITCH_OUT_PREEMPT != 0
     out_time = c["time"][outs].astype(np.int64)
-    k, ns, how = _ends(rec, out_tid, out_time, out_tid[:0], out_time[:0], notes)
+    k, ns, how = _ends(rec, out_tid, out_time, out_tid[:0], out_time[:0], notes,
+                       (recs, misc, writers))
     # the thread's last sample of src at or before each charged switch-out
     samples = rec.rows_of_type(RecordType.SAMPLE)
     samples = samples[c["attr"][samples] == src]
