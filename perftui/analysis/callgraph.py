@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,6 +24,7 @@ import numpy as np
 from ..symbols.naming.locations import Locations
 from ..symbols.naming.samplelocs import SampleLocs
 from .chaintrees import Trie, build_trie, paths
+from .outputtree import tree_order
 from .profile import Profile, ProfileRow, _group
 from .sampleprofile import group_samples, taker
 from .sortkeys import SORT_KEYS
@@ -319,38 +320,101 @@ def for_rows(graphs: RowGraphs, prof: Profile, rows: list[ProfileRow]) -> RowGra
                      take(graphs.depth, 0), take(graphs.thread, -1))
 
 
-def order_callers_first(prof: Profile, graphs: RowGraphs) -> list[int]:
+def order_callers_first(prof: Profile, graphs: RowGraphs,
+                        selfs: Sequence[Sequence[int]] | None = None) -> list[int]:
     """perf's order of rows of equal children period with call graphs (``__hpp__sort_acc``):
     between rows of one thread, the caller above the callee, by their trees' depth (the
-    deeper first in caller order, the shallower in callee order); rows and trees
-    reordered together.  Rows of other threads keep their places.  Returns the order
+    deeper first in caller order, the shallower in callee order); between rows of two
+    threads, the next field decides.  That is not a total order, so where such ties are
+    the rows take the order of perf's output tree (:mod:`.outputtree`).  Rows and trees are
+    reordered together.  ``selfs``: an event group's self periods per row (the leader's,
+    then each member's, as ``__hpp__sort`` compares a group).  Returns the order
     (``new[i] = old[order[i]]``)."""
-    if not prof.children or not prof.rows:
-        return list(range(len(prof.rows)))
-    callee = graphs.options.order_for(True) == "callee"
+    n = len(prof.rows)
+    if not prof.children or not n or not _depth_ties(prof, graphs):
+        return list(range(n))
     rows = prof.rows
-    n = len(rows)
-    order = list(range(n))
-    lo = 0
-    while lo < n:
-        hi = lo
-        while hi < n and rows[hi].children_period == rows[lo].children_period:
-            hi += 1
-        if hi - lo > 1:
-            by_thread: dict[int, list[int]] = {}
-            for j in range(lo, hi):
-                by_thread.setdefault(graphs.thread[j], []).append(j)
-            for places in by_thread.values():
-                ranked = sorted(places, key=lambda j: graphs.depth[j] if callee
-                                else -graphs.depth[j])
-                for place, j in zip(places, ranked, strict=True):
-                    order[place] = j
-        lo = hi
+    child = [r.children_period for r in rows]
+    thread, depth = graphs.thread, graphs.depth
+    callee = graphs.options.order_for(True) == "callee"
+    own = selfs if selfs is not None else [(r.self_period,) for r in rows]
+    after = _rank([(*(-x for x in o), *k)
+                   for o, k in zip(own, _sort_values(prof), strict=True)])
+
+    def goes_left(a: int, b: int) -> bool:  # hist_entry__sort(a, b) > 0
+        if child[a] != child[b]:
+            return child[a] > child[b]
+        if thread[a] == thread[b] and depth[a] != depth[b]:
+            return depth[a] < depth[b] if callee else depth[a] > depth[b]
+        return after[a] < after[b]
+
+    collapsed = sorted(range(n), key=_collapse_values(prof).__getitem__)
+    order = tree_order(collapsed, goes_left)
     prof.rows = [rows[j] for j in order]
     for name in ("roots", "parent", "depth", "thread"):
         v = getattr(graphs, name)
         setattr(graphs, name, [v[j] for j in order])
     return order
+
+
+def _depth_ties(prof: Profile, graphs: RowGraphs) -> bool:
+    """Whether two rows of one thread tie on children period at different depths (the
+    only case the output tree's order is not the rows' sorted order)."""
+    seen: dict[tuple[int, int], int] = {}
+    for j, r in enumerate(prof.rows):
+        d = seen.setdefault((r.children_period, graphs.thread[j]), graphs.depth[j])
+        if d != graphs.depth[j]:
+            return True
+    return False
+
+
+def _rank(values: list[tuple[object, ...]]) -> list[int]:
+    """Dense ranks (equal values: one rank)."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    rank = [0] * len(values)
+    r, prev = -1, None
+    for j in order:
+        if values[j] != prev:
+            r, prev = r + 1, values[j]
+        rank[j] = r
+    return rank
+
+
+def _sort_values(prof: Profile) -> list[tuple[object, ...]]:
+    """Each row's sort keys as perf's ``se_sort`` compares them: the keys' ranks, but two
+    unresolved symbols equal (``sort__sym_sort``'s ``cmp_null``)."""
+    locs = prof.codes.locs
+    key = np.array([r.key for r in prof.rows], dtype=np.int64).reshape(len(prof.rows), -1)
+    loc = np.array([r.loc for r in prof.rows], dtype=np.int64)
+    cols: list[list[object]] = []
+    for i, k in enumerate(prof.keys):
+        if k == "sym":
+            cols.append([(0, n.encode("utf-8", "surrogateescape")) if n is not None
+                         else (1, b"") for n in (locs.name[x] for x in loc.tolist())])
+        else:
+            cols.append(prof.codes.ranks(k, key[:, i], loc).tolist())
+    return list(zip(*cols, strict=True)) if cols else [()] * len(prof.rows)
+
+
+def _collapse_values(prof: Profile) -> list[tuple[object, ...]]:
+    """Each row's place in perf's collapsed tree: the keys' collapse comparisons (``sym``
+    by dso short name, then a symbol's start and end before any unresolved address, by
+    its value: ``sort__sym_cmp``)."""
+    locs = prof.codes.locs
+    values = _sort_values(prof)
+    at = [prof.keys.index("sym")] if "sym" in prof.keys else []
+    if not at:
+        return values
+    out = []
+    for r, v in zip(prof.rows, values, strict=True):
+        x = r.loc
+        d = locs.dsos[locs.dso[x]].short_name.encode("utf-8", "surrogateescape")
+        name = locs.name[x]
+        sym = ((d, 0, locs.start[x], locs.end[x],
+                name.encode("utf-8", "surrogateescape") if x in locs.inlined else b"")
+               if name is not None else (d, 1, locs.start[x], 0, b""))
+        out.append((*v[:at[0]], sym, *v[at[0] + 1:]))
+    return out
 
 
 def min_hit(graphs: RowGraphs, row: int) -> int:

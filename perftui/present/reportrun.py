@@ -295,7 +295,7 @@ def write_tables(rec: Recording, req: ReportRequest, eps: list[EventProfile], na
                 if sl is not None and lead is not None:
                     rg = for_rows(_graphs(rec, sl, lead, req, columns), lead.profile,
                                   table.profile.rows)
-                    order = order_callers_first(table.profile, rg)
+                    order = order_callers_first(table.profile, rg, table.self_period)
                     table.self_period = [table.self_period[j] for j in order]
                     table.children_period = [table.children_period[j] for j in order]
                     table.samples = [table.samples[j] for j in order]
