@@ -31,21 +31,27 @@ class LbrSample:
     #: (from, to) of each LBR entry, newest first; None: the field is cut off the record
     branches: list[tuple[int, int]] | None = field(default_factory=list)
     misc: int = Misc.USER
+    hw_idx: int = 5  # the ring position of the newest entry (PERF_SAMPLE_BRANCH_HW_INDEX)
+    tid: int = PID
 
 
 def lbr_recording(path: Path, elf_path: str, samples: list[LbrSample], *,
                   branch_type: int = LBR_BRANCH_TYPE, order: str = "<",
-                  file_size: int = 0x10000) -> Path:
+                  file_size: int = 0x10000, max_branches: int | None = None) -> Path:
     """A recording of process :data:`PID` with ``elf_path`` mapped whole at :data:`BASE`
-    (pgoff 0, r-x) and ``samples``."""
+    (pgoff 0, r-x) and ``samples``; ``max_branches``: the LBR's depth in the header
+    (``CPU_PMU_CAPS``' ``branches``, what perf's ``--stitch-lbr`` needs)."""
     st = (Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN | Sample.PERIOD
           | Sample.BRANCH_STACK)
     attr = EventAttr(type=1, size=128, sample_period=1000, sample_type=int(st),
                      flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, branch_sample_type=branch_type,
                      ids=[7], name="cpu-clock")
     with open(path, "wb") as f:
-        w = Writer(f, [attr], {Feature.ARCH: "x86_64", Feature.OSRELEASE: "6.1.0-test"},
-                   order=order)
+        features: dict[Feature, Any] = {Feature.ARCH: "x86_64",
+                                        Feature.OSRELEASE: "6.1.0-test"}
+        if max_branches is not None:
+            features[Feature.CPU_PMU_CAPS] = {"branches": str(max_branches)}
+        w = Writer(f, [attr], features, order=order)
         b = w.b
         sid = {"pid": PID, "tid": PID, "time": 10, "cpu": 0}
         w.write(b.kernel("COMM", {"pid": PID, "tid": PID, "comm": "lbrmade"},
@@ -56,10 +62,10 @@ def lbr_recording(path: Path, elf_path: str, samples: list[LbrSample], *,
         w.write(b.kernel("MMAP2", mm, misc=Misc.USER, sample_id=sid))
         w.write(b.user("FINISHED_INIT"))
         for k, s in enumerate(samples):
-            fields: dict[str, Any] = {"ip": s.ip, "pid": PID, "tid": PID, "time": 100 + k,
+            fields: dict[str, Any] = {"ip": s.ip, "pid": PID, "tid": s.tid, "time": 100 + k,
                                       "period": 1000, "callchain": s.callchain}
             pairs = [(s.ip, s.ip)] * 2 if s.branches is None else s.branches
-            fields["branch_stack"] = {"hw_idx": 5, "entries": [
+            fields["branch_stack"] = {"hw_idx": s.hw_idx, "entries": [
                 {"from": fr, "to": to, "flags": 0} for fr, to in pairs]}
             raw = b.sample(fields, misc=s.misc)
             if s.branches is None:  # the record ends inside its branch stack's last entry

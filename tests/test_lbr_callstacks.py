@@ -25,6 +25,7 @@ from test_unwind_hostile import build
 
 from perftui.cli import main as perftui_main
 from perftui.perfdata.constants import CONTEXT_KERNEL, CONTEXT_USER, Misc
+from perftui.symbols.options import SymbolOptions
 
 K1, K2 = 0xFFFFFFFF81001000, 0xFFFFFFFF81002000  # kernel addresses no map names
 GUEST = 2**64 - 2048  # PERF_CONTEXT_GUEST: a context perf 6.1 does not take in a chain
@@ -74,8 +75,9 @@ def recording(so: tuple[Path, dict[str, int]], tmp: Path, order: str = "<",
     return data, want
 
 
-def frames_of(data: Path) -> tuple[list[list[tuple[Any, ...]]], list[str]]:
-    r, s = resolved(data)
+def frames_of(data: Path, stitch_lbr: bool = False
+              ) -> tuple[list[list[tuple[Any, ...]]], list[str]]:
+    r, s = resolved(data, SymbolOptions(stitch_lbr=stitch_lbr))
     by_time = sorted(ours_by_key(r, s).items())
     return [v[0][1] for _, v in by_time], list(r.notes)
 

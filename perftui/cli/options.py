@@ -45,6 +45,9 @@ def add_symbol_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--kallsyms", metavar="FILE", help="kernel symbols from this kallsyms file")
     p.add_argument("--vmlinux", metavar="FILE", help="kernel symbols from this vmlinux")
     p.add_argument("--symfs", metavar="DIR", help="look for files under DIR (as perf)")
+    p.add_argument("--stitch-lbr", action="store_true",
+                   help="continue each LBR call stack with the calls its thread's earlier "
+                        "samples saw (perf's --stitch-lbr; needs --call-graph lbr)")
     add_modules_dir(p)
 
 
@@ -59,7 +62,8 @@ def symbol_options(args: argparse.Namespace) -> SymbolOptions:
     from ..symbols.options import SymbolOptions
 
     return SymbolOptions(kallsyms=args.kallsyms, vmlinux=args.vmlinux, symfs=args.symfs,
-                         modules_dirs=list(args.modules_dir))
+                         modules_dirs=list(args.modules_dir),
+                         stitch_lbr=bool(getattr(args, "stitch_lbr", False)))
 
 
 def name_list(text: str | None, option: str, command: str) -> frozenset[str] | None:

@@ -21,3 +21,4 @@ class SymbolOptions:
     perfmap_dir: str = "/tmp"  # where perf-<pid>.map files are
     proc_kallsyms: str = "/proc/kallsyms"  # the running kernel's (when it matches)
     inline: bool = True  # --inline / --no-inline: inlined frames in unwound stacks
+    stitch_lbr: bool = False  # --stitch-lbr: LBR call stacks continued by earlier samples

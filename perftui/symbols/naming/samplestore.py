@@ -73,7 +73,8 @@ def signature(opts: SymbolOptions) -> dict[str, Any]:
             "symfs": ab(opts.symfs), "modules_dirs": [ab(d) for d in opts.modules_dirs],
             "debug_dir": ab(opts.debug_dir or default_debug_dir()),
             "perfmap_dir": ab(opts.perfmap_dir), "proc_kallsyms": opts.proc_kallsyms,
-            "inline": opts.inline, "engine": forced() or "auto"}
+            "inline": opts.inline, "stitch_lbr": opts.stitch_lbr,
+            "engine": forced() or "auto"}
 
 
 def attachment_name(opts: SymbolOptions) -> str:

@@ -19,8 +19,8 @@ in any chain (left in the joined chain, :func:`~..tasks.callchain.chain_cpumodes
 any other makes perf reset the chain and fall back to the record's own chain, and so does
 perftui (the sample keeps its own).  Where perftui differs from perf 6.1: an empty branch stack
 (nr 0) gives the kernel part alone, said in a note (perf reads an entry 0 that is not there:
-the bytes after the branch stack).  Not done: ``--stitch-lbr`` (off by default in perf: it
-joins a sample's LBR to the previous sample's by ``hw_idx``).
+the bytes after the branch stack).  ``--stitch-lbr`` (off by default, as in perf) continues a
+chain with the calls its thread's earlier samples saw (:mod:`.lbrstitch`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 from ...perfdata import Recording, RecordType, Sample
 from ...perfdata.constants import BRANCH_CALL_STACK, CONTEXT_KERNEL, CONTEXT_USER, PERF_CONTEXT_MAX
 from ...perfdata.index import distinct, gather
-from ...perfdata.userstack import user_stacks
+from ...perfdata.userstack import UserStacks, user_stacks
 from ..tasks.callchain import CONTEXT_HV, chain_words, record_chain_spans, source_bytes
 from .overlay import ChainOverlay, join_ragged, unwinds
 
@@ -48,8 +48,10 @@ def lbr_attrs(rec: Recording) -> list[int]:
             and a not in dwarf]
 
 
-def lbr_overlay(rec: Recording) -> ChainOverlay:
-    """The joined chains of every LBR call-stack sample (``lbr`` set on each), and a note."""
+def lbr_overlay(rec: Recording, stitch_lbr: bool = False) -> ChainOverlay:
+    """The joined chains of every LBR call-stack sample (``lbr`` set on each), and a note;
+    with ``stitch_lbr`` each continued by its thread's earlier samples (perf's
+    ``--stitch-lbr``)."""
     attrs = lbr_attrs(rec)
     if not attrs:
         return ChainOverlay.empty()
@@ -93,15 +95,58 @@ def lbr_overlay(rec: Recording) -> ChainOverlay:
         bad[np.repeat(np.arange(len(j)), nb)[bad_word]] = True
     keep = ~bad
     kernel_n = user_at[j] + 1
-    counts, words = join_ragged([
-        (_take(chain, cstart[j], kernel_n, keep), kernel_n[keep]),
-        (_take(bwords, bstart, nb, keep), nb[keep])])
+    parts = [(_take(chain, cstart[j], kernel_n, keep), kernel_n[keep]),
+             (_take(bwords, bstart, nb, keep), nb[keep])]
+    stitched = _stitched(rec, rows[j], us, j, nb, bstart, bad_word, keep) if stitch_lbr \
+        else None
+    if stitched is not None:
+        parts.append(stitched[:2])
+    counts, words = join_ragged(parts)
     ov = ChainOverlay.of(rows[j[keep]], counts, words.astype(dt).view(np.uint8))
     ov.lbr = np.ones(len(ov.rows), bool)
     ov.notes.append(_note(len(rows), int(np.sum(nr[j[keep]] > 0)), int(np.sum(user_at < 0)),
                           int(np.sum((user_at >= 0) & (nr < 0))),
-                          int(np.sum(nr[j[keep]] == 0)), int(bad.sum())))
+                          int(np.sum(nr[j[keep]] == 0)), int(bad.sum()),
+                          stitched[2] if stitched is not None else None))
     return ov
+
+
+def _stitched(rec: Recording, rows: np.ndarray, us: UserStacks, j: np.ndarray,
+              nb: np.ndarray, bstart: np.ndarray, bad_word: np.ndarray, keep: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, str]:
+    """The stitched call sites of the kept samples (words, count each) and what the note
+    says; ``rows``: the samples joined (``j`` into ``us``)."""
+    from .lbrstitch import max_branches, stitch
+
+    depth = max_branches(rec)
+    hw = us.branch_hw_idx[j]
+    if depth <= 0 or not len(j) or (hw < 0).all():
+        why = ("the header gives no LBR depth (CPU_PMU_CAPS branches)" if depth <= 0
+               else "the samples carry no hw_idx (record with PERF_SAMPLE_BRANCH_HW_INDEX)")
+        return np.zeros(0, np.uint64), np.zeros(int(keep.sum()), np.int64), \
+            f"--stitch-lbr: nothing stitched, as perf: {why}"
+    nr = us.branch_nr[j]
+    entry = np.dtype([(f, rec.order + "u8") for f in ("from", "to", "flags")])
+    entries = []
+    for k in range(len(j)):
+        buf = rec.sources[int(us.src[j[k]])].buf  # type: ignore[attr-defined]
+        entries.append(np.frombuffer(buf, dtype=entry, count=int(nr[k]),
+                                     offset=int(us.branch_at[j[k]])))
+    # how far perf walks each sample's entries: an unknown context value stops it
+    upto = nr.copy()
+    owner = np.repeat(np.arange(len(j)), nb)
+    at = np.arange(len(owner), dtype=np.int64) - np.repeat(bstart, nb)
+    for k, p in zip(owner[bad_word].tolist(), at[bad_word].tolist(), strict=True):
+        upto[k] = min(upto[k], p - 1)
+    c = rec.columns
+    order = np.lexsort((rows, c["time"][rows]))  # a thread's samples by time, then file
+    tails = stitch(entries, hw, c["tid"][rows], order, upto, depth)
+    kept = [tails[k] for k in np.flatnonzero(keep).tolist()]
+    n = np.array([len(t) for t in kept], np.int64)
+    words = np.array([w for t in kept for w in t], np.uint64)
+    joined = int(np.sum(n > 0))
+    return words, n, (f"--stitch-lbr: {joined} samples continued by their thread's earlier "
+                      f"ones (LBR depth {depth})")
 
 
 def _take(flat: np.ndarray, start: np.ndarray, n: np.ndarray, keep: np.ndarray) -> np.ndarray:
@@ -112,9 +157,11 @@ def _take(flat: np.ndarray, start: np.ndarray, n: np.ndarray, keep: np.ndarray) 
     return taken
 
 
-def _note(total: int, joined: int, kernel: int, missing: int, empty: int, bad: int) -> str:
+def _note(total: int, joined: int, kernel: int, missing: int, empty: int, bad: int,
+          stitched: str | None) -> str:
+    deep = stitched or "as deep as the CPU's LBR; --stitch-lbr continues them"
     head = (f"LBR call stacks: {total} samples, {joined} with their user frames from the "
-            "branch stack (as deep as the CPU's LBR; --stitch-lbr not done)")
+            f"branch stack ({deep})")
     parts = []
     if kernel:
         parts.append(f"{kernel} with no user part in the callchain (their own chain kept)")

@@ -38,7 +38,7 @@ def ensure_unwound(res: Resolver) -> ChainOverlay | None:
             return ov
         from .lbr import lbr_overlay
 
-        ov = merged(_unwind(res), lbr_overlay(rec))
+        ov = merged(_unwind(res), lbr_overlay(rec, res.opts.stitch_lbr))
         set_overlay(rec, ov)
         res.notes.extend(ov.notes)
         return ov
