@@ -24,7 +24,7 @@ import numpy as np
 from ..symbols.naming.locations import Locations
 from ..symbols.naming.samplelocs import SampleLocs
 from .chaintrees import Trie, build_trie, paths
-from .outputtree import tree_order
+from .outputtree import acc_tree_order
 from .profile import Profile, ProfileRow, _group
 from .sampleprofile import group_samples, taker
 from .sortkeys import SORT_KEYS
@@ -338,18 +338,10 @@ def order_callers_first(prof: Profile, graphs: RowGraphs,
     thread, depth = graphs.thread, graphs.depth
     callee = graphs.options.order_for(True) == "callee"
     own = selfs if selfs is not None else [(r.self_period,) for r in rows]
-    after = _rank([(*(-x for x in o), *k)
-                   for o, k in zip(own, _sort_values(prof), strict=True)])
-
-    def goes_left(a: int, b: int) -> bool:  # hist_entry__sort(a, b) > 0
-        if child[a] != child[b]:
-            return child[a] > child[b]
-        if thread[a] == thread[b] and depth[a] != depth[b]:
-            return depth[a] < depth[b] if callee else depth[a] > depth[b]
-        return after[a] < after[b]
-
-    collapsed = sorted(range(n), key=_collapse_values(prof).__getitem__)
-    order = tree_order(collapsed, goes_left)
+    values = _sort_values(prof)
+    after = _rank([(*(-x for x in o), *k) for o, k in zip(own, values, strict=True)])
+    collapsed = sorted(range(n), key=_collapse_values(prof, values).__getitem__)
+    order = acc_tree_order(collapsed, child, thread, depth, after, not callee)
     prof.rows = [rows[j] for j in order]
     for name in ("roots", "parent", "depth", "thread"):
         v = getattr(graphs, name)
@@ -396,19 +388,23 @@ def _sort_values(prof: Profile) -> list[tuple[object, ...]]:
     return list(zip(*cols, strict=True)) if cols else [()] * len(prof.rows)
 
 
-def _collapse_values(prof: Profile) -> list[tuple[object, ...]]:
+def _collapse_values(prof: Profile, values: list[tuple[object, ...]]
+                     ) -> list[tuple[object, ...]]:
     """Each row's place in perf's collapsed tree: the keys' collapse comparisons (``sym``
     by dso short name, then a symbol's start and end before any unresolved address, by
-    its value: ``sort__sym_cmp``)."""
+    its value: ``sort__sym_cmp``; ``values``: :func:`_sort_values`'s)."""
     locs = prof.codes.locs
-    values = _sort_values(prof)
     at = [prof.keys.index("sym")] if "sym" in prof.keys else []
     if not at:
         return values
     out = []
+    short: dict[int, bytes] = {}
     for r, v in zip(prof.rows, values, strict=True):
         x = r.loc
-        d = locs.dsos[locs.dso[x]].short_name.encode("utf-8", "surrogateescape")
+        di = locs.dso[x]
+        d = short.get(di)
+        if d is None:
+            d = short[di] = locs.dsos[di].short_name.encode("utf-8", "surrogateescape")
         name = locs.name[x]
         sym = ((d, 0, locs.start[x], locs.end[x],
                 name.encode("utf-8", "surrogateescape") if x in locs.inlined else b"")
