@@ -140,6 +140,7 @@ def _stitched(rec: Recording, rows: np.ndarray, us: UserStacks, j: np.ndarray,
         upto[k] = min(upto[k], p - 1)
     c = rec.columns
     order = np.lexsort((rows, c["time"][rows]))  # a thread's samples by time, then file
+    order = order[hw[order] >= 0]  # (perf stitches only an event's samples with hw_idx)
     tails = stitch(entries, hw, c["tid"][rows], order, upto, depth)
     kept = [tails[k] for k in np.flatnonzero(keep).tolist()]
     n = np.array([len(t) for t in kept], np.int64)
