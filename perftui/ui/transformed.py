@@ -33,6 +33,9 @@ class TransformStack:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        #: held while a store is made: two views asking for the same one at once (the
+        #: table's and the flame graph's workers) make it once, the second waits for it
+        self._making = threading.Lock()
         self.stack: tuple[Transform, ...] = ()
         #: the frames collapsed runs become: (dso, name, section), location ids after the
         #: base store's (kept when undone: ids once given stay; one per library)
@@ -107,9 +110,10 @@ class TransformStack:
             stack, frames = self.stack, list(self.frames)
         if base is None or not stack:
             return base, None
-        got = self._made.get(stack)
-        if got is None:
-            locs = with_frames(base.locs, frames)[0] if frames else base.locs
-            got = transform_groups(base, stack, locs)
-            self._made.put(stack, got)
+        with self._making:
+            got = self._made.get(stack)
+            if got is None:
+                locs = with_frames(base.locs, frames)[0] if frames else base.locs
+                got = transform_groups(base, stack, locs)
+                self._made.put(stack, got)
         return got
