@@ -50,13 +50,18 @@ def _first_in_time(addr: int, chains: bool) -> str:
     return "k" if min(reach)[1] else "."
 
 
-def _write(path: Path, rounds: bool) -> Path:
-    attr = EventAttr(type=1, size=128, config=0, sample_period=1000,
+def chain_attr() -> EventAttr:
+    """A cpu-clock attr sampling ip, tid, time, callchain and period (sample_id_all, as
+    perf record writes it), for hand-made samples in no map."""
+    return EventAttr(type=1, size=128, config=0, sample_period=1000,
                      sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN
                                      | Sample.PERIOD),
                      flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7], name="cpu-clock")
+
+
+def _write(path: Path, rounds: bool) -> Path:
     with open(path, "wb") as f:
-        w = Writer(f, [attr], {})
+        w = Writer(f, [chain_attr()], {})
         for i, (ip, kernel, t, chain) in enumerate(PLAN):
             ctx = CONTEXT_KERNEL if kernel else CONTEXT_USER
             w.write(w.b.sample({"ip": ip, "pid": 5, "tid": 5, "time": t, "period": 1,

@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 from perfprograms import require
+from test_level_order import chain_attr
 
 from perftui.analysis.outputtree import build_tree, tree_order
 from perftui.cli import main as perftui_main
-from perftui.perfdata import EventAttr, Sample
 from perftui.perfdata.constants import CONTEXT_USER, Misc
 from perftui.perfdata.writer import Writer
 
@@ -41,12 +41,8 @@ def _plan(seed: int) -> list[tuple[int, int, list[int]]]:
 
 
 def _write(path: Path, plan: list[tuple[int, int, list[int]]]) -> Path:
-    attr = EventAttr(type=1, size=128, config=0, sample_period=1000,
-                     sample_type=int(Sample.IP | Sample.TID | Sample.TIME | Sample.CALLCHAIN
-                                     | Sample.PERIOD),
-                     flags=1 << 8 | 1 << 9 | 1 << 18 | 1 << 23, ids=[7], name="cpu-clock")
     with open(path, "wb") as f:
-        w = Writer(f, [attr], {})
+        w = Writer(f, [chain_attr()], {})
         for tid, t, chain in plan:
             w.write(w.b.sample({"ip": chain[0], "pid": tid, "tid": tid, "time": t,
                                 "period": 1, "callchain": [CONTEXT_USER, *chain]},

@@ -10,7 +10,8 @@ by their call trees' depth, and between entries of two threads not at all (the n
 field decides).  That comparison is not transitive, so where such ties are the order is
 the tree's: only replaying the insertions, rotations included, gives it.  Linux's
 ``lib/rbtree.c`` inserts as the textbook does (recolour on a red uncle, else one or two
-rotations), so the tree here has its shape.
+rotations), so the tree here (:class:`~perftui.symbols.tables.rbtree.RedBlackTree`, the
+symbol tables' replay of perf's tree) has its shape.
 
 The replay is plain Python, one comparison per level (~20 a row on 49 K rows), the
 comparison of ``--children`` rows written into the descent (:func:`acc_tree_order`: a
@@ -20,85 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-
-class _Tree:
-    """A red-black tree of ids ``[0, n)`` as parallel lists (-1: no node)."""
-
-    def __init__(self, n: int) -> None:
-        self.left = [-1] * n
-        self.right = [-1] * n
-        self.up = [-1] * n
-        self.red = [False] * n
-        self.root = -1
-
-    def link(self, z: int, parent: int, go_left: bool) -> None:
-        """Hang ``z`` under ``parent`` (its left child when ``go_left``) and recolour."""
-        self.up[z] = parent
-        if parent == -1:
-            self.root = z
-        elif go_left:
-            self.left[parent] = z
-        else:
-            self.right[parent] = z
-        self.red[z] = True
-        self._fix_up(z)
-
-    def _rotate(self, x: int, to_left: bool) -> None:
-        left, right, up = (self.left, self.right, self.up) if to_left else \
-            (self.right, self.left, self.up)
-        y = right[x]
-        right[x] = b = left[y]
-        if b != -1:
-            up[b] = x
-        p = up[x]
-        up[y] = p
-        if p == -1:
-            self.root = y
-        elif left[p] == x:
-            left[p] = y
-        else:
-            right[p] = y
-        left[y] = x
-        up[x] = y
-
-    def _fix_up(self, z: int) -> None:
-        """lib/rbtree.c's ``__rb_insert``: recolour on a red uncle, else rotate."""
-        up, red = self.up, self.red
-        while True:
-            p = up[z]
-            if p == -1:
-                red[z] = False
-                return
-            if not red[p]:
-                return
-            g = up[p]
-            on_left = p == self.left[g]
-            u = self.right[g] if on_left else self.left[g]
-            if u != -1 and red[u]:
-                red[u] = red[p] = False
-                red[g] = True
-                z = g
-                continue
-            if z == (self.right[p] if on_left else self.left[p]):
-                self._rotate(p, on_left)
-                p = z
-            self._rotate(g, not on_left)
-            red[p] = False
-            red[g] = True
-            return
-
-    def in_order(self) -> list[int]:
-        out: list[int] = []
-        stack: list[int] = []
-        node, left, right = self.root, self.left, self.right
-        while stack or node != -1:
-            while node != -1:
-                stack.append(node)
-                node = left[node]
-            node = stack.pop()
-            out.append(node)
-            node = right[node]
-        return out
+from ..symbols.tables.rbtree import RedBlackTree
 
 
 def tree_order(sequence: Sequence[int], goes_left: Callable[[int, int], bool]) -> list[int]:
@@ -112,11 +35,11 @@ def build_tree(sequence: Sequence[int], goes_left: Callable[[int, int], bool]
     """The red-black tree of :func:`tree_order`: each id's left and right child (-1:
     none), whether it is red, and the root (-1: empty)."""
     t = _built(sequence, goes_left)
-    return t.left, t.right, t.red, t.root
+    return t.left, t.right, [t.is_red(i) for i in range(len(t.left))], t.root
 
 
-def _built(sequence: Sequence[int], goes_left: Callable[[int, int], bool]) -> _Tree:
-    t = _Tree(max(sequence, default=-1) + 1)
+def _built(sequence: Sequence[int], goes_left: Callable[[int, int], bool]) -> RedBlackTree:
+    t = RedBlackTree(max(sequence, default=-1) + 1)
     left, right = t.left, t.right
     for z in sequence:
         p, node, go = -1, t.root, False
@@ -135,7 +58,7 @@ def acc_tree_order(sequence: Sequence[int], child: Sequence[int], thread: Sequen
     of unequal depth, the deeper first in caller order, the shallower in callee order
     (``__hpp__sort_acc``); else the lower ``after`` rank (the fields after it) first, and
     equal ranks in insertion order."""
-    t = _Tree(max(sequence, default=-1) + 1)
+    t = RedBlackTree(max(sequence, default=-1) + 1)
     left, right = t.left, t.right
     for z in sequence:
         cz, tz, dz, az = child[z], thread[z], depth[z], after[z]

@@ -11,7 +11,9 @@ does perf's lookup in it.  Only tables with overlapping symbols need it.
 over each run of nodes (:meth:`_Tree.insert_run`: a big library has 10^4 of them).
 
 Public API: :func:`replay` ``(starts, ops) -> (root, left, right)``; :func:`descend`
-``(root, left, right, starts, ends, addr) -> node or -1``.  ``ops`` is a list of
+``(root, left, right, starts, ends, addr) -> node or -1``; :class:`RedBlackTree` for a
+caller that descends by its own comparison and hangs each node with :meth:`~RedBlackTree.link`
+(perf's output order of report rows: :mod:`perftui.analysis.outputtree`).  ``ops`` is a list of
 ``("ins", first_id, stop_id)`` and ``("del", [ids])`` in the order perf did them; nodes are
 ids into ``starts``; an equal start goes to the right (``__symbols__insert``).
 """
@@ -21,12 +23,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["descend", "replay"]
+__all__ = ["RedBlackTree", "descend", "replay"]
 
 _RED, _BLACK = 0, 1
 
 
-class _Tree:
+class RedBlackTree:
+    """A red-black tree over ids ``[0, n)`` as parallel lists (-1: no node), rebalanced
+    as ``lib/rbtree.c`` does."""
+
     def __init__(self, n: int) -> None:
         self.left = [-1] * n
         self.right = [-1] * n
@@ -59,6 +64,11 @@ class _Tree:
                 cur, link_left = self.left[cur], True
             else:
                 cur, link_left = self.right[cur], False
+        self.link(node, parent, link_left)
+
+    def link(self, node: int, parent: int, link_left: bool) -> None:
+        """``rb_link_node`` and ``rb_insert_color``: hang ``node`` under ``parent`` (its
+        left child when ``link_left``; the root when ``parent`` is -1), then rebalance."""
         self.parent[node], self.color[node] = parent, _RED
         self.left[node] = self.right[node] = -1
         if parent < 0:
@@ -68,6 +78,23 @@ class _Tree:
         else:
             self.right[parent] = node
         self._insert_color(node)
+
+    def is_red(self, node: int) -> bool:
+        return self.color[node] == _RED
+
+    def in_order(self) -> list[int]:
+        """The ids in the tree's order (``rb_first``, then ``rb_next``)."""
+        out: list[int] = []
+        stack: list[int] = []
+        node, left, right = self.root, self.left, self.right
+        while stack or node != -1:
+            while node != -1:
+                stack.append(node)
+                node = left[node]
+            node = stack.pop()
+            out.append(node)
+            node = right[node]
+        return out
 
     def _insert_color(self, node: int) -> None:
         P, C = self.parent, self.color
@@ -213,7 +240,7 @@ class _Tree:
 def replay(starts: Sequence[int], ops: Sequence[tuple[Any, ...]]
            ) -> tuple[int, list[int], list[int]]:
     """The tree perf built: ``(root, left, right)`` over node ids (-1 for none)."""
-    t = _Tree(len(starts))
+    t = RedBlackTree(len(starts))
     for op in ops:
         if op[0] == "ins":
             t.insert_run(op[1], op[2], starts)
