@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import random
 
-from perftui.symbols.tables.rbtree import _BLACK, _RED, _Tree, replay
+from perftui.symbols.tables.rbtree import _BLACK, _RED, RedBlackTree, replay
 
 
 def one_at_a_time(starts: list[int], ops: list[tuple]
                   ) -> tuple[int, list[int], list[int], list[int]]:
-    t = _Tree(len(starts))
+    t = RedBlackTree(len(starts))
     for op in ops:
         if op[0] == "ins":
             for node in range(op[1], op[2]):
