@@ -24,6 +24,7 @@ import numpy as np
 from ..symbols.naming.locations import Locations
 from ..symbols.naming.samplelocs import SampleLocs
 from .chaintrees import Trie, build_trie, paths
+from .keycodes import dense_rank
 from .outputtree import acc_tree_order
 from .profile import Profile, ProfileRow, _group
 from .sampleprofile import group_samples, taker
@@ -339,7 +340,8 @@ def order_callers_first(prof: Profile, graphs: RowGraphs,
     callee = graphs.options.order_for(True) == "callee"
     own = selfs if selfs is not None else [(r.self_period,) for r in rows]
     values = _sort_values(prof)
-    after = _rank([(*(-x for x in o), *k) for o, k in zip(own, values, strict=True)])
+    after = dense_rank([(*(-x for x in o), *k)
+                        for o, k in zip(own, values, strict=True)]).tolist()
     collapsed = sorted(range(n), key=_collapse_values(prof, values).__getitem__)
     order = acc_tree_order(collapsed, child, thread, depth, after, not callee)
     prof.rows = [rows[j] for j in order]
@@ -358,18 +360,6 @@ def _depth_ties(prof: Profile, graphs: RowGraphs) -> bool:
         if d != graphs.depth[j]:
             return True
     return False
-
-
-def _rank(values: list[tuple[object, ...]]) -> list[int]:
-    """Dense ranks (equal values: one rank)."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    rank = [0] * len(values)
-    r, prev = -1, None
-    for j in order:
-        if values[j] != prev:
-            r, prev = r + 1, values[j]
-        rank[j] = r
-    return rank
 
 
 def _sort_values(prof: Profile) -> list[tuple[object, ...]]:
@@ -394,9 +384,9 @@ def _collapse_values(prof: Profile, values: list[tuple[object, ...]]
     by dso short name, then a symbol's start and end before any unresolved address, by
     its value: ``sort__sym_cmp``; ``values``: :func:`_sort_values`'s)."""
     locs = prof.codes.locs
-    at = [prof.keys.index("sym")] if "sym" in prof.keys else []
-    if not at:
+    if "sym" not in prof.keys:
         return values
+    at = prof.keys.index("sym")
     out = []
     short: dict[int, bytes] = {}
     for r, v in zip(prof.rows, values, strict=True):
@@ -409,7 +399,7 @@ def _collapse_values(prof: Profile, values: list[tuple[object, ...]]
         sym = ((d, 0, locs.start[x], locs.end[x],
                 name.encode("utf-8", "surrogateescape") if x in locs.inlined else b"")
                if name is not None else (d, 1, locs.start[x], 0, b""))
-        out.append((*v[:at[0]], sym, *v[at[0] + 1:]))
+        out.append((*v[:at], sym, *v[at + 1:]))
     return out
 
 
