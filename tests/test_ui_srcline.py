@@ -5,19 +5,25 @@
 The split by source line is made in the profile's counting worker (never on the UI thread:
 keys typed meanwhile wait, type-ahead) and kept with the index cache: a reopened browser
 reads no DWARF for it.  The callers and callees of a row and the samples list show each
-frame's, each sample's line.  Under transforms the table says it is not made.
+frame's, each sample's line.  Transforms apply to it as to every table: to the functions
+its rows' lines are in.
 """
 
 from __future__ import annotations
 
+import re
+import subprocess
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from dwarfprograms import DwarfBuilt
+from perfprograms import require
 from test_report_perf import _perf_key, perf_rows
+from test_transforms import Definition, drop_function, focus_function, merge_function
 from test_ui_pilot import browse
 from test_ui_profile import idle, keys, prompt, table, tree_lines
 from testapi import keys_pending
@@ -178,12 +184,145 @@ def test_keys_typed_in_a_burst_wait_for_the_table(fp: Path,
     assert asyncio.run(_burst(fp, slow=False)) == want
 
 
+HEAD = re.compile(r"^\s*\d+\s*$")
+#: a callchain entry as perf script prints it: (symbol, (srcline, dso's base name)); the
+#: definitions of tests/test_transforms.py read the symbol, first
+Frame = tuple[str, tuple[str, str]]
+
+
+def script_stacks(data: Path) -> Counter[tuple[Frame, ...]]:
+    """Every sample's frames, outermost first, of ``perf script -F tid,ip,sym,dso,srcline``
+    (each entry's line, then its srcline on the next, when it has one)."""
+    p = subprocess.run([require("perf"), "script", "-i", str(data), "-F",
+                        "tid,ip,sym,dso,srcline"], capture_output=True, text=True,
+                       timeout=300, cwd=data.parent)
+    assert p.returncode == 0, p.stderr[-400:]
+    out: Counter[tuple[Frame, ...]] = Counter()
+    frames: list[list[str]] | None = None
+    for line in [*p.stdout.splitlines(), ""]:
+        if HEAD.match(line):
+            frames = []
+        elif line.startswith("\t") and frames is not None:
+            entry, _, dso = line.rstrip().rpartition(" (")
+            parts = entry.split(None, 1)
+            frames.append([parts[1] if len(parts) > 1 else "", "",
+                           dso.removesuffix(")").rsplit("/", 1)[-1]])
+        elif line.startswith("  ") and frames:
+            frames[-1][1] = line.strip()
+        elif not line.strip() and frames is not None:
+            out[tuple((f[0], (f[1], f[2])) for f in reversed(frames))] += 1
+            frames = None
+    return out
+
+
+def collapse_dso(dso: str) -> Definition:
+    """collapse-resource: each run of ``dso``'s frames one frame, named by the dso (its
+    srcline ``dso+0``, as ``perftui report --collapse-resource`` names it: perf's text of a
+    symbol without a line)."""
+    def d(fs: list[Frame]) -> list[Frame]:
+        out: list[Frame] = []
+        for f in fs:
+            if f[1][1] != dso:
+                out.append(f)
+            elif not out or out[-1][0] != dso:
+                out.append((dso, (f"{dso}+0", dso)))
+        return out
+    return d  # type: ignore[return-value]
+
+
+def self_by_line(stacks: Counter[tuple[Frame, ...]], *defs: Definition
+                 ) -> dict[tuple[str], int]:
+    """Samples per leaf srcline after each transform's definition (tests/test_transforms.py,
+    on perf script's frames), only the lines of the program's own source and collapsed
+    frames (the other rows' texts differ between perf script and report: a kernel
+    address, sym+off)."""
+    out: Counter[tuple[str]] = Counter()
+    for frames, n in stacks.items():
+        got: list[Frame] | None = list(frames)
+        for d in defs:
+            got = d(got) if got else None  # type: ignore[arg-type]
+        if got:
+            out[(got[-1][1][0],)] += n
+    return {k: v for k, v in out.items() if SOURCE_LINE.match(k[0])}
+
+
+SOURCE_LINE = re.compile(r"^(dw(chain|lib)\.c:\d+|libdwlib\.so\+0)$")
+
+
+def shown_lines(app: PerftuiApp) -> dict[tuple[str], int]:
+    return {k: v for k, v in shown(app).items() if SOURCE_LINE.match(k[0])}
+
+
+async def to_key(pilot: Pilot, app: PerftuiApp, key: tuple[str, ...]) -> None:
+    """The table's cursor to the row ``key`` (of :func:`shown`)."""
+    at = list(shown(app)).index(key)
+    await keys(pilot, "home", *["down"] * at)
+
+
 @sync
-async def test_under_transforms_the_table_says_so(fp: Path) -> None:
+async def test_transforms_apply_to_the_table_by_source_line(fp: Path) -> None:
+    """A transform pushed from a table by sym, then a table by srcline; and pushed from a
+    table by sym,srcline (its rows' locations split by line: the transform is of their
+    function).  Oracle: each transform's definition on perf 6.1's perf script frames."""
+    stacks = script_stacks(fp)
+    plain = self_by_line(stacks)
+    assert len(plain) >= 5
+    for d in (drop_function("cb_square"), focus_function("leaf"), merge_function("dwlib_tiny")):
+        assert self_by_line(stacks, d) != plain  # (each transform changes the rows)
     async with browse(fp) as (app, pilot):
-        await keys(pilot, "p", "c")
-        await keys(pilot, "M")  # merge the first row's function into its callers
+        await keys(pilot, "p")
+        await prompt(pilot, "s", "sym")
+        names = [k[0] for k in shown(app)]
+        await keys(pilot, "home", *["down"] * names.index("cb_square"), "D")
+        await keys(pilot, "c")  # self only
         await prompt(pilot, "s", "srcline")
-        assert "not counted under transforms (u undoes them)" in table(app).line(0).plain
-        await keys(pilot, "u")  # undone: counted
-        assert shown(app) == perf_samples(fp, "srcline")
+        assert shown_lines(app) == self_by_line(stacks, drop_function("cb_square"))
+        assert "drop cb_square" in str(app.query_one(ProfilePane).query_one(
+            "#profile-title").render())
+        await keys(pilot, "u")
+        assert shown_lines(app) == self_by_line(stacks)
+        # from the sym,srcline table: focus on leaf's function (rows of two of its lines
+        # are one function), then merge dwlib_tiny into its callers
+        await prompt(pilot, "s", "sym,srcline")
+        leaf_rows = [k for k in shown(app) if k[0] == "leaf"]
+        assert len(leaf_rows) >= 2
+        await to_key(pilot, app, leaf_rows[-1])
+        await keys(pilot, "o")
+        await prompt(pilot, "s", "srcline")
+        assert shown_lines(app) == self_by_line(stacks, focus_function("leaf"))
+        await keys(pilot, "u")
+        await prompt(pilot, "s", "sym,srcline")
+        tiny = next(k for k in shown(app) if k[0] == "dwlib_tiny")
+        await to_key(pilot, app, tiny)
+        await keys(pilot, "M")
+        await prompt(pilot, "s", "srcline")
+        assert shown_lines(app) == self_by_line(stacks, merge_function("dwlib_tiny"))
+        # libdwlib.so's runs collapsed (from the same table), then the collapsed frame
+        # (a location after the split's) merged into its callers
+        await keys(pilot, "u")
+        await prompt(pilot, "s", "sym,srcline")
+        await to_key(pilot, app, tiny)
+        await keys(pilot, "L")
+        await prompt(pilot, "s", "srcline")
+        collapsed = self_by_line(stacks, collapse_dso("libdwlib.so"))
+        assert ("libdwlib.so+0",) in collapsed
+        assert shown_lines(app) == collapsed
+        await prompt(pilot, "s", "sym,srcline")
+        await to_key(pilot, app, ("libdwlib.so", "libdwlib.so+0"))
+        await keys(pilot, "M")
+        await prompt(pilot, "s", "srcline")
+        both = self_by_line(stacks, collapse_dso("libdwlib.so"), merge_function("libdwlib.so"))
+        assert both != collapsed
+        assert shown_lines(app) == both
+        assert "collapse libdwlib.so › merge libdwlib.so" in str(
+            app.query_one(ProfilePane).query_one("#profile-title").render())
+        # the sandwich of a row of the sym,srcline table is of its function
+        await keys(pilot, "u", "u")
+        await prompt(pilot, "s", "sym,srcline")
+        await to_key(pilot, app, next(k for k in shown(app) if k[0] == "leaf"))
+        await keys(pilot, "w")
+        pane = app.query_one(ProfilePane)
+        assert pane.tree_title.startswith("sandwich of leaf:"), pane.tree_title
+        await idle(pilot)
+        roots = [t for t in tree_lines(app, 1) if t[1] >= 0]
+        assert len(roots) == 2 and all(t[2].startswith("[.] leaf ") for t in roots), roots

@@ -96,3 +96,22 @@ def split_by_source(sl: SampleLocs, texts: Texts, unwound: np.ndarray) -> Sample
         return replace(sl, leaf=leaf, locs=out)
     return replace(sl, leaf=leaf, stack=inv.astype(np.int32), stack_starts=starts,
                    stack_locs=e_new, locs=out)
+
+
+#: :func:`origins`' id of a location split from none of the base's (never a frame's id)
+NO_ORIGIN = np.iinfo(np.int64).min
+
+
+def origins(base: Locations, split: Locations) -> np.ndarray:
+    """Per location of ``split`` (made from ``base`` by :func:`split_by_source`, or read
+    back from the cache), the base location it was split from: the one of the same dso,
+    name, range and inlinedness, which are a base location's identity
+    (:class:`~perftui.symbols.naming.locations.Locations`); :data:`NO_ORIGIN` for none."""
+    inl = base.inlined
+    ids = {k: i for i, k in enumerate(zip(base.dso, base.name, base.start, base.end,
+                                          (i in inl for i in range(len(base.dso))),
+                                          strict=True))}
+    sinl = split.inlined
+    keys = zip(split.dso, split.name, split.start, split.end,
+               (i in sinl for i in range(len(split.dso))), strict=True)
+    return np.fromiter((ids.get(k, NO_ORIGIN) for k in keys), np.int64, len(split.dso))

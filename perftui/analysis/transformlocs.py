@@ -27,9 +27,14 @@ from .transforms import FOCUS_SUBTREE, Paths, Transform, apply, apply_one
 def with_frames(locs: Locations, frames: Sequence[tuple[int, str, str | None]]
                 ) -> tuple[Locations, list[int]]:
     """A copy of ``locs`` with a location per ``(dso, name, section)`` added (the frames
-    collapsed runs become), and their ids; ``locs`` itself is left as it was."""
+    collapsed runs become), and their ids; ``locs`` itself is left as it was.  In a table
+    split by source line, a collapsed frame has no line (a run of a library's frames):
+    perf's texts of a symbol without one, ``name+0`` and an empty srcfile, as ``report
+    --collapse-resource`` names it (the split made after the transforms there)."""
     out = replace(locs, dso=list(locs.dso), name=list(locs.name), start=list(locs.start),
-                  end=list(locs.end), section=list(locs.section))
+                  end=list(locs.end), section=list(locs.section),
+                  srcline=None if locs.srcline is None else list(locs.srcline),
+                  srcfile=None if locs.srcfile is None else list(locs.srcfile))
     ids = []
     for dso, name, section in frames:
         ids.append(len(out.dso))
@@ -38,6 +43,9 @@ def with_frames(locs: Locations, frames: Sequence[tuple[int, str, str | None]]
         out.start.append(0)
         out.end.append(0)
         out.section.append(section)
+        if out.srcline is not None and out.srcfile is not None:
+            out.srcline.append(f"{name}+0")
+            out.srcfile.append("")
     return out, ids
 
 

@@ -53,10 +53,6 @@ T = TypeVar("T")
 OFFCPU_ATTR = -2
 
 
-class SourceUnderTransforms(Exception):
-    """A table by srcline or srcfile asked for under transforms (not made: said)."""
-
-
 @dataclass(frozen=True)
 class Scope:
     """Which samples a view counts: the filter (the timeline range in it), one event
@@ -105,13 +101,10 @@ class ProfileData:
     def groups(self, source: bool = False) -> tuple[SampleGroups | None, np.ndarray | None]:
         """The grouped samples under the transforms, and the groups they keep (None:
         every one): may be slow, in a worker.  ``source``: split by source line (the
-        srcline and srcfile keys'; made the first time: slower), which the transforms do
-        not apply to (:class:`SourceUnderTransforms`)."""
+        srcline and srcfile keys'; made the first time: slower)."""
         if source:
-            if self.transforms.stack:
-                raise SourceUnderTransforms(
-                    "srcline and srcfile are not counted under transforms (u undoes them)")
-            return self.model.source.groups(), None
+            split = self.model.source.groups()
+            return self.transforms.split_store(self.model.groups, split)
         return self.transforms.store(self.model.groups)
 
     @property

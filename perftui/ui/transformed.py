@@ -7,10 +7,12 @@ for the last few stacks.  No widgets."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 
 from ..analysis.samplegroups import SampleGroups
+from ..analysis.srclinelocs import NO_ORIGIN, origins
 from ..analysis.transformlocs import transform_groups, with_frames
 from ..analysis.transforms import (
     COLLAPSE_RESOURCE,
@@ -42,6 +44,11 @@ class TransformStack:
         self.frames: list[tuple[int, str, str | None]] = []
         self._base: SampleGroups | None = None
         self._made: LRU[tuple[Transform, ...], tuple[SampleGroups, np.ndarray]] = LRU(4)
+        #: the samples split by source line (of the base's names; the srcline and srcfile
+        #: keys' store), each of its locations' base location, and the stores they make
+        self._split: tuple[SampleGroups, np.ndarray] | None = None
+        self._made_split: LRU[tuple[Transform, ...], tuple[SampleGroups, np.ndarray]] = \
+            LRU(2)
 
     def crumbs(self) -> str:
         """The breadcrumb: each transform in order."""
@@ -98,16 +105,23 @@ class TransformStack:
         return frame_name(st.locs, loc)
 
     # -- the stores -------------------------------------------------------------------------
-    def store(self, base: SampleGroups | None) -> tuple[SampleGroups | None, np.ndarray | None]:
-        """The grouped samples under the transforms (the base itself with none) and which
-        groups the transforms keep (None: every one)."""
+    def _current(self, base: SampleGroups | None
+                 ) -> tuple[tuple[Transform, ...], list[tuple[int, str, str | None]]]:
+        """The transforms and collapsed frames, once ``base`` is the base (new names: the
+        transforms were of the old ones, dropped)."""
         with self._lock:
             if base is not self._base:
-                if self._base is not None:  # new names: the transforms were of the old ones
+                if self._base is not None:
                     self.stack, self.frames = (), []
                     self._made = LRU(4)
                 self._base = base
-            stack, frames = self.stack, list(self.frames)
+                self._split, self._made_split = None, LRU(2)
+            return self.stack, list(self.frames)
+
+    def store(self, base: SampleGroups | None) -> tuple[SampleGroups | None, np.ndarray | None]:
+        """The grouped samples under the transforms (the base itself with none) and which
+        groups the transforms keep (None: every one)."""
+        stack, frames = self._current(base)
         if base is None or not stack:
             return base, None
         with self._making:
@@ -117,3 +131,76 @@ class TransformStack:
                 got = transform_groups(base, stack, locs)
                 self._made.put(stack, got)
         return got
+
+    def split_store(self, base: SampleGroups | None, split: SampleGroups | None
+                    ) -> tuple[SampleGroups | None, np.ndarray | None]:
+        """:meth:`store` of the samples split by source line (``split``, made from
+        ``base``'s names): each transform's functions (base locations) are every split
+        location of them, its collapsed frames after the split's locations.  Slow the
+        first time (each split location's base location is found): in a worker."""
+        stack, frames = self._current(base)
+        if base is None or split is None:
+            return split, None
+        with self._making:
+            with self._lock:
+                got_split = self._split
+            if got_split is None or got_split[0] is not split:
+                got_split = (split, origins(base.locs, split.locs))
+                with self._lock:
+                    self._split, self._made_split = got_split, LRU(2)
+            if not stack:
+                return split, None
+            got = self._made_split.get(stack)
+            if got is None:
+                origin, n_base = got_split[1], len(base.locs)
+                moved = tuple(_into_split(t, origin, n_base) for t in stack)
+                locs = with_frames(split.locs, frames)[0] if frames else split.locs
+                got = transform_groups(split, moved, locs)
+                self._made_split.put(stack, got)
+        return got
+
+    def to_base(self, t: Transform) -> Transform:
+        """A transform made on the split store's locations (a table by srcline or srcfile,
+        or its trees) as the base's: each split location its base location, a collapsed
+        frame the base's id of it.  Once :meth:`split_store` made the split (else ``t``)."""
+        return replace(t, ids=self.base_ids(t.ids), path=tuple(map(self.base_ids, t.path)))
+
+    def base_ids(self, ids: frozenset[int]) -> frozenset[int]:
+        """Locations of the split store as the base's (see :meth:`to_base`)."""
+        with self._lock:
+            got, base = self._split, self._base
+        if got is None or base is None:
+            return ids
+        origin, n_base = got[1], len(base.locs)
+        n_split = len(origin)
+        out = {i for i in ids if i < 0} | {i - n_split + n_base for i in ids if i >= n_split}
+        mapped = origin[[i for i in ids if 0 <= i < n_split]]
+        return frozenset(out | set(mapped[mapped != NO_ORIGIN].tolist()))
+
+    def base_name(self, loc: int) -> str:
+        """The name of the base store's location ``loc`` (a thread, a function, or a
+        collapsed library's frame)."""
+        with self._lock:
+            base, frames = self._base, list(self.frames)
+        if base is None:
+            return "?"
+        n_base = len(base.locs)
+        if loc >= n_base:
+            return frames[loc - n_base][1] if loc - n_base < len(frames) else "?"
+        return self._name(base, loc)
+
+
+def _into_split(t: Transform, origin: np.ndarray, n_base: int) -> Transform:
+    """``t`` (of the base store's locations) on the split store's: each base location
+    every split location made from it, a collapsed frame's id moved past the split's."""
+    n_split = len(origin)
+
+    def ids(s: frozenset[int]) -> frozenset[int]:
+        out = {i for i in s if i < 0} | {i - n_base + n_split for i in s if i >= n_base}
+        inside = [i for i in s if 0 <= i < n_base]
+        if inside:
+            out |= set(np.flatnonzero(np.isin(origin, inside)).tolist())
+        return frozenset(out)
+
+    into = t.into - n_base + n_split if t.kind == COLLAPSE_RESOURCE else t.into
+    return replace(t, ids=ids(t.ids), path=tuple(ids(p) for p in t.path), into=into)

@@ -17,14 +17,13 @@ from textual.containers import Vertical
 from textual.widgets import Label
 from textual.worker import get_current_worker
 
-from ...analysis.samplegroups import GroupProfile
+from ...analysis.samplegroups import GroupProfile, SampleGroups
 from ...analysis.sortkeys import BROWSER_KEYS, DEFAULT_SORT, SORT_KEYS, SortKeyError, parse_sort
-from ...analysis.srclinelocs import SOURCE_KEYS
 from ...crash import crash_line, write_traceback
-from ...present.report import frame_name, time_text
+from ...present.report import time_text
 from ...textsafe import safe
 from ..messages import BodyWanted
-from ..profiledata import ProfileData, Scope, SourceUnderTransforms
+from ..profiledata import ProfileData, Scope
 from .calltrees import CallTreeList, Forest
 from .frames import EventChoice, ShareChoice, shares_binding
 from .hotspots import HotspotTable, TableAction, TableView
@@ -86,6 +85,8 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         self.tree_row: tuple[int, ...] | None = None  # the focused row's key (None: whole)
         #: the sandwich's function (its locations; None: no sandwich)
         self.sandwich: frozenset[int] | None = None
+        #: the profile the trees shown are of (the table's, or a sandwich's by sym)
+        self.tree_gp: GroupProfile | None = None
         self.tree_title = ""
         self.fresh_trees = False  # the trees to be made are new ones (not a new scope's)
         self.note = ""  # what the indexing worker is doing (names)
@@ -169,20 +170,11 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
                 st = gp.selection.store
                 rows = rows[data.section_locations(st, scope.section)[gp.loc[rows]]]
             view = TableView.make(gp, rows, names, data.timed(scope.attr))
-        except SourceUnderTransforms as e:
-            self.app.call_from_thread(self._refused, str(e))
-            return
         except Exception as e:  # a bug must not end the browser: said, traceback kept
             self.app.call_from_thread(self._failed, e)
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._counted, view)
-
-    def _refused(self, why: str) -> None:
-        self.busy = False
-        self.view = None
-        self.table.show(None, why)
-        self._title()
 
     def _failed(self, error: Exception) -> None:
         line = crash_line(error, write_traceback(error))
@@ -349,9 +341,9 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         if v is None:
             return
         row = None
-        if self.sandwich is not None:
-            st = v.gp.selection.store
-            name = frame_name(st.locs, min(self.sandwich)) if self.sandwich else "?"
+        if self.sandwich is not None:  # (of the base store's locations)
+            name = self.data.transforms.base_name(min(self.sandwich)) if self.sandwich \
+                else "?"
             self.tree_title = f"sandwich of {name}: its callers above, its callees below"
             self._title()
             self._grow(v.gp, None, fresh, v.timed, self.scope(), self.sandwich)
@@ -397,6 +389,7 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         if not forests:
             self.trees.clear_trees("the function has no samples under this filter and range")
             return
+        self.tree_gp = gp
         self.trees.show(forests, gp.share_total, gp.selection.store.locs, res.comm_names,
                         timed)
         if fresh and self.trees.line_count() > 1:
@@ -405,23 +398,28 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
     # -- transforms and the sandwich ------------------------------------------------------------
     def on_sandwich_wanted(self, msg: SandwichWanted) -> None:
         msg.stop()
-        if msg.ids:
-            self.open_sandwich(msg.ids)
+        st = self._shown_store()
+        if msg.ids and st is not None:
+            self.open_sandwich(self.data.transforms.base_ids(msg.ids) if _split(st)
+                               else msg.ids)
+
+    def _shown_store(self) -> SampleGroups | None:
+        """The store whose locations the table's rows, or the trees' lines, are of."""
+        if self.level == "trees" and self.tree_gp is not None:
+            return self.tree_gp.selection.store
+        v = self.view
+        return v.gp.selection.store if v is not None else self.data.store
 
     def on_transform_wanted(self, msg: TransformWanted) -> None:
         """A transform key of the table or the trees: on every view's stack; counted
         again."""
         msg.stop()
-        v = self.view
-        if msg.kind != UNDO and (v is None or SOURCE_KEYS & set(v.gp.keys)):
-            if v is not None:  # (its locations are split by line: no function's)
-                self.notify("transforms: on a table not sorted by srcline or srcfile",
-                            timeout=3)
+        st = self._shown_store()
+        if st is None or (msg.kind != UNDO and self.view is None):
             return
-        st = v.gp.selection.store if v is not None else self.data.store
-        if st is None:
-            return
-        said = push_wanted(self.data.transforms, st, msg)
+        # a table by srcline or srcfile (and its trees) shows locations split by line:
+        # the transform is of their functions, the base's locations
+        said = push_wanted(self.data.transforms, st, msg, _split(st))
         if said:
             self.notify(said, timeout=3)
             return
@@ -472,3 +470,9 @@ def _row_blocks(gp: GroupProfile, row: int) -> Iterable[np.ndarray]:
     """The SAMPLE rows of table row ``row`` (its own, or through it with Children), a
     block at a time."""
     return gp.selection.row_blocks(gp.groups_of_row(row, through=gp.children))
+
+
+def _split(st: SampleGroups) -> bool:
+    """Whether ``st``'s locations are split by source line (a table by srcline or
+    srcfile, and its trees)."""
+    return st.locs.srcline is not None

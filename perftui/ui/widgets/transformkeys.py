@@ -83,9 +83,11 @@ class TransformWanted(Message):
         self.path = path
 
 
-def push_wanted(stack: TransformStack, st: SampleGroups, msg: TransformWanted) -> str:
+def push_wanted(stack: TransformStack, st: SampleGroups, msg: TransformWanted,
+                split: bool = False) -> str:
     """Push (or undo) what ``msg`` asks on ``stack``; what to say when nothing was done
-    (empty: done)."""
+    (empty: done).  ``split``: ``st`` is the samples split by source line (its transform
+    is pushed as of the base's locations, :meth:`TransformStack.to_base`)."""
     if msg.kind == UNDO:
         return "" if stack.pop() is not None else "no transform to undo"
     if not msg.path or not msg.path[-1]:
@@ -95,11 +97,12 @@ def push_wanted(stack: TransformStack, st: SampleGroups, msg: TransformWanted) -
     if any(i < 0 for i in ids) and msg.kind != FOCUS_SUBTREE:
         return "a thread is no function: focus on its subtree (O) instead"
     if msg.kind == FOCUS_SUBTREE:
-        stack.push(stack.of_path(st, msg.path))
+        t = stack.of_path(st, msg.path)
     elif msg.kind == COLLAPSE_RESOURCE:
-        stack.push(stack.of_resource(st, min(ids)))
+        t = stack.of_resource(st, min(ids))
     else:
-        stack.push(stack.of_function(msg.kind, st, ids))
+        t = stack.of_function(msg.kind, st, ids)
+    stack.push(stack.to_base(t) if split else t)
     return ""
 
 
