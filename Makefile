@@ -34,17 +34,18 @@ demo: run
 check: lint typecheck
 	$(BIN)/python -m pytest -q -n 2 -m "not slow and not perf"
 
-## Run the whole test suite (lint and type checks first, then pytest in three worker
-## processes on the 2-core machines CI runs on: two left the cores ~35% idle while tests wait
-## on perf record, recorded programs and screens settling; 736 -> 584 s here. One test alone:
-## .venv/bin/python -m pytest FILE).
+## Run the whole test suite (lint and type checks first, then pytest in four worker
+## processes on the 2-core machines CI runs on: fewer left the cores idle while tests wait
+## on perf record, recorded programs and screens settling (two: 736 s, three: 584-656 s,
+## four: 560 s here), work stolen by idle workers so the longest tests do not end the run
+## alone. One test alone: .venv/bin/python -m pytest FILE).
 ## The tests in a real terminal (tmux: mostly waiting for screens to settle) run beside
 ## them in a third process; their output follows the others'.
 test: lint typecheck
 	@tmp=$$(mktemp -d); \
 	$(BIN)/python -m pytest -q -m terminal --basetemp=$$tmp/terminal >$$tmp/terminal.log 2>&1 & \
 	t=$$!; \
-	$(BIN)/python -m pytest -q -n 3 -m "not terminal" --basetemp=$$tmp/main; a=$$?; \
+	$(BIN)/python -m pytest -q -n 4 --dist worksteal -m "not terminal" --basetemp=$$tmp/main; a=$$?; \
 	wait $$t; b=$$?; \
 	echo "--- the terminal tests (tmux), run beside the others:"; cat $$tmp/terminal.log; \
 	rm -rf $$tmp; exit $$((a || b))

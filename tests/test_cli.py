@@ -241,7 +241,7 @@ def test_sample_lines_show_time_cpu_pid_tid_like_perf_report_D(fresh: Path) -> N
                        text=True, timeout=300).stdout
     want = {}
     for m in re.finditer(r"^(\d+) (\d+) (0x[0-9a-f]+) \[0x[0-9a-f]+\]: PERF_RECORD_SAMPLE"
-                         r"\([^)]*\): (\d+)/(\d+):", d, re.M):
+                         r"\([^)]*\): (-?\d+)/(-?\d+):", d, re.M):
         cpu, t, off, pid, tid = m.groups()
         want[int(off, 16)] = (int(cpu), int(t), int(pid), int(tid))
     r = run("dump", str(fresh), "--type", "SAMPLE")

@@ -139,7 +139,10 @@ def test_known_answer_with_switch_events(shared_dir: Path) -> None:
     data = switch_recording(shared_dir)
     sums = check_against_perf(data, (BY_SWITCH_IN,))
     within_the_measured_sleeps(data, sums)
-    assert sums["sleep_long"][1] == sums["sleep_short"][1] == 0  # all its time: asleep
+    # all their time asleep, but for a preemption on the way in or out under load (one of
+    # 58 us with sleep_short on the stack, 4 test workers on 2 cores): at most 1 ms a sleep
+    assert sums["sleep_long"][1] <= 5e6 and sums["sleep_short"][1] <= 5e6, sums
+    assert sums["sleep_long"][0] > 100 * sums["sleep_long"][1], sums
     assert sums.get("burn", (0, 0))[0] == 0  # burn only preempted
 
 
