@@ -82,7 +82,8 @@ def test_missing_tmux_fails_under_ci(tmp_path: Path) -> None:
 
 def test_ci_script_stops_when_the_install_fails(tmp_path: Path) -> None:
     """No perf, an apt-get that fails: .ci/run exits 1 naming what it could not install,
-    and never reaches `make test` (make is not even on this PATH)."""
+    and never reaches `make test` (the install runs beside `make setup`, and make is not
+    even on this PATH: the install's failure is what it says)."""
     if not Path("/bin/bash").exists():
         skip_or_fail("the CI script is a bash script: /bin/bash is needed")
     path = bin_dir(tmp_path, **{"apt-get": "exit 100", "dirname": 'exec /usr/bin/dirname "$@"',
