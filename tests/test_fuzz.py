@@ -60,16 +60,24 @@ def mutations(draw: st.DrawFn) -> Mutation:
                     src=draw(st.integers(0, 1 << 20)))
 
 
+#: the examples are drawn in this many tests, each of a share of the seeds (1500 examples in
+#: all, as in one test: the workers run them side by side, not one worker for a minute)
+SHARDS = 3
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("bounded_memory")
-@settings(max_examples=1500, deadline=None, derandomize=True, database=None,
+@pytest.mark.parametrize("shard", range(SHARDS))
+@settings(max_examples=1500 // SHARDS, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
-@given(seed=st.sampled_from(SEEDS), muts=st.lists(mutations(), min_size=1, max_size=4))
-def test_fuzz_mutated_recordings(tmp_path: Path, seed: str,
+@given(seed=st.integers(0, len(SEEDS) - 1),
+       muts=st.lists(mutations(), min_size=1, max_size=4))
+def test_fuzz_mutated_recordings(tmp_path: Path, shard: int, seed: int,
                                  muts: list[Mutation]) -> None:
+    mine = SEEDS[shard::SHARDS]
     case = tmp_path / "case.data"
-    case.write_bytes(apply_all((HERE / seed).read_bytes(), muts))
+    case.write_bytes(apply_all((HERE / mine[seed % len(mine)]).read_bytes(), muts))
     run_all(str(case))
 
 
