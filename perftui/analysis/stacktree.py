@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..perfdata.index import spans as spans  # (here for the analysis layer's callers)
+
 _SHIFT = 32
 _FRAME_BIAS = 1 << 31  # frames are stored biased into 32 unsigned bits
 
@@ -150,14 +152,6 @@ class PathInterner:
         """(starts, frames) of every distinct path, in id order."""
         self._flush()
         return self._starts, self._flat
-
-
-def spans(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Every index of the ranges ``[begin[k], end[k])``, one range after another."""
-    lengths = np.asarray(end, dtype=np.int64) - np.asarray(begin, dtype=np.int64)
-    offset = np.repeat(np.asarray(begin, dtype=np.int64) - (np.cumsum(lengths) - lengths),
-                       lengths)
-    return offset + np.arange(int(lengths.sum()), dtype=np.int64)
 
 
 class TrieBuilder:

@@ -48,6 +48,14 @@ def gather(u8: np.ndarray, at: np.ndarray, dt: np.dtype, aligned: bool | None = 
     return u8[at[:, None] + _AR[width]].view(dt).ravel()
 
 
+def spans(begin: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Every index of the ranges ``[begin[k], end[k])``, one range after another."""
+    lengths = np.asarray(end, dtype=np.int64) - np.asarray(begin, dtype=np.int64)
+    offset = np.repeat(np.asarray(begin, dtype=np.int64) - (np.cumsum(lengths) - lengths),
+                       lengths)
+    return offset + np.arange(int(lengths.sum()), dtype=np.int64)
+
+
 def distinct(a: np.ndarray) -> list[int]:
     """The distinct values of ``a``, ascending, as ints: a block's sources or events,
     almost always one value (then two reductions, where ``np.unique`` sorts or hashes:

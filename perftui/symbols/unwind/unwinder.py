@@ -20,7 +20,7 @@ import numpy as np
 
 from ...perfdata import Recording
 from ...perfdata.constants import CONTEXT_USER
-from ...perfdata.index import distinct, gather
+from ...perfdata.index import distinct, gather, spans
 from ...perfdata.userstack import OK, STATUS_WORDS, UserStacks, user_stacks
 from ..naming.rawsamples import alone_maps
 from ..tasks.callchain import chain_words, record_chain_spans, source_bytes
@@ -103,7 +103,9 @@ class Unwinder:
         for st, k in zip(*np.unique(us.status[us.status != OK], return_counts=True),
                          strict=True):
             self.counts.status[int(st)] += int(k)
-        frames: list[np.ndarray] = [np.zeros(0, np.uint64)] * n
+        # each walk's frames, flat, with the samples (of ``rows``) they are of
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        lens = np.zeros(n, np.int64)
         todo = np.flatnonzero(abi64)
         if len(todo):
             regs, have, pcs, has_pc = self._registers(us, todo)
@@ -112,16 +114,17 @@ class Unwinder:
             for s in distinct(us.src[todo]):
                 g = np.flatnonzero(us.src[todo] == s)
                 stk = W.read_only(source_bytes(rec, s))
-                got = self._walk(regs[g], have[g], pcs[g], has_pc[g], stk,
-                                 us.stack_at[todo][g], us.dyn_size[todo][g], objs[g], seq[g])
-                for k, (f, o, d) in zip(g.tolist(), got, strict=True):
-                    frames[int(todo[k])] = f
-                    outcome[todo[k]] = o
-                    stop[todo[k]] = d
-        lens = np.array([len(f) for f in frames], dtype=np.int64)
+                at = todo[g]
+                flat, cnt, outcome[at], stop[at] = self._walk(
+                    regs[g], have[g], pcs[g], has_pc[g], stk, us.stack_at[todo][g],
+                    us.dyn_size[todo][g], objs[g], seq[g])
+                lens[at] = cnt
+                parts.append((at, cnt, flat))
         starts = np.zeros(n + 1, np.int64)
         np.cumsum(lens, out=starts[1:])
-        ips = np.concatenate(frames) if n else np.zeros(0, np.uint64)
+        ips = np.zeros(int(starts[-1]), np.uint64)
+        for at, cnt, flat in parts:
+            ips[spans(starts[at], starts[at] + cnt)] = flat
         done = outcome != 255
         for o, k in zip(*np.unique(outcome[done], return_counts=True), strict=True):
             self.counts.outcome[int(o)] += int(k)
@@ -164,11 +167,15 @@ class Unwinder:
 
     def _walk(self, regs: np.ndarray, have: np.ndarray, pcs: np.ndarray, has_pc: np.ndarray,
               stk: np.ndarray, st_at: np.ndarray, dyn: np.ndarray, objs: np.ndarray,
-              seq: np.ndarray) -> list[tuple[np.ndarray, int, int]]:
-        """Walk samples until none needs a DSO or FDE loaded first; (frames, outcome, stop
-        DSO) of each."""
+              seq: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Walk samples until none needs a DSO or FDE loaded first: (their frames one
+        sample after another, the count, outcome and stop DSO of each).  Flat arrays, no
+        Python per sample (150 K samples: 0.4 s of a 2.2 s report were such loops)."""
         n = len(pcs)
-        res: list[tuple[np.ndarray, int, int]] = [(np.zeros(0, np.uint64), W.BAD_CFI, -1)] * n
+        r_cnt = np.zeros(n, np.int64)
+        r_outcome = np.full(n, W.BAD_CFI, np.uint8)
+        r_stop = np.full(n, -1, np.int64)
+        walked: list[tuple[np.ndarray, np.ndarray]] = []  # (samples, their frames) a round
         pending = np.arange(n)
         t = self.tables
         a = self.arch
@@ -199,12 +206,12 @@ class Unwinder:
                     else:
                         miss_kind = np.concatenate([miss_kind, np.zeros_like(miss_kind)])
                         miss_id = np.concatenate([miss_id, np.zeros_like(miss_id)])
-            for k in range(m):
-                if outcome[k] != W.RETRY:
-                    a0 = int(out_at[k])
-                    res[int(p[k])] = (out[a0:a0 + int(out_cnt[k])].copy(), int(outcome[k]),
-                                      int(stop[k]))
-            retry = np.flatnonzero(outcome == W.RETRY)
+            final = outcome != W.RETRY
+            fp = p[final]
+            r_outcome[fp], r_stop[fp] = outcome[final], stop[final]
+            r_cnt[fp] = out_cnt[final]
+            walked.append((fp, out[spans(out_at[final], out_at[final] + out_cnt[final])]))
+            retry = np.flatnonzero(~final)
             if not len(retry):
                 break
             loaded = self._load(miss_kind[:n_miss], miss_id[:n_miss])
@@ -212,7 +219,11 @@ class Unwinder:
             if not loaded:  # (never: a miss is always something not loaded yet)
                 break
             maps = (*self._maps, t.m_dso, t.m_bias)
-        return res
+        starts = np.cumsum(r_cnt) - r_cnt
+        flat = np.zeros(int(r_cnt.sum()), np.uint64)
+        for fp, frames in walked:
+            flat[spans(starts[fp], starts[fp] + r_cnt[fp])] = frames
+        return flat, r_cnt, r_outcome, r_stop
 
     def _load(self, kinds: np.ndarray, ids: np.ndarray) -> int:
         """Load the DSOs and FDEs the walk asked for; how many were."""
@@ -238,8 +249,7 @@ class Unwinder:
         src, at, cnt = record_chain_spans(self.rec, rows)
         words, _ = chain_words(self.rec, src, at, cnt)
         f = nfr[keep]
-        fr = np.concatenate([u.ips[u.starts[k]:u.starts[k + 1]] for k in keep.tolist()]) \
-            if len(keep) else np.zeros(0, np.uint64)
+        fr = u.ips  # (the frames of the samples with frames, in order: all of them)
         one = np.ones(len(rows), np.int64)
         total, out = join_ragged([(words, cnt), (np.full(len(rows), CONTEXT_USER, np.uint64), one),
                                   (fr, f)])
