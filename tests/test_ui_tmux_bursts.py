@@ -130,3 +130,26 @@ def test_q_q_in_the_flame_graph_quits(term: Callable[[int], list[Term]]) -> None
     settled(t)
     t.keys("q", "q")
     assert t.wait_exit() == 0
+
+
+def test_keys_typed_while_it_starts_do_what_slow_keys_do(
+        term: Callable[[int], list[Term]], tmp_path: Path) -> None:
+    """Keys typed before the app has the terminal reach it through a terminal still in
+    cooked mode, whose ICRNL makes Enter a line feed (Textual's ctrl+j): taken as Enter,
+    ``p s … Enter`` typed at launch sorts the profile as typed slowly (the prompt stayed
+    open before)."""
+    keys = ("p", "s", "C-a", "C-k", *"sym", "Enter")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "early-cache"), "TEXTUAL_ANIMATIONS": "none"}
+    fast_t = Term(f"{PERFTUI} --demo", env, tmp_path)
+    try:
+        fast_t.keys(*keys)  # at once, as the command starts
+        (slow_t,) = term(1)
+        for key in keys:
+            slow_t.keys(key)
+            settled(slow_t)
+        fast_t.wait(lambda s: "sort " in s, "the profile")
+        slow, fast = settled_all(slow_t, fast_t, still=TOAST)
+        assert "sort sym" in slow
+        assert fast == slow, f"slow:\n{shown(slow_t, slow)}\nburst:\n{shown(fast_t, fast)}"
+    finally:
+        fast_t.close()

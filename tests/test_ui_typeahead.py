@@ -129,6 +129,8 @@ CASES = {
     "flame graph search": (("f",), ("slash", *"demo", "enter", "n")),
     "profile, callers and callees": ((), ("p", "down", "enter", "down")),
     "profile, call trees, back": ((), ("p", "t", "down", "escape", "down")),
+    "profile sorted by a prompt": ((), ("p", "s", "ctrl+a", "ctrl+k", *"sym", "enter",
+                                        "down")),
     "profile then flame then records": ((), ("p", "f", "q", "q", "down")),
     "annotate from the symbols": (("m", "enter"), ("a", "n", "n", "escape", "down")),
     "help and back": ((), ("question_mark", "q", "down")),
@@ -147,6 +149,16 @@ async def test_a_burst_does_what_slow_keys_do(demo: Path, case: str) -> None:
     diff = difflib.unified_diff(str(slow[-1]).splitlines(), str(fast[-1]).splitlines(),
                                 "slow", "burst", lineterm="")
     assert fast[-1] == slow[-1], "the screens differ:\n" + "\n".join(diff)
+
+
+@sync
+async def test_a_line_feed_is_enter(demo: Path) -> None:
+    """A line feed (``ctrl+j``: Enter through a terminal still in cooked mode, keys typed
+    while the app starts) submits a prompt as Enter does."""
+    keys = ("p", "s", "ctrl+a", "ctrl+k", *"sym")
+    enter = await run(demo, (), (*keys, "enter"), burst=False)
+    assert enter[0] == "Screen" and "sort sym" in str(enter[-1])
+    assert await run(demo, (), (*keys, "ctrl+j"), burst=True) == enter
 
 
 @sync

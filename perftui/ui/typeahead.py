@@ -14,7 +14,8 @@ it was given to up to the app) and the app has settled: no change of screen or f
 two rounds of round trips from the focused widget up to the app and of a screen refresh
 (a pane shown is laid out before a key scrolls it), and nothing the app says is on its
 way (:meth:`TypeAheadApp.typeahead_hold`).  A key with nothing before it
-goes through at once.  Every key typed dismisses the toasts shown.
+goes through at once.  Every key typed dismisses the toasts shown.  A line feed is Enter
+(:data:`LINE_FEED`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ from textual.message_pump import MessagePump
 
 #: keys never held: quitting does not wait for a burst before it
 UNHELD = frozenset({"ctrl+c"})
+#: a line feed is Enter (as readline and vi take it): keys typed while the app starts
+#: reach it through a terminal still in cooked mode, whose ICRNL turned Enter's CR into LF
+#: (Textual's ``ctrl+j``: ``p s Enter`` typed at launch left the sort prompt open)
+LINE_FEED = "ctrl+j"
 _POLL = 0.02  # seconds between looks while the app holds keys (typeahead_hold)
 
 
@@ -54,6 +59,8 @@ class TypeAheadApp(App[int]):
             # left there (or on its way up from a closed widget) has nowhere to go
             self._held.clear()
             return
+        if isinstance(event, events.Key) and event.key == LINE_FEED and not event.is_forwarded:
+            event = events.Key("enter", "\r")
         if not isinstance(event, events.Key) or event.is_forwarded or event.key in UNHELD:
             await super().on_event(event)
             return
