@@ -162,15 +162,16 @@ class TransformStack:
     def to_base(self, t: Transform) -> Transform:
         """A transform made on the split store's locations (a table by srcline or srcfile,
         or its trees) as the base's: each split location its base location, a collapsed
-        frame the base's id of it.  Once :meth:`split_store` made the split (else ``t``)."""
+        frame the base's id of it."""
         return replace(t, ids=self.base_ids(t.ids), path=tuple(map(self.base_ids, t.path)))
 
     def base_ids(self, ids: frozenset[int]) -> frozenset[int]:
-        """Locations of the split store as the base's (see :meth:`to_base`)."""
+        """Locations of the split store as the base's (see :meth:`to_base`); none when
+        no split is known (new names came since: the split's ids name nothing now)."""
         with self._lock:
             got, base = self._split, self._base
         if got is None or base is None:
-            return ids
+            return frozenset()
         origin, n_base = got[1], len(base.locs)
         n_split = len(origin)
         out = {i for i in ids if i < 0} | {i - n_split + n_base for i in ids if i >= n_split}
