@@ -15,6 +15,7 @@ perftui shows Children as for the same recording in a file.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import threading
@@ -24,13 +25,14 @@ from typing import BinaryIO
 
 import pytest
 from perfprograms import Built, require
-from test_ui_profile import idle, keys, prompt, table
+from test_ui_profile import idle, keys, prompt, table, tree_lines
 from test_ui_profile_perf import perf_table, same, shown
 from uihelpers import sync, workers_done
 
 from perftui.demo import MODULES_DIR
 from perftui.perfdata import Recording
 from perftui.ui.app import PerftuiApp
+from perftui.ui.widgets.profile import ProfilePane
 
 pytestmark = [pytest.mark.perf, pytest.mark.slow]
 
@@ -161,3 +163,97 @@ async def test_x_keeps_what_was_read(built: Built, tmp_path: Path) -> None:
             same(shown(app, False), want, "comm,dso,sym")
     finally:
         rec.close()
+
+
+@sync
+async def test_the_cursor_and_the_trees_keep_their_function_across_updates(
+        dwarf_built, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A DWARF stream is named whole again at each update, in a new location table: the
+    table's cursor, a row's callers/callees and its sandwich stay on their function (they
+    followed the row's codes or locations, and wandered: leaf, then plt_loop.constprop.0,
+    then cmp_ul)."""
+    saved = tmp_path / "dwarf.stream"
+    with open(saved, "wb") as out:
+        subprocess.run([require("perf"), "record", "-q", "-e", "cpu-clock", "--call-graph",
+                        "dwarf", "-o", "-", str(dwarf_built.dwchain), "40"], stdout=out,
+                       stderr=subprocess.DEVNULL, timeout=120, check=True)
+    data = saved.read_bytes()
+    r, w = os.pipe()
+
+    def feed() -> None:  # ~40 s of stream, in pieces (the test ends before it does)
+        step = max(1 << 16, len(data) // 220)
+        with contextlib.suppress(OSError):  # (the app closed: the test is over)
+            for at in range(0, len(data), step):
+                os.write(w, data[at:at + step])
+                time.sleep(0.18)
+        os.close(w)
+
+    reader = os.fdopen(r, "rb", buffering=0)
+    threading.Thread(target=feed, daemon=True).start()
+    rec = Recording(None, stream=reader, spill=True, mapped=True)
+    app = PerftuiApp(rec, [str(MODULES_DIR)], stream=reader)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            # (no idle(): the indexing worker runs as long as the stream)
+            await pilot.press("p")
+            pane = app.query_one(ProfilePane)
+            await until(pilot, lambda: table(app).view is not None)
+            first = cursor_text(app)
+            fn = first.split("  ")[-1]
+            for _ in range(3):  # (a stale code names another row on most updates)
+                await next_update(pilot, pane)
+                assert cursor_text(app) == first
+            await pilot.press("enter")  # the row's callers and callees
+            await until(pilot, lambda: pane.level == "trees" and trees_of_now(pane))
+            title = pane.tree_title
+            assert title.endswith(fn), title
+            await next_update(pilot, pane)
+            assert pane.tree_title == title
+            roots = [t for t in tree_lines(app, 1) if t[1] >= 0]
+            assert roots and all(fn in t[2] for t in roots), roots
+            # the row's sandwich: of its function after an update too
+            await pilot.press("escape", "w")
+            name = fn.removeprefix("[.] ").removeprefix("[k] ")
+            await until(pilot, lambda: pane.tree_title.startswith("sandwich of")
+                        and trees_of_now(pane))
+            await next_update(pilot, pane)
+            assert pane.tree_title.startswith(f"sandwich of {name}:"), pane.tree_title
+            roots = [t for t in tree_lines(app, 1) if t[1] >= 0]
+            assert roots and all(name in t[2] for t in roots), roots
+    finally:
+        rec.close()
+
+
+async def until(pilot, ok, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not ok():
+        assert time.monotonic() < deadline, "timed out"
+        await pilot.pause(0.05)
+
+
+def trees_of_now(pane: ProfilePane) -> bool:
+    """The trees shown are of the current names' samples."""
+    gp = pane.tree_gp
+    return gp is not None and gp.selection.store is pane.data.store and bool(pane.trees.lines)
+
+
+async def next_update(pilot, pane: ProfilePane) -> None:  # type: ignore[no-untyped-def]
+    """Until the live pipe's next names are shown, the table's and the trees' (fails if
+    the stream ends first)."""
+    app = pilot.app
+    was = app.model.groups
+    await until(pilot, lambda: app.model.groups is not was or app.model.done)
+    assert app.model.groups is not was, "the stream ended before the next update"
+    v = table(app)
+    await until(pilot, lambda: v.view is not None
+                and v.view.gp.selection.store is app.model.groups
+                and (pane.level != "trees" or trees_of_now(pane)))
+    await pilot.pause(0.2)
+
+
+def cursor_text(app: PerftuiApp) -> str:
+    """The cursor row's keys as the table prints them."""
+    t = table(app)
+    v, r = t.view, t.current_row()
+    assert v is not None and r is not None
+    return "  ".join(v.key_of(r).texts)

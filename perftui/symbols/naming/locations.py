@@ -210,6 +210,22 @@ class Locations:
         a = self.start[loc]
         return f"{a:#018x}" if a else "0" * 16  # C's %#llx prints 0 without the 0x
 
+    def identity(self, loc: int) -> tuple[str, bool, str | None, int, int, bool]:
+        """What makes location ``loc`` itself in any table: its dso's name and kind, its
+        name, range and inlinedness (ids are one table's own)."""
+        d = self.dsos[self.dso[loc]]
+        return (d.name, d.kernel, self.name[loc], self.start[loc], self.end[loc],
+                loc in self.inlined)
+
+    def same_in(self, ids: frozenset[int], other: Locations) -> frozenset[int]:
+        """The locations of ``other`` that are ``ids`` of this table (by
+        :meth:`identity`; a thread's negative id kept)."""
+        want = {self.identity(i) for i in ids if 0 <= i < len(self.dso)}
+        names = {w[2] for w in want}
+        maybe = [i for i, n in enumerate(other.name) if n in names]  # (then the rest)
+        return frozenset({i for i in ids if i < 0} |
+                         {i for i in maybe if other.identity(i) in want})
+
     def dso_name(self, loc: int, short: bool = True) -> str:
         d = self.dsos[self.dso[loc]]
         return d.short_name if short else d.name

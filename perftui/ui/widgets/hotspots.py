@@ -29,6 +29,21 @@ LAST_WANTS = 26  # what the last key column (the symbol) keeps on a narrow termi
 MIN_WIDTH = 10  # narrowest a key column before the last is squeezed to
 SQUEEZED_WIDTH = 4  # ... and then, for the last one's room, on a very narrow terminal
 TIME_WIDTH = 9  # the Time column of a timed event (offcpu-time): ``1.502 s``
+#: rows looked through for a row's printed keys when its table's store changed (codes and
+#: location ids are a store's own: a DWARF live pipe names the whole stream again at each
+#: update, in a new location table)
+TEXT_SCAN = 4096
+
+
+@dataclass(frozen=True)
+class RowKey:
+    """A table row's keys: their codes in ``store`` (``keys`` of it), and the texts they
+    print, by which a row is found in another store's table."""
+
+    keys: tuple[str, ...]
+    codes: tuple[int, ...]
+    texts: tuple[str, ...]
+    store: object
 
 
 @dataclass
@@ -61,6 +76,33 @@ class TableView:
             widths.append(min(w, NATURAL_CAP))
         most = int(gp.samples[rows].max(initial=0)) if len(rows) else 0
         return cls(gp, shell, rows, names, widths, max(7, len(f"{most:,}")), timed)
+
+    def key_of(self, r: int) -> RowKey:
+        """Row ``r`` of the profile's keys (see :class:`RowKey`)."""
+        gp = self.gp
+        row = gp.row(r)
+        return RowKey(gp.keys, tuple(int(x) for x in gp.key[r]),
+                      tuple(key_text(self.shell, self.names, row, i)
+                            for i in range(len(gp.keys))),
+                      gp.selection.store)
+
+    def find(self, key: RowKey, rows: np.ndarray | None = None) -> int | None:
+        """The profile's row with ``key``'s keys, among ``rows`` (None: the rows shown),
+        the first in their order: by its codes in the same store, else by the texts its
+        keys print among the first :data:`TEXT_SCAN` (None: none)."""
+        gp = self.gp
+        rows = self.rows if rows is None else rows
+        if key.keys != gp.keys or not len(rows):
+            return None
+        if key.store is gp.selection.store:
+            hit = np.flatnonzero((gp.key[rows] == np.asarray(key.codes)).all(axis=1))
+            return int(rows[hit[0]]) if len(hit) else None
+        for r in rows[:TEXT_SCAN].tolist():
+            row = gp.row(int(r))
+            if all(key_text(self.shell, self.names, row, i) == t
+                   for i, t in enumerate(key.texts)):
+                return int(r)
+        return None
 
     @property
     def numbers_width(self) -> int:
@@ -143,10 +185,9 @@ class HotspotTable(LineList):
         self.view = view
         self.placeholder = placeholder
         cursor = None
-        if view is not None and old is not None and len(view.rows) and \
-                view.gp.key.shape[1] == len(old):
-            hit = np.nonzero((view.gp.key[view.rows] == np.asarray(old)).all(axis=1))[0]
-            cursor = int(hit[0]) if len(hit) else None
+        r = view.find(old) if view is not None and old is not None else None
+        if r is not None and view is not None:
+            cursor = int(np.flatnonzero(view.rows == r)[0])
         self.reload(cursor)
 
     def current_row(self) -> int | None:
@@ -181,11 +222,11 @@ class HotspotTable(LineList):
         elif ids:
             self.post_message(SandwichWanted(ids, whole=True))
 
-    def current_key(self) -> tuple[int, ...] | None:
+    def current_key(self) -> RowKey | None:
         r = self.current_row()
         if r is None or self.view is None:
             return None
-        return tuple(int(x) for x in self.view.gp.key[r])
+        return self.view.key_of(r)
 
     # -- drawing --------------------------------------------------------------------------------
     def line_count(self) -> int:

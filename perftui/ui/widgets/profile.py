@@ -26,7 +26,7 @@ from ..messages import BodyWanted
 from ..profiledata import ProfileData, Scope
 from .calltrees import CallTreeList, Forest
 from .frames import EventChoice, ShareChoice, shares_binding
-from .hotspots import HotspotTable, TableAction, TableView
+from .hotspots import HotspotTable, RowKey, TableAction, TableView
 from .linelist import LineList
 from .profiletrees import forests_of
 from .samplerows import show_rows_found
@@ -82,9 +82,11 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         self.attr: int | None = None  # None: the first event (perf shows each apart)
         self.section: tuple[str, str | None] | None = None
         self.level = "table"  # or "trees"
-        self.tree_row: tuple[int, ...] | None = None  # the focused row's key (None: whole)
-        #: the sandwich's function (its locations; None: no sandwich)
+        self.tree_row: RowKey | None = None  # the focused row's keys (None: whole)
+        #: the sandwich's function (its locations; None: no sandwich), and the base
+        #: store they are of (a DWARF live pipe's next names number them anew)
         self.sandwich: frozenset[int] | None = None
+        self._sandwich_store: SampleGroups | None = None
         #: the profile the trees shown are of (the table's, or a sandwich's by sym)
         self.tree_gp: GroupProfile | None = None
         self.tree_title = ""
@@ -325,11 +327,11 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
         self.fresh_trees = True
         self.refresh_data()
 
-    def _open_trees(self, key: tuple[int, ...] | None,
+    def _open_trees(self, key: RowKey | None,
                     sandwich: frozenset[int] | None = None) -> None:
         self.level = "trees"
         self.tree_row = key
-        self.sandwich = sandwich
+        self.sandwich, self._sandwich_store = sandwich, self.data.store
         self.set_class(True, "-trees")
         self.trees.clear_trees("making the trees…")
         self.trees.forests = []
@@ -342,6 +344,11 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
             return
         row = None
         if self.sandwich is not None:  # (of the base store's locations)
+            st, was = self.data.store, self._sandwich_store
+            if st is not None and was is not None and st is not was \
+                    and st.locs is not was.locs:
+                self.sandwich = was.locs.same_in(self.sandwich, st.locs)
+                self._sandwich_store = st
             name = self.data.transforms.base_name(min(self.sandwich)) if self.sandwich \
                 else "?"
             self.tree_title = f"sandwich of {name}: its callers above, its callees below"
@@ -349,15 +356,13 @@ class ProfilePane(SelectsSamples, EventChoice, ShareChoice, Vertical):
             self._grow(v.gp, None, fresh, v.timed, self.scope(), self.sandwich)
             return
         if self.tree_row is not None:
-            gp = v.gp
-            hit = np.nonzero((gp.key == np.asarray(self.tree_row)).all(axis=1))[0] \
-                if gp.key.shape[1] == len(self.tree_row) else np.zeros(0, np.int64)
-            if not len(hit):
+            found = v.find(self.tree_row, np.arange(len(v.gp), dtype=np.int64))
+            if found is None:
                 self.tree_title = "the row has no samples under this filter and range"
                 self.trees.clear_trees(self.tree_title)
                 self._title()
                 return
-            row = int(hit[0])
+            row = found
             self.tree_title = f"callers and callees of {self._row_text(v, row)}"
         else:
             self.tree_title = "call trees of everything shown"
