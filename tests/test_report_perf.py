@@ -127,6 +127,8 @@ def compare(data: Path, keys: str, children: bool, tree_broken: bool = False,
             key = _our_key(r, klist)
             key = tuple(v[:width[i]] if i in width else v for i, v in enumerate(key))
             got.setdefault(key, []).append(r)
+        if tree_broken:
+            want = _data_symbols_unoffset(want, set(got), klist)
         assert set(got) == set(want), (sorted(set(want) - set(got))[:5],
                                        sorted(set(got) - set(want))[:5])
         for key, theirs_rows in want.items():
@@ -175,6 +177,24 @@ def _summed_as(theirs: list[tuple], mine: list[dict]) -> tuple[list[tuple], int]
         if sorted((s[2], s[3]) for s in sums) == want:
             return sums, max(len(g) for g in groups)
     return None
+
+
+def _data_symbols_unoffset(want: dict, ours: set[tuple[str, ...]], klist: list[str]) -> dict:
+    """perf's rows with a data symbol's ``+0x<offset>`` taken off where perftui has the
+    row by the bare name: a garbage frame (text read as a return address) can land in a
+    data object (STT_OBJECT; CI at fc8d4bf: ``FSEC`` and ``llvm::PrintPipelinePasses`` of
+    libLLVM-14.so.1, from an ``nm`` run beside the recording), which perf 6.1 prints as
+    ``name+0x<entry's first address - start>``; perftui prints the name (a known
+    difference, not made: perftui's rows keep no first address)."""
+    if "sym" not in klist:
+        return want
+    at = klist.index("sym")
+    out: dict = {}
+    for key, rows in want.items():
+        bare = re.sub(r"\+0x[0-9a-f]+$", "", key[at])
+        fixed = (*key[:at], bare, *key[at + 1:])
+        out.setdefault(fixed if key not in ours and fixed in ours else key, []).extend(rows)
+    return out
 
 
 def _no_map_address(klist: list[str], key: tuple[str, ...]) -> bool:

@@ -54,7 +54,7 @@ from .viewpanes import ViewPanes
 from .widgets.footer import Footer
 from .widgets.panes import Detail, HeaderLine, SectionsPane
 from .widgets.records import RecordList
-from .widgets.timeline import SamplesSelected, Timeline
+from .widgets.timeline import SamplesSelected, SelectsSamples, Timeline
 
 if TYPE_CHECKING:
     from .annotate import Target
@@ -296,8 +296,13 @@ class PerftuiApp(TypeAheadApp, CrashReportingApp, ScreenSavingApp, PaneSizingApp
     def on_samples_selected(self, msg: SamplesSelected) -> None:
         """A pane's selected line: its samples drawn as a timeline row of their own.  A
         pane's "nothing" arriving after another pane selected a line is not applied (the
-        section pane lets go of its row after the frame that opened the profile)."""
+        section pane lets go of its row after the frame that opened the profile), nor a
+        line of a pane no longer shown (a burst left the profile before its table's first
+        line was posted)."""
         if msg.rows is None and msg.pane is not None and msg.pane is not self._selected_by:
+            return
+        if msg.rows is not None and isinstance(msg.pane, SelectsSamples) \
+                and not msg.pane.selection_live():
             return
         self._selected_by = msg.pane
         self.query_one(Timeline).show_selected(msg.rows)
