@@ -171,7 +171,7 @@ async def test_the_cursor_and_the_trees_keep_their_function_across_updates(
     """A DWARF stream is named whole again at each update, in a new location table: the
     table's cursor, a row's callers/callees and its sandwich stay on their function (they
     followed the row's codes or locations, and wandered: leaf, then plt_loop.constprop.0,
-    then cmp_ul)."""
+    then cmp_ul), and a transform stays on (it was dropped with the old names)."""
     saved = tmp_path / "dwarf.stream"
     with open(saved, "wb") as out:
         subprocess.run([require("perf"), "record", "-q", "-e", "cpu-clock", "--call-graph",
@@ -220,8 +220,28 @@ async def test_the_cursor_and_the_trees_keep_their_function_across_updates(
             assert pane.tree_title.startswith(f"sandwich of {name}:"), pane.tree_title
             roots = [t for t in tree_lines(app, 1) if t[1] >= 0]
             assert roots and all(name in t[2] for t in roots), roots
+            # a transform made while the stream goes on stays on through the next names
+            await pilot.press("escape")
+            await until(pilot, lambda: pane.level == "table")
+            await until(pilot, lambda: cursor_text(app).endswith(fn))
+            await pilot.press("D")  # drop the function
+            crumb = f"drop {name}"
+            await until(pilot, lambda: pane.data.transforms.crumbs() == crumb
+                        and table(app).view is not None
+                        and table(app).view.gp.selection.store is pane.data.groups()[0])
+            assert first not in row_texts(app)
+            await next_update(pilot, pane)
+            assert pane.data.transforms.crumbs() == crumb
+            assert first not in row_texts(app) and len(row_texts(app)) > 3
     finally:
         rec.close()
+
+
+def row_texts(app: PerftuiApp) -> list[str]:
+    """Every row's keys, as printed (comm, dso, sym: two dsos' ``_start`` apart)."""
+    v = table(app).view
+    assert v is not None
+    return ["  ".join(v.key_of(int(r)).texts) for r in v.rows]
 
 
 async def until(pilot, ok, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
@@ -246,7 +266,7 @@ async def next_update(pilot, pane: ProfilePane) -> None:  # type: ignore[no-unty
     assert app.model.groups is not was, "the stream ended before the next update"
     v = table(app)
     await until(pilot, lambda: v.view is not None
-                and v.view.gp.selection.store is app.model.groups
+                and v.view.gp.selection.store is pane.data.groups()[0]
                 and (pane.level != "trees" or trees_of_now(pane)))
     await pilot.pause(0.2)
 

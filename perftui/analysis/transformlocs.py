@@ -24,17 +24,19 @@ from .stacktree import TrieBuilder, spans
 from .transforms import FOCUS_SUBTREE, Paths, Transform, apply, apply_one
 
 
-def with_frames(locs: Locations, frames: Sequence[tuple[int, str, str | None]]
-                ) -> tuple[Locations, list[int]]:
-    """A copy of ``locs`` with a location per ``(dso, name, section)`` added (the frames
-    collapsed runs become), and their ids; ``locs`` itself is left as it was.  In a table
+def with_frames(locs: Locations, frames: Sequence[tuple[int, str, str | None]],
+                upto: int | None = None) -> tuple[Locations, list[int]]:
+    """A copy of ``locs`` (its first ``upto`` locations: a live pipe's table grows under
+    a store) with a location per ``(dso, name, section)`` added (the frames collapsed runs
+    become), and their ids; ``locs`` itself is left as it was.  In a table
     split by source line, a collapsed frame has no line (a run of a library's frames):
     perf's texts of a symbol without one, ``name+0`` and an empty srcfile, as ``report
     --collapse-resource`` names it (the split made after the transforms there)."""
-    out = replace(locs, dso=list(locs.dso), name=list(locs.name), start=list(locs.start),
-                  end=list(locs.end), section=list(locs.section),
-                  srcline=None if locs.srcline is None else list(locs.srcline),
-                  srcfile=None if locs.srcfile is None else list(locs.srcfile))
+    n = len(locs.dso) if upto is None else upto
+    out = replace(locs, dso=locs.dso[:n], name=locs.name[:n], start=locs.start[:n],
+                  end=locs.end[:n], section=locs.section[:n],
+                  srcline=None if locs.srcline is None else locs.srcline[:n],
+                  srcfile=None if locs.srcfile is None else locs.srcfile[:n])
     ids = []
     for dso, name, section in frames:
         ids.append(len(out.dso))

@@ -43,6 +43,9 @@ class TransformStack:
         #: base store's (kept when undone: ids once given stay; one per library)
         self.frames: list[tuple[int, str, str | None]] = []
         self._base: SampleGroups | None = None
+        #: the base's locations when it became the base (a live pipe's table grows under
+        #: a store: its collapsed frames' ids are after these)
+        self._n_base = 0
         self._made: LRU[tuple[Transform, ...], tuple[SampleGroups, np.ndarray]] = LRU(4)
         #: the samples split by source line (of the base's names; the srcline and srcfile
         #: keys' store), each of its locations' base location, and the stores they make
@@ -89,14 +92,10 @@ class TransformStack:
             frame = (dso, name, section)  # transform, its samples found made)
             if frame not in self.frames:
                 self.frames.append(frame)
-            into = len(self._base_locs(st)) + self.frames.index(frame)
+            into = (self._n_base if self._base is not None else len(locs)) \
+                + self.frames.index(frame)
         return Transform(COLLAPSE_RESOURCE, frozenset(np.flatnonzero(hit).tolist()),
                          into=into, label=name)
-
-    def _base_locs(self, st: SampleGroups) -> list[int]:
-        base = self._base if self._base is not None else st
-        out: list[int] = base.locs.dso
-        return out
 
     @staticmethod
     def _name(st: SampleGroups, loc: int) -> str:
@@ -111,10 +110,13 @@ class TransformStack:
         transforms were of the old ones, dropped)."""
         with self._lock:
             if base is not self._base:
-                if self._base is not None:
-                    self.stack, self.frames = (), []
+                n_new = len(base.locs) if base is not None else 0
+                if self._base is not None:  # new names: the transforms carried over
+                    self.stack, self.frames = carried(self.stack, self.frames,
+                                                      (self._base, self._n_base),
+                                                      (base, n_new))
                     self._made = LRU(4)
-                self._base = base
+                self._base, self._n_base = base, n_new
                 self._split, self._made_split = None, LRU(2)
             return self.stack, list(self.frames)
 
@@ -127,7 +129,8 @@ class TransformStack:
         with self._making:
             got = self._made.get(stack)
             if got is None:
-                locs = with_frames(base.locs, frames)[0] if frames else base.locs
+                locs = with_frames(base.locs, frames, self._n_base)[0] if frames \
+                    else base.locs
                 got = transform_groups(base, stack, locs)
                 self._made.put(stack, got)
         return got
@@ -152,8 +155,8 @@ class TransformStack:
                 return split, None
             got = self._made_split.get(stack)
             if got is None:
-                origin, n_base = got_split[1], len(base.locs)
-                moved = tuple(_into_split(t, origin, n_base) for t in stack)
+                origin = got_split[1]
+                moved = tuple(_into_split(t, origin, self._n_base) for t in stack)
                 locs = with_frames(split.locs, frames)[0] if frames else split.locs
                 got = transform_groups(split, moved, locs)
                 self._made_split.put(stack, got)
@@ -169,10 +172,10 @@ class TransformStack:
         """Locations of the split store as the base's (see :meth:`to_base`); none when
         no split is known (new names came since: the split's ids name nothing now)."""
         with self._lock:
-            got, base = self._split, self._base
+            got, base, n_base = self._split, self._base, self._n_base
         if got is None or base is None:
             return frozenset()
-        origin, n_base = got[1], len(base.locs)
+        origin = got[1]
         n_split = len(origin)
         out = {i for i in ids if i < 0} | {i - n_split + n_base for i in ids if i >= n_split}
         mapped = origin[[i for i in ids if 0 <= i < n_split]]
@@ -182,10 +185,9 @@ class TransformStack:
         """The name of the base store's location ``loc`` (a thread, a function, or a
         collapsed library's frame)."""
         with self._lock:
-            base, frames = self._base, list(self.frames)
+            base, frames, n_base = self._base, list(self.frames), self._n_base
         if base is None:
             return "?"
-        n_base = len(base.locs)
         if loc >= n_base:
             return frames[loc - n_base][1] if loc - n_base < len(frames) else "?"
         return self._name(base, loc)
@@ -205,3 +207,56 @@ def _into_split(t: Transform, origin: np.ndarray, n_base: int) -> Transform:
 
     into = t.into - n_base + n_split if t.kind == COLLAPSE_RESOURCE else t.into
     return replace(t, ids=ids(t.ids), path=tuple(ids(p) for p in t.path), into=into)
+
+
+Base = tuple[SampleGroups, int]  # a base store, and its locations when it became the base
+
+
+def carried(stack: tuple[Transform, ...], frames: list[tuple[int, str, str | None]],
+            old: Base, new: tuple[SampleGroups | None, int]
+            ) -> tuple[tuple[Transform, ...], list[tuple[int, str, str | None]]]:
+    """The transforms of ``old``'s locations as ``new``'s (new names: a live pipe's next
+    update, whose table is the same one grown or, for a DWARF stream, a new one): a
+    function by its locations' identity, a thread by its name, a collapsed library by
+    its dso (every location of it in ``new``), its frame after ``new``'s locations.  A
+    transform whose function, thread or library ``new`` lacks is dropped."""
+    (ost, n_old), (nst, n_new) = old, new
+    if nst is None or not stack:
+        return (), []
+    ol, nl = ost.locs, nst.locs
+    dso_of = {d: nl.dso_ids.get((ld.name, ld.kernel), -1) for d, ld in enumerate(ol.dsos)}
+    moved = [(max(dso_of.get(d, -1), 0), name, section) for d, name, section in frames]
+    comm_of = {c: i for i, c in enumerate(nst.comm_names)}
+
+    def ids(s: frozenset[int]) -> frozenset[int] | None:
+        inside = frozenset(i for i in s if 0 <= i < n_old)
+        out = set(inside if nl is ol else ol.same_in(inside, nl))
+        out |= {i - n_old + n_new for i in s if i >= n_old}
+        for i in s:
+            if i < 0:
+                c = -1 - i
+                name = ost.comm_names[c] if c < len(ost.comm_names) else None
+                if name not in comm_of:
+                    return None  # (a thread the new names lack)
+                out.add(-1 - comm_of[name])
+        return frozenset(out) if out or not s else None
+
+    out = []
+    for t in stack:
+        if t.kind == COLLAPSE_RESOURCE:
+            k = t.into - n_old
+            if not 0 <= k < len(frames) or dso_of.get(frames[k][0], -1) < 0:
+                continue
+            dso, _name, section = moved[k]
+            hit = np.asarray(nl.dso[:n_new], dtype=np.int64) == dso
+            if section:
+                hit &= np.array([x == section for x in nl.section[:n_new]], dtype=bool)
+            shifted = {i - n_old + n_new for i in t.ids if i >= n_old}
+            out.append(replace(t, ids=frozenset(np.flatnonzero(hit).tolist()) | shifted,
+                               into=n_new + k))
+            continue
+        new_ids, path = ids(t.ids), [ids(p) for p in t.path]
+        if new_ids is None or any(p is None for p in path):
+            continue  # (its function is not in the new names)
+        out.append(replace(t, ids=new_ids, path=tuple(p for p in path if p is not None)))
+    return tuple(out), moved
