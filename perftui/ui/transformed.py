@@ -107,7 +107,7 @@ class TransformStack:
     def _current(self, base: SampleGroups | None
                  ) -> tuple[tuple[Transform, ...], list[tuple[int, str, str | None]]]:
         """The transforms and collapsed frames, once ``base`` is the base (new names: the
-        transforms were of the old ones, dropped)."""
+        transforms carried over to them, :func:`carried`)."""
         with self._lock:
             if base is not self._base:
                 n_new = len(base.locs) if base is not None else 0
