@@ -8,7 +8,9 @@ offcpu-time, so the expected numbers are worked out here from perf 6.1's own vie
 file (``perf script -F tid,time,event,trace,ip,sym`` with the switch records: test_offcpu's
 ``perf_offcpu``, hotspot's rule written from perf's events): every function's nanoseconds
 exactly, its share of its recording's off-CPU time and the delta of the shares.  The
-known answer bounds them too (within 10 %)."""
+known answer bounds them too: never less than planned (a sleep does not end early), at
+most half as much again (a woken thread waits for a core: 5 x 100 ms came to 557 ms on a
+loaded 2-core machine)."""
 
 from __future__ import annotations
 
@@ -83,7 +85,7 @@ def test_diff_of_offcpu_time_with_children(shared_dir: Path) -> None:
     (o_under, o_total), (n_under, n_total) = perf_side(old), perf_side(new)
     for side, under in (("old", o_under), ("new", n_under)):
         for func, ns in KNOWN[side].items():
-            assert abs(under[func] - ns) < 0.1 * ns, (side, func, under[func])
+            assert 0.99 * ns <= under[func] < 1.5 * ns, (side, func, under[func])
     p = run_cli("diff", "--json", "--event", "offcpu-time", "--children", "-s", "sym",
                 str(old), str(new))
     assert p.returncode == 0, p.stderr
