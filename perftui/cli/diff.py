@@ -11,7 +11,14 @@ from ..analysis.sortkeys import DEFAULT_DIFF_SORT, EVENT_KEYS
 from ..textsafe import safe
 from .errors import UsageError, cache_notes, fail
 from .inputs import cache_of, demo_symbols, open_input
-from .options import add_cache_options, add_symbol_args, symbol_options, time_help
+from .options import (
+    add_cache_options,
+    add_field_separator,
+    add_symbol_args,
+    field_separator,
+    symbol_options,
+    time_help,
+)
 
 if TYPE_CHECKING:
     from ..present.diffrun import DiffRequest
@@ -31,6 +38,7 @@ def add_parser(sp: Any) -> None:
                         "name)")
     p.add_argument("-c", "--compute", default="delta-abs", metavar="HOW",
                    help="delta, delta-abs (default) or ratio: the column rows are ordered by")
+    add_field_separator(p)
     p.add_argument("--json", action="store_true", help="the table as one JSON object")
     p.add_argument("--stdio", action="store_true",
                    help="the table as text even on a terminal (where the browser opens)")
@@ -63,18 +71,19 @@ def run(args: argparse.Namespace) -> int:
                              f"{' '.join(args.files)} given too")
         args.files = [str(demo_path()), str(demo_path(patched=True))]
         demo_symbols(args)
+    sep = field_separator(args, "diff", *(["--json"] if args.json else []))
     try:
         old_path, new_path = diff_files(args.files)
         req = DiffRequest(keys=parse_sort(args.sort), compute=parse_compute(args.compute),
                           json=args.json, time=args.time, cpu=args.cpu,
                           symbols=symbol_options(args), cache=cache_of(args),
-                          event=args.event, children=args.children)
+                          event=args.event, children=args.children, field_sep=sep)
         time_ranges(req.time)
         if args.cpu is not None:
             parse_int_list(args.cpu, "cpu list")
     except (ValueError, SortKeyError, ComputeError, FilterError) as e:
         raise UsageError(f"diff: {e}") from None
-    if not (args.json or args.stdio) and sys.stdout.isatty():
+    if not (args.json or args.stdio or sep) and sys.stdout.isatty():
         return diff_browser(old_path, new_path, req)
     return text_diff(old_path, new_path, req)
 

@@ -153,3 +153,26 @@ def made_offcpu(rec: Recording, event: str | None) -> bool:
     from ..analysis.offcpu import OFFCPU_EVENT, offcpu_attr
 
     return event == OFFCPU_EVENT and offcpu_attr(rec) is not None
+
+
+def add_field_separator(p: argparse.ArgumentParser) -> None:
+    """perf's ``-t``/``--field-separator`` (report and diff)."""
+    p.add_argument("-t", "--field-separator", metavar="SEP", default=None,
+                   help="between the text table's columns (and a folded graph's frames), "
+                        "no spaces added, as perf's; a key's SEP written '.'")
+
+
+def field_separator(args: argparse.Namespace, command: str, *other_outputs: str
+                    ) -> str | None:
+    """``-t``'s separator (None: none given, or empty, as perf's); a usage error for ``.``
+    (perf's one refused separator: a key's separator is written ``.``) or beside
+    ``other_outputs`` (the options given for another output than the text table)."""
+    sep: str | None = args.field_separator or None
+    if sep is None:
+        return None
+    if sep.startswith("."):
+        raise UsageError(f"{command}: -t '.': '.' is the one separator that cannot be used "
+                         "(a key's separator is written '.')")
+    if other_outputs:
+        raise UsageError(f"{command}: -t is for the text table, not {other_outputs[0]}")
+    return sep

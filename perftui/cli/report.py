@@ -15,10 +15,12 @@ from .errors import UsageError, report_errors
 from .inputs import cache_of, input_path, open_input
 from .options import (
     add_cache_options,
+    add_field_separator,
     add_input,
     add_symbol_args,
     check_event,
     check_sample_options,
+    field_separator,
     made_offcpu,
     name_list,
     sample_filter,
@@ -53,6 +55,7 @@ def add_parser(sp: Any) -> None:
                         "function or address; percent, period or count")
     p.add_argument("-G", "--inverted", action="store_true",
                    help="the call graphs in caller order (perf's alias of -g caller)")
+    add_field_separator(p)
     p.add_argument("--json", action="store_true", help="the table as one JSON object")
     p.add_argument("--folded", action="store_true",
                    help="folded stacks (comm;outermost;...;leaf COUNT), for flame graphs")
@@ -158,6 +161,9 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"report: {e}") from None
     if args.inverted:  # (perf: after every option, whatever -g said)
         call_graph.order = "caller"
+    sep = field_separator(args, "report", *(o for o, given in (
+        ("--json", args.json), ("--folded", args.folded), ("--speedscope", args.speedscope),
+        ("--pprof", args.pprof)) if given))
     dsos = name_list(args.dso, "--dso", "report")
     comms = name_list(args.comm, "--comm", "report")
     check_sample_options(args, "report")
@@ -175,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
                         percentage=args.percentage, time=args.time, group=args.group,
                         symbols=symbol_options(args), call_graph=call_graph,
                         sort_given=args.sort,
-                        table=TableOptions(args.show_nr_samples, args.percent_limit),
+                        table=TableOptions(args.show_nr_samples, args.percent_limit, sep),
                         offcpu=made_offcpu(rec, args.event), transforms=transforms)
     try:
         run_report(rec, req, sys.stdout, sys.stderr)

@@ -45,11 +45,19 @@ def _run(node: Node) -> _Run:
     return _Run(locs, node)
 
 
+#: the longest frame name perf writes in a call graph: ``callchain_list__sym_name`` into
+#: a 1024-byte buffer (a long C++ template's name is cut there)
+NAME_BYTES = 1023
+
+
 class GraphPrinter:
     """Prints the call graphs of one profile's rows."""
 
-    def __init__(self, graphs: RowGraphs, locs: Locations, skip_first: bool) -> None:
+    def __init__(self, graphs: RowGraphs, locs: Locations, skip_first: bool,
+                 folded_sep: str = ";") -> None:
         self.g = graphs
+        #: between a folded chain's frames (perf: ``-t``'s separator, else ``;``)
+        self.folded_sep = folded_sep
         self.o = graphs.options
         self.locs = locs
         #: perf leaves out the single chain's first frame when the sort order given
@@ -72,6 +80,8 @@ class GraphPrinter:
             else:
                 a = locs.start[loc]
                 t = f"{a:#x}" if a else "0"  # (C's %#x of 0)
+            if len(t) > NAME_BYTES // 4 and len(b := t.encode()) > NAME_BYTES:
+                t = b[:NAME_BYTES].decode(errors="ignore")  # (perf's char bf[1024])
             t = self._names[loc] = safe(t)
         return t
 
@@ -220,7 +230,7 @@ class GraphPrinter:
         lines = []
         for path, node in self._flat_nodes(row):
             lines.append(self.value(node.hit, node.count, self.g.total) + " "
-                         + ";".join(self.name(loc) for loc in path) + "\n")
+                         + self.folded_sep.join(self.name(loc) for loc in path) + "\n")
         out("".join(lines))
 
     def write(self, row: int, out: Callable[[str], object]) -> None:

@@ -5,13 +5,14 @@ Every string from a recording goes through :func:`~perftui.textsafe.safe` in tex
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..analysis.diff import Diff, DiffRow, EventDiff, Mismatch
 from ..analysis.offcpu import OFFCPU_EVENT
 from ..analysis.sortkeys import SORT_KEYS, Names
 from ..textsafe import safe
-from .report import TEXT_HEADERS, text_widths, time_text
+from .report import HEADER_CELL, TEXT_HEADERS, text_widths, time_text
 
 #: perf diff's column of the computation, and its width (builtin-diff.c ``columns``).
 COMPUTE_COLUMNS = {"delta-abs": ("Delta Abs", 9), "delta": ("Delta", 7),
@@ -126,8 +127,10 @@ def print_preamble(old_file: str, new_file: str, warnings: list[Mismatch],
         w("#\n")
 
 
-def print_diff(ed: EventDiff, out: TextIO, first: bool = True) -> None:
-    """perf diff --stdio's table of one event."""
+def print_diff(ed: EventDiff, out: TextIO, first: bool = True, sep: str | None = None
+               ) -> None:
+    """perf diff --stdio's table of one event; ``sep``: perf's ``-t`` (as report's, and
+    the baseline written without its ``%``, the cells left-aligned)."""
     d = ed.diff
     w = out.write
     w(("" if first else "\n") + safe(f"# Event '{ed.event}'") + "\n#\n")
@@ -141,13 +144,36 @@ def print_diff(ed: EventDiff, out: TextIO, first: bool = True) -> None:
     cells = [[key_text(d, r, i) for i in range(len(d.keys))] for r in d.rows]
     widths = text_widths(tuple(d.keys), [[c[i] for c in cells] for i in range(len(heads))],
                          any(d.locs_of(r).name[r.loc] is None for r in d.rows))
+    padded = bool(d.keys) and SORT_KEYS[d.keys[-1]].padded_last  # (as perf report's)
+    if sep:
+        _separated(d, cells, widths, (cname, cwidth), timed, padded, sep, w)
+        return
     w("# " + f"{'Baseline':>8}  {cname:>{cwidth}}  {times}"
-      + "  ".join(f"{h:<{widths[i]}}" for i, h in enumerate(heads)) + "\n")
+      + "  ".join(f"{h:<{widths[i]}}"[:HEADER_CELL] for i, h in enumerate(heads)) + "\n")
     w("# " + "." * 8 + "  " + "." * cwidth + "  " + ("." * 9 + "  ") * (2 if timed else 0)
       + "  ".join("." * widths[i] for i in range(len(heads))) + "\n#\n")
-    padded = bool(d.keys) and SORT_KEYS[d.keys[-1]].padded_last  # (as perf report's)
     for r, c in zip(d.rows, cells, strict=True):
         line = (f"  {baseline_cell(r):>8}  {compute_cell(d, r):>{cwidth}}  "
                 + (time_cells(r) if timed else "")
                 + "  ".join(f"{v:<{widths[i]}}" for i, v in enumerate(c)))
+        w(safe(line if padded else line.rstrip()) + "\n")
+
+
+def _separated(d: Diff, cells: list[list[str]], widths: list[int], compute: tuple[str, int],
+               timed: bool, padded: bool, sep: str, w: Callable[[str], object]) -> None:
+    """perf diff -t's header and rows: the columns joined by ``sep``, every cell but the
+    last left-aligned to its width (hist_entry__snprintf_alignment), the baseline
+    ``%.2f`` (no ``%``), a key's ``sep[0]`` written ``.`` (repsep_snprintf)."""
+    cname, cwidth = compute
+    heads = [f"{'Baseline':>8}", f"{cname:>{cwidth}}",
+             *([f"{h:>9}" for h in ("Base time", "Time")] if timed else []),
+             *(f"{TEXT_HEADERS[k]:<{widths[i]}}"[:HEADER_CELL] for i, k in enumerate(d.keys))]
+    w("# " + sep.join(heads) + "\n")
+    for r, c in zip(d.rows, cells, strict=True):
+        vals = [f"{r.baseline:.2f}" if r.baseline is not None else "", compute_cell(d, r),
+                *((time_text(e.period) if e is not None else "" for e in (r.old, r.new))
+                  if timed else ()),
+                *(v.replace(sep[0], ".") for v in c)]
+        sizes = [8, cwidth, *([9, 9] if timed else []), *widths]
+        line = sep.join(f"{v:<{n}}" for v, n in zip(vals, sizes, strict=True))
         w(safe(line if padded else line.rstrip()) + "\n")

@@ -76,6 +76,8 @@ class DiffRequest:
     event: str | None = None
     #: --children: each row weighs the samples through it (their stacks), not its own
     children: bool = False
+    #: -t: the text table's separator between columns (None: aligned by spaces)
+    field_sep: str | None = None
 
 
 def time_ranges(time: str | None) -> tuple[str, str]:
@@ -188,7 +190,7 @@ def run_diff(old_path: str, new_path: str, req: DiffRequest, out: TextIO,
     else:
         print_preamble(old.path, new.path, warnings, out)
         for i, ed in enumerate(eds):
-            print_diff(ed, out, first=i == 0)
+            print_diff(ed, out, first=i == 0, sep=req.field_sep)
     for name, side in (("OLD", old), ("NEW", new)):
         for n in dict.fromkeys(side.notes):
             err.write(safe(f"perftui diff: {name}: {n}") + "\n")

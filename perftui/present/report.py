@@ -102,12 +102,23 @@ def key_column(prof: Profile, names: Names, i: int) -> list[str]:
     return out
 
 
+INLINED = " (inlined)"
+#: the longest header cell perf writes (hists__fprintf_headers' ``char bf[1024]``)
+HEADER_CELL = 1023
+
+
 def text_widths(keys: tuple[str, ...], cols: list[list[str]], unresolved: bool) -> list[int]:
     """perf's widths of the key columns of a text table (``cols``: each column's cells):
     its header's or its widest cell's, a key's fixed width (cpu's 3); with ``unresolved``
     (a row names no symbol) the dso column at least an address's 16 digits
-    (hists__set_unres_dso_col_len)."""
-    widths = [SORT_KEYS[k].fixed_width or max([len(TEXT_HEADERS[k]), *map(len, cols[i])])
+    (hists__set_unres_dso_col_len).  An inlined call's symbol counts without its
+    `` (inlined)``: perf's width is the symbol's ``namelen + 4``, the suffix is written
+    after it (hists__calc_col_len, _hist_entry__sym_snprintf)."""
+    def width(k: str, t: str) -> int:
+        return len(t) - len(INLINED) if k == "sym" and t.endswith(INLINED) else len(t)
+
+    widths = [SORT_KEYS[k].fixed_width
+              or max([len(TEXT_HEADERS[k]), *(width(k, t) for t in cols[i])])
               for i, k in enumerate(keys)]
     if unresolved and "dso" in keys:
         at = keys.index("dso")
@@ -122,11 +133,21 @@ RowGraph = Callable[[int, Callable[[str], object]], None]
 @dataclass(frozen=True)
 class TableOptions:
     """perf report's ``-n``/``--show-nr-samples`` (a Samples column, each row's own
-    samples) and ``--percent-limit`` (rows whose overhead, children's with children, is
-    under it left out)."""
+    samples), ``--percent-limit`` (rows whose overhead, children's with children, is
+    under it left out) and ``-t``/``--field-separator`` (None: columns aligned by
+    spaces)."""
 
     nr_samples: bool = False
     percent_limit: float = 0.0
+    field_sep: str | None = None
+
+    def pct(self, v: float) -> str:
+        """An overhead cell: ``hpp__fmt``'s ``" %*.2f%%"``, 7 wide, or 1 under ``-t``."""
+        return f" {v:.2f}%" if self.field_sep else f"{v:7.2f}%"
+
+    def count(self, n: int, width: int) -> str:
+        """A samples cell (``" %*" PRIu64``: ``width`` wide, or 1 under ``-t``)."""
+        return f" {n}" if self.field_sep else f"{n:>{width}}"
 
 
 def print_report(prof: Profile, names: Names, event: str, out: TextIO,
@@ -146,17 +167,20 @@ def print_report(prof: Profile, names: Names, event: str, out: TextIO,
     if opts.nr_samples:
         heads.append(("Samples", 12))
 
+    pc = opts.pct
+
     def cells(k: int, r: ProfileRow) -> list[str]:
-        got = [f"{ch(r):7.2f}%", f"{ov(r):7.2f}%"] if prof.children else [f"{ov(r):7.2f}%"]
+        got = [pc(ch(r)), pc(ov(r))] if prof.children else [pc(ov(r))]
         if timed:
-            got.append(time_text(r.children_period if prof.children else r.self_period))
-        return [*got, str(r.samples)] if opts.nr_samples else got
+            t = time_text(r.children_period if prof.children else r.self_period)
+            got.append(f" {t}" if opts.field_sep else t)
+        return [*got, opts.count(r.samples, 1)] if opts.nr_samples else got
 
     def keep(k: int, r: ProfileRow) -> bool:
         return (ch(r) if prof.children else ov(r)) >= opts.percent_limit
 
     _table(prof, names, heads, cells, out, elided, graph,
-           keep if opts.percent_limit else None)
+           keep if opts.percent_limit else None, opts.field_sep)
 
 
 def print_group_report(table: GroupTable, names: Names, out: TextIO,
@@ -170,7 +194,7 @@ def print_group_report(table: GroupTable, names: Names, out: TextIO,
     n = len(table.members)
 
     def pct(shares: list[float]) -> str:
-        return "".join(f"{v:7.2f}%" for v in shares)
+        return "".join(map(opts.pct, shares))
 
     children = table.profile.children
     heads = [("Children", 8 * n), ("Self", 8 * n)] if children else [("Overhead", 8 * n)]
@@ -181,14 +205,14 @@ def print_group_report(table: GroupTable, names: Names, out: TextIO,
         got = [pct(table.shares(k, True)), pct(table.shares(k, False))] if children else \
             [pct(table.shares(k, False))]
         if opts.nr_samples:
-            got.append("".join(f"{c:>12}" for c in table.samples[k]))
+            got.append("".join(opts.count(c, 12) for c in table.samples[k]))
         return got
 
     def keep(k: int, r: ProfileRow) -> bool:  # (the leader's share, as perf's)
         return table.shares(k, children)[0] >= opts.percent_limit
 
     _table(table.profile, names, heads, cells, out, elided, graph,
-           keep if opts.percent_limit else None)
+           keep if opts.percent_limit else None, opts.field_sep)
 
 
 def _heading(out: TextIO, samples: int, period: int, what: str, time: str | None,
@@ -204,11 +228,14 @@ def _heading(out: TextIO, samples: int, period: int, what: str, time: str | None
 def _table(prof: Profile, names: Names, heads: list[tuple[str, int]],
            pcts: Callable[[int, ProfileRow], list[str]], out: TextIO,
            elided: frozenset[str], graph: RowGraph | None = None,
-           keep: Callable[[int, ProfileRow], bool] | None = None) -> None:
+           keep: Callable[[int, ProfileRow], bool] | None = None,
+           sep: str | None = None) -> None:
     """The column headers and the rows: ``heads`` (name, width) of the overhead columns,
     ``pcts(k, row)`` their cells for row ``k``, then the sort keys' columns; ``graph``:
     writes each row's call graph after its line; ``keep``: the rows written (the widths
-    are every row's, as perf's)."""
+    are every row's, as perf's); ``sep``: perf's ``-t``, between the columns instead of
+    two spaces (no dotted line under the header, the cells left-aligned, a key's
+    ``sep[0]`` written ``.``: its ``repsep_snprintf``)."""
     w = out.write
     shown = [i for i, k in enumerate(prof.keys) if k not in elided]
     shown_keys = tuple(prof.keys[i] for i in shown)
@@ -216,18 +243,26 @@ def _table(prof: Profile, names: Names, heads: list[tuple[str, int]],
     cols = [key_column(prof, names, i) for i in shown]
     widths = text_widths(shown_keys, cols,
                          any(names.locs.name[r.loc] is None for r in prof.rows))
-    w("# " + "  ".join([*(f"{h:>{hw}}" for h, hw in heads),
-                        *(f"{h:<{widths[i]}}" for i, h in enumerate(keys))]) + "\n")
-    w("# " + "  ".join([*("." * hw for _h, hw in heads), *("." * n for n in widths)])
-      + "\n#\n")
+    if sep:
+        cols = [[t.replace(sep[0], ".") for t in col] for col in cols]
+    between = sep or "  "
+    # (each header cell is written into perf's 1024-byte buffer: a column wider than 1023,
+    # a long C++ or Rust name's, has its header cut there; the dotted line is not)
+    w("# " + between.join([*(f"{h:>{hw}}"[:HEADER_CELL] for h, hw in heads),
+                           *(f"{h:<{widths[i]}}"[:HEADER_CELL] for i, h in enumerate(keys))])
+      + "\n")
+    if not sep:
+        w("# " + "  ".join([*("." * hw for _h, hw in heads), *("." * n for n in widths)])
+          + "\n#\n")
     # perf aligns every column but the last; the last keeps what its own format gives:
     # comm, dso and pid:comm are padded to the column's width; sym, cpu, srcline and
     # srcfile are not (an empty srcfile leaves the separator before it)
     padded = bool(shown_keys) and SORT_KEYS[shown_keys[-1]].padded_last
-    cells = [*(f"{{:>{hw}}}" for _h, hw in heads), *(f"{{:<{n}}}" for n in widths)]
+    align = "<" if sep else ">"  # (-t: hist_entry__snprintf_alignment pads on the right)
+    cells = [*(f"{{:{align}{hw}}}" for _h, hw in heads), *(f"{{:<{n}}}" for n in widths)]
     if cols and not padded:
         cells[-1] = "{}"
-    line = "  " + "  ".join(cells)
+    line = ("" if sep else "  ") + between.join(cells)
     # safe() per line only when some cell needs it (it changes nothing otherwise)
     clean = all(safe(t) == t for col in cols for t in set(col))
     for k, r in enumerate(prof.rows):

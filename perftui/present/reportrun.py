@@ -324,7 +324,7 @@ def _printer(rg: RowGraphs, sl: SampleLocs, req: ReportRequest) -> RowGraph:
     """What writes each row's graph (perf leaves the first frame of a single chain out
     when the sort order given begins with ``sym``)."""
     skip = req.sort_given is not None and req.sort_given.startswith("sym")
-    return GraphPrinter(rg, sl.locs, skip).write
+    return GraphPrinter(rg, sl.locs, skip, req.table.field_sep or ";").write
 
 
 def _write_notes(notes: list[str], err: TextIO) -> None:
