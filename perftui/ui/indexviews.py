@@ -34,9 +34,12 @@ class IndexDisplay:
         self._notes_shown = 0
 
     def leaving(self) -> bool:
-        """The app is exiting: its main screen's widgets may be gone."""
+        """The app is exiting: its main screen's widgets may be gone (the screen itself
+        still attached while its children are being removed: a live pipe's progress came
+        then, under load, and found no header)."""
         app = self.app
-        return not app.screen_stack or not app.screen_stack[0].is_attached
+        return (not app.screen_stack or not app.screen_stack[0].is_attached
+                or not app.screen_stack[0].query(HeaderLine))
 
     def drained(self, msg: Drained) -> None:
         state = "read to its end" if msg.done else "still being read"

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..dwarf.dsodwarf import DsoDwarf
 from ..origins import file_ident
 from ..tasks.dsonames import MapKind
 
 if TYPE_CHECKING:
+    from ..dwarf.dsodwarf import DsoDwarf
     from .locations import Locations
     from .resolver import Resolver
     from .samplelocs import SampleLocs
@@ -57,6 +57,10 @@ class InlineNames:
                       None)
             files = self.res.user_files(md.path, md.build_id) if md is not None else None
             if files is not None:
+                # (imported here: its readers import numba, ~0.2 s, which a recording without
+                # user frames, or `dump`, never needs)
+                from ..dwarf.dsodwarf import DsoDwarf
+
                 got = DsoDwarf(files[0], files[1])
                 self.res.add_source(f"dwarf\0{files[0]}", {"file": [got.debug,
                                                                    file_ident(got.debug)]})
