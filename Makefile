@@ -40,15 +40,19 @@ check: lint typecheck
 ## four: 560 s here), work stolen by idle workers so the longest tests do not end the run
 ## alone. One test alone: .venv/bin/python -m pytest FILE).
 ## The tests in a real terminal (tmux: mostly waiting for screens to settle) run beside
-## them in a third process; their output follows the others'.
-test: lint typecheck
+## them in a third process, and the lint and type checks (one core each, ~20 s) in a fourth;
+## their output follows the others', and any of them failing fails the run.
+test: $(STAMP)
 	@tmp=$$(mktemp -d); \
+	$(MAKE) --no-print-directory lint typecheck >$$tmp/lint.log 2>&1 & \
+	l=$$!; \
 	$(BIN)/python -m pytest -q -m terminal --basetemp=$$tmp/terminal >$$tmp/terminal.log 2>&1 & \
 	t=$$!; \
 	$(BIN)/python -m pytest -q -n 4 --dist worksteal -m "not terminal" --basetemp=$$tmp/main; a=$$?; \
-	wait $$t; b=$$?; \
+	wait $$t; b=$$?; wait $$l; c=$$?; \
 	echo "--- the terminal tests (tmux), run beside the others:"; cat $$tmp/terminal.log; \
-	rm -rf $$tmp; exit $$((a || b))
+	echo "--- lint and types, run beside the tests:"; cat $$tmp/lint.log; \
+	rm -rf $$tmp; exit $$((a || b || c))
 
 ## ruff, the layer contracts, and dead code (vulture: [tool.vulture] in pyproject.toml).
 lint: $(STAMP)
