@@ -340,3 +340,23 @@ def test_g_before_the_file_takes_it_as_the_file(built: Built, recorded) -> None:
     with contextlib.redirect_stdout(buf):
         assert perftui_main(["report", "-g", str(data)]) == 0
     assert body(buf.getvalue(), False) == body(perf_text(data, []), False)
+
+
+@pytest.mark.parametrize("opts", ["-g", "-g folded", "--call-graph=fractal,0.5"])
+def test_g_on_a_recording_without_chains_says_so(built: Built, recorded, opts: str) -> None:
+    """perf 6.1 answers ``-g`` on a recording made without callchains with "Selected -g
+    ... But no callchain or branch data." and no table; perftui prints the table (perf's
+    ``-g none``, byte for byte) and says once why it has no graphs."""
+    from inproc import run_cli
+
+    data = recorded("hotprog_flat", built.hotprog, "2", callgraph=False)
+    p = subprocess.run([require("perf"), "report", "--stdio", "-i", str(data), *opts.split()],
+                       capture_output=True, text=True, timeout=300, cwd=data.parent)
+    assert "no callchain" in p.stdout + p.stderr
+    r = run_cli("report", str(data), *opts.split())
+    assert r.returncode == 0, r.stderr
+    assert body(r.stdout, False) == body(perf_text(data, ["-g", "none"]), False)
+    said = [ln for ln in r.stderr.splitlines() if "no call chains" in ln]
+    assert len(said) == 1 and "recorded without -g" in said[0], r.stderr
+    quiet = run_cli("report", str(data))
+    assert "no call chains" not in quiet.stderr

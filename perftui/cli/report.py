@@ -135,6 +135,7 @@ class _InOrder(argparse.Action):
 
 def run(args: argparse.Namespace) -> int:
     from ..analysis.callgraph import CallGraphError, CallGraphOptions, parse_call_graph
+    from ..analysis.report import has_callchains
     from ..analysis.sortkeys import SortKeyError, parse_sort
     from ..present.report import TableOptions
     from ..present.reportrun import ReportRequest, run_report
@@ -183,6 +184,11 @@ def run(args: argparse.Namespace) -> int:
                         sort_given=args.sort,
                         table=TableOptions(args.show_nr_samples, args.percent_limit, sep),
                         offcpu=made_offcpu(rec, args.event), transforms=transforms)
+    graph_given = any(dest == "call_graph" for dest, _v in getattr(args, "in_order", []))
+    if graph_given and call_graph.mode != "none" and not has_callchains(rec):
+        # (perf 6.1 prints "Selected -g ... But no callchain or branch data." and no table)
+        print(safe(f"perftui report: {rec.path}: no call chains (recorded without -g or "
+                   "--call-graph): the table has no call graphs"), file=sys.stderr)
     try:
         run_report(rec, req, sys.stdout, sys.stderr)
     except BrokenPipeError:
