@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from ..analysis.sortkeys import DEFAULT_DIFF_SORT, EVENT_KEYS
 from ..textsafe import safe
@@ -14,6 +14,7 @@ from .inputs import cache_of, demo_symbols, open_input
 from .options import (
     add_cache_options,
     add_field_separator,
+    add_quiet,
     add_symbol_args,
     field_separator,
     symbol_options,
@@ -39,6 +40,7 @@ def add_parser(sp: Any) -> None:
     p.add_argument("-c", "--compute", default="delta-abs", metavar="HOW",
                    help="delta, delta-abs (default) or ratio: the column rows are ordered by")
     add_field_separator(p)
+    add_quiet(p)
     p.add_argument("--json", action="store_true", help="the table as one JSON object")
     p.add_argument("--stdio", action="store_true",
                    help="the table as text even on a terminal (where the browser opens)")
@@ -85,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"diff: {e}") from None
     if not (args.json or args.stdio or sep) and sys.stdout.isatty():
         return diff_browser(old_path, new_path, req)
-    return text_diff(old_path, new_path, req)
+    return text_diff(old_path, new_path, req, args.quiet and not args.json)
 
 
 def _two_files(*paths: str) -> None:
@@ -94,15 +96,21 @@ def _two_files(*paths: str) -> None:
             raise UsageError("diff: two files are compared, not standard input")
 
 
-def text_diff(old_path: str, new_path: str, req: DiffRequest) -> int:
-    """``perftui diff`` as text or JSON (perf diff's table)."""
+def text_diff(old_path: str, new_path: str, req: DiffRequest, quiet: bool = False) -> int:
+    """``perftui diff`` as text or JSON (perf diff's table; ``quiet``: without its comment
+    lines, perf's ``-q``)."""
     from ..analysis.filters import FilterError
     from ..present.diffrun import run_diff
+    from ..present.quiet import Uncommented
 
     _two_files(old_path, new_path)
+    out = Uncommented(sys.stdout) if quiet else None
     try:
-        errors = run_diff(old_path, new_path, req, sys.stdout, sys.stderr,
+        errors = run_diff(old_path, new_path, req,
+                          cast(TextIO, out) if out is not None else sys.stdout, sys.stderr,
                           lambda p: open_input(p, spill=True, cache=req.cache, mapped=True))
+        if out is not None:
+            out.finish()
     except FilterError as e:
         raise UsageError(f"diff: {e}") from None
     except BrokenPipeError:

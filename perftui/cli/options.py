@@ -176,3 +176,9 @@ def field_separator(args: argparse.Namespace, command: str, *other_outputs: str
     if other_outputs:
         raise UsageError(f"{command}: -t is for the text table, not {other_outputs[0]}")
     return sep
+
+
+def add_quiet(p: argparse.ArgumentParser) -> None:
+    """perf's ``-q``/``--quiet`` (report and diff): the text table without its ``#`` lines."""
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="the text table without its comment lines (perf's -q)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
+from typing import Any, TextIO, cast
 
 from ..analysis.sortkeys import DEFAULT_SORT, EVENT_KEYS
 from ..textsafe import safe
@@ -17,6 +17,7 @@ from .options import (
     add_cache_options,
     add_field_separator,
     add_input,
+    add_quiet,
     add_symbol_args,
     check_event,
     check_sample_options,
@@ -56,6 +57,7 @@ def add_parser(sp: Any) -> None:
     p.add_argument("-G", "--inverted", action="store_true",
                    help="the call graphs in caller order (perf's alias of -g caller)")
     add_field_separator(p)
+    add_quiet(p)
     p.add_argument("--json", action="store_true", help="the table as one JSON object")
     p.add_argument("--folded", action="store_true",
                    help="folded stacks (comm;outermost;...;leaf COUNT), for flame graphs")
@@ -190,7 +192,14 @@ def run(args: argparse.Namespace) -> int:
         print(safe(f"perftui report: {rec.path}: no call chains (recorded without -g or "
                    "--call-graph): the table has no call graphs"), file=sys.stderr)
     try:
-        run_report(rec, req, sys.stdout, sys.stderr)
+        if args.quiet and not (args.json or args.folded):
+            from ..present.quiet import Uncommented
+
+            out = Uncommented(sys.stdout)
+            run_report(rec, req, cast(TextIO, out), sys.stderr)
+            out.finish()
+        else:
+            run_report(rec, req, sys.stdout, sys.stderr)
     except BrokenPipeError:
         raise
     except OSError as e:

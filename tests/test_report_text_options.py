@@ -1,10 +1,12 @@
-"""``-t``/``--field-separator`` of ``perftui report`` and ``perftui diff`` against perf 6.1's,
-byte for byte, the column header line included (the other tests leave perf's ``#`` lines
+"""perf's text options for scripts, ``-t``/``--field-separator`` and ``-q``/``--quiet``, of
+``perftui report`` and ``perftui diff`` against perf 6.1's, byte for byte, the column header
+line included (the other tests leave perf's ``#`` lines
 out, so two header faults went unseen until these: an inlined call's `` (inlined)`` counted
 in the symbol column's width, and a header cell wider than perf's 1024-byte buffer).
 
 Only perf's header hint, its tip and its lone ``#`` lines are left out; perftui's diff
-preamble (which file is which) too.  The recordings: hotprog with frame pointers, the
+preamble (which file is which) too, and the words perf's fractal ``[...]`` line may have
+after it from uninitialised memory.  The recordings: hotprog with frame pointers, the
 DWARF chain program (inlined frames), and a program whose one function has a 1,100-character
 name (its column is wider than a header cell can be)."""
 
@@ -41,7 +43,9 @@ def kept(text: str, diff: bool = False) -> list[str]:
             continue
         if diff and (ln.startswith(("# Data files:", "#  [0] ", "#  [1] "))):
             continue
-        out.append(ln)
+        # perf's fractal "[...]" line reads "[...] (inlined)" when its malloc'ed symbol's
+        # flag was left set (test_report_callgraph's docstring): perftui never writes it
+        out.append(ln.replace("--[...] (inlined)", "--[...]"))
     return out
 
 
@@ -174,3 +178,38 @@ def test_an_empty_separator_is_none(built: Built, recorded) -> None:
     """perf takes ``-t ''`` as no separator: the aligned table."""
     data = recorded("hotprog", built.hotprog, "3")
     assert ours("report", str(data), "-t", "") == ours("report", str(data))
+
+
+@pytest.mark.parametrize("opts", ["", "--no-children", "-t ;", "-g folded,0.5", "-n -s comm",
+                                  "-g none --sort dso,sym"])
+def test_report_q_is_perfs_text_without_a_comment(built: Built, recorded, opts: str) -> None:
+    """``-q``: exactly perf's ``-q`` output (nothing left out of the comparison)."""
+    data = recorded("hotprog", built.hotprog, "3")
+    theirs = perf("report", "--stdio", "-q", "-i", str(data), *opts.split(), cwd=data.parent)
+    mine = ours("report", str(data), "-q", *opts.split())
+    assert theirs.strip() and not any(ln.startswith("#") for ln in theirs.splitlines())
+    same_lines(theirs.splitlines(), mine.splitlines(), opts)
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("opts", ["", "-c ratio", "-t ;", "-s sym"])
+def test_diff_q_is_perfs_text_without_a_comment(pair: tuple[Path, Path], opts: str) -> None:
+    old, new = pair
+    theirs = perf("diff", "-q", *opts.split(), str(old), str(new), cwd=old.parent)
+    mine = ours("diff", "-q", *opts.split(), str(old), str(new))
+    assert theirs.strip()
+    assert mine == theirs
+
+
+def test_q_drops_comment_lines_split_across_writes() -> None:
+    """The filter holds a line until its end: a comment written in pieces is dropped whole,
+    a row in pieces kept whole, a last line without its end written at the finish."""
+    from perftui.present.quiet import Uncommented
+
+    buf = io.StringIO()
+    q = Uncommented(buf)
+    for piece in ["# Sam", "ples: 3\n", "  10", ".00%  a\n#\n", "\n", "tail"]:
+        q.write(piece)
+        q.flush()
+    q.finish()
+    assert buf.getvalue() == "  10.00%  a\n\ntail"
