@@ -16,6 +16,7 @@ Each counts figure of the corpus README is also checked without perf.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import struct
@@ -32,6 +33,7 @@ from inproc import run_cli
 
 from perftui.analysis.summary import info_dict, record_counts
 from perftui.perfdata import NotPerfData, Recording, open_recording, type_code, type_name
+from perftui.present.stats import print_stats
 
 Corpus = Callable[[str], Path]
 _SCRIPT = Path(sys.executable).with_name("perftui")  # the console script of the venv
@@ -152,12 +154,15 @@ def out(p: subprocess.CompletedProcess[Any]) -> str:
     return p.stdout.decode(errors="replace") if isinstance(p.stdout, bytes) else p.stdout
 
 
-def perf_stats(path: Path) -> tuple[dict[str, int], list[int]]:
-    """``perf report --stats``: ({type: count, "TOTAL": n}, per-event SAMPLE counts sorted)."""
+def perf_stats(path: Path, text: str | None = None) -> tuple[dict[str, int], list[int]]:
+    """``perf report --stats`` (or its ``text``): ({type: count, "TOTAL": n}, per-event
+    SAMPLE counts sorted)."""
     agg: dict[str, int] = {}
     events: list[dict[str, int]] = []
     section: dict[str, int] | None = None
-    for line in out(run_perf(["report", "--stats"], path)).splitlines():
+    if text is None:
+        text = out(run_perf(["report", "--stats"], path))
+    for line in text.splitlines():
         if line.startswith("Aggregated stats:"):  # "(excludes AUX area ...)" with Intel PT
             section = agg
         elif line.endswith(" stats:") and not line.startswith(" "):
@@ -385,14 +390,19 @@ def named(counts: Counter[int]) -> dict[str, int]:
 @pytest.mark.perf
 @pytest.mark.parametrize("rel", params(README_COUNTS))
 def test_record_counts_match_perf_stats(rel: str, corpus: Corpus) -> None:
+    """The counts by type and by event, and ``perftui report --stats``'s whole text."""
     path = corpus(rel)
     rec = indexed(path)
     assert rec.errors == []
-    agg, per_event = perf_stats(path)
+    theirs = out(run_perf(["report", "--stats"], path))
+    agg, per_event = perf_stats(path, theirs)
     assert agg["TOTAL"] == README_COUNTS[rel][0]  # the README's figure
     assert as_perf_counts(record_counts(rec)) == agg
     samples = info_dict(rec)["events"]
     assert sorted(e["samples"] for e in samples if e["samples"]) == [n for n in per_event if n]
+    mine = io.StringIO()
+    print_stats(rec, mine)
+    assert mine.getvalue() == theirs
 
 
 @pytest.mark.parametrize("rel", params(README_COUNTS))

@@ -58,6 +58,8 @@ def add_parser(sp: Any) -> None:
                    help="the call graphs in caller order (perf's alias of -g caller)")
     add_field_separator(p)
     add_quiet(p)
+    p.add_argument("--stats", action="store_true",
+                   help="record counts by type and samples by event, as perf report --stats")
     p.add_argument("--json", action="store_true", help="the table as one JSON object")
     p.add_argument("--folded", action="store_true",
                    help="folded stacks (comm;outermost;...;leaf COUNT), for flame graphs")
@@ -176,6 +178,12 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"report: --{t.kind} needs a name")
     # indexed into mapped files; from the cache if it has the file
     rec = open_input(input_path(args), spill=True, cache=cache_of(args), mapped=True)
+    if args.stats:  # (perf: every other option aside)
+        from ..present.stats import print_stats
+
+        rec.build_index()
+        print_stats(rec, sys.stdout)
+        return report_errors(rec)
     check_event(rec, args, "report")  # from the header: before the walk
     rec.build_index()
     req = ReportRequest(keys=keys, children=args.children, json=args.json,
