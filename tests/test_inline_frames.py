@@ -26,8 +26,8 @@ from perfprograms import PROGRAMS, perf_script_samples, require, shared
 from perftui.cli import main as perftui_main
 from perftui.perfdata import open_recording
 from perftui.present.session import named_samples
+from perftui.symbols.dwarf import dsodwarf
 from perftui.symbols.files.elfheaders import open_elf_headers
-from perftui.symbols.naming import inlines
 from perftui.symbols.naming.samplestore import sample_rows_all
 from perftui.symbols.options import SymbolOptions
 from perftui.symbols.unwind import overlay
@@ -151,15 +151,17 @@ def test_kept_in_the_cache(recording: Path, tmp_path: Path,
                            monkeypatch: pytest.MonkeyPatch) -> None:
     """The report's inlined rows come back from the names cache (no DWARF read again)."""
     monkeypatch.setenv("PERFTUI_CACHE_DIR", str(tmp_path / "cache"))
-    first = report(recording)
     read: list[str] = []
-    real = inlines.DsoDwarf
+    real = dsodwarf.DsoDwarf  # (inlines imports it where a DSO's DWARF is opened)
 
     def counted(*a: object, **k: object) -> object:
         read.append(str(a[0]))
         return real(*a, **k)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(inlines, "DsoDwarf", counted)
+    monkeypatch.setattr(dsodwarf, "DsoDwarf", counted)
+    first = report(recording)
+    assert read  # (the first report reads the DWARF: the count sees it)
+    read.clear()
     again = report(recording)
     assert again == first and not read
     syms = {r["sym"] for r in first["rows"]}
