@@ -65,11 +65,17 @@ def indexed_records(rec: Recording) -> Iterator[tuple[int, dict[str, Any]]]:
     # the file order unless a directory's files are merged: counted, not listed (an
     # array of every row took 8 bytes a record for as long as a dump ran)
     merged = directory and len(rec.index.stream_starts) >= 2
+    compressed: dict[int, bool] = {}  # source -> it holds decompressed records
     for i in rec.merged_order() if merged else range(len(rec.columns)):
         i = int(i)
-        head: dict[str, Any] = {"offset": rec.outer_offset(i)}
         src = int(rec.columns["src"][i])
-        if src != NO_SOURCE and len(rec.outer_map(src)):
+        inner = compressed.get(src)
+        if inner is None:
+            inner = compressed[src] = src != NO_SOURCE and len(rec.outer_map(src)) > 0
+        # (a record of no COMPRESSED one is at its own position: no lookup a record)
+        head: dict[str, Any] = {"offset": rec.outer_offset(i) if inner
+                                else int(rec.columns["pos"][i])}
+        if inner:
             head["compressed"] = True
         if directory:
             head["file"] = rec.source_name(i)

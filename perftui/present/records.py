@@ -12,15 +12,21 @@ from typing import Any
 
 from ..textsafe import safe
 
+#: values that are their own JSON (no call to :func:`jsonable` for each: ``dump --json``
+#: passes ~40 of them a record, and one call each was a quarter of its time)
+_PLAIN = frozenset({int, str, float, bool, type(None)})
+
 
 def jsonable(v: Any) -> Any:
     """``v`` with bytes as hex strings and keys as strings (for ``json.dumps``)."""
+    plain = _PLAIN
     if isinstance(v, bytes):
         return v.hex()
     if isinstance(v, dict):
-        return {str(k): jsonable(x) for k, x in v.items()}
+        return {k if type(k) is str else str(k): x if type(x) in plain else jsonable(x)
+                for k, x in v.items()}
     if isinstance(v, (list, tuple)):
-        return [jsonable(x) for x in v]
+        return [x if type(x) in plain else jsonable(x) for x in v]
     return v
 
 
