@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from inproc import run_cli
 from perfprograms import shared
 from subproc import run_perftui
 
@@ -105,6 +106,13 @@ def test_every_option_of_every_subcommand_has_help() -> None:
 @pytest.mark.slow
 def test_every_subcommand_takes_file_i_demo_and_defaults_to_perf_data(
         tmp_path: Path, demo: Path, cmd: list[str]) -> None:
+    """(In this process: what each command prints and returns, six runs of each; the entry
+    point's own exit status has its tests, test_browser_missing_file_and_usage.)"""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / ".cache")}
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+        return run_cli(*args, cwd=cwd, env=env)
+
     # no perf.data here: the plain missing-file line, exit 1
     r = run(*cmd, cwd=tmp_path)
     assert r.returncode == 1 and r.stderr == "perftui: perf.data: No such file or directory\n"
