@@ -86,7 +86,7 @@ REPORT_CASES = [(o, ";") for o in ("", "--no-children", "-g folded", "-g flat,0.
                                    "-s comm,dso -g none", "-s dso --no-children",
                                    "--percent-limit 5 -n")] + [
     ("", ", "), ("-g folded --no-children", ", "), ("", "p"), ("-n -s comm,dso -g none", "p"),
-    ("-g folded", "p")]
+    ("-g folded", "p"), ("-n --no-children", "\t")]
 
 
 @pytest.mark.parametrize(("opts", "sep"), REPORT_CASES)
@@ -146,7 +146,8 @@ def pair(built: Built, recorded) -> tuple[Path, Path]:
 @pytest.mark.parametrize(("opts", "sep"), [
     *((o, ";") for o in ("", "-c delta", "-c ratio", "-s sym", "-s comm,dso",
                          "-c ratio -s dso,sym", "-s dso")),
-    ("", ", "), ("-c ratio -s comm,dso", ", "), ("", "p"), ("-c delta -s dso", "p")])
+    ("", ", "), ("-c ratio -s comm,dso", ", "), ("", "p"), ("-c delta -s dso", "p"),
+    ("", "\t")])
 def test_diff_t_equals_perf(pair: tuple[Path, Path], opts: str, sep: str) -> None:
     old, new = pair
     args = ["-t", sep, *opts.split()]

@@ -90,3 +90,21 @@ def test_safe() -> None:
     assert safe("a\x1bb\tc\nd\x7f\x85\u2028") == "a\\x1bb\\x09c\\x0ad\\x7f\\x85\\u2028"
     assert safe("x" * 50, 10) == "x" * 9 + "…"
     assert safe("bad \udcff byte") == "bad \\udcff byte"
+
+
+@pytest.mark.parametrize("cmd", [["report", "-s", "comm,dso"], ["diff", "-s", "comm,dso"]])
+def test_a_tab_separated_table_escapes_its_cells_not_its_tabs(tmp_path: Path,
+                                                              cmd: list[str]) -> None:
+    """``-t $'\\t'`` on a recording of hostile names: every cell is made safe, each row
+    keeps its tabs (the whole line made safe wrote them as ``\\x09``)."""
+    p = hostile(tmp_path / "evil.data")
+    files = [str(p), str(p)] if cmd[0] == "diff" else [str(p)]
+    r = run(*cmd, "-t", "\t", *files)
+    assert r.returncode == 0, r.stderr
+    assert_clean(r.stdout)
+    text = r.stdout.decode()
+    rows = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    tabs = 3 if cmd[0] == "diff" else 2  # (Baseline, Delta, comm, dso; Overhead, comm, dso)
+    assert rows and all(ln.count("\t") == tabs for ln in rows), rows
+    assert "\\x09" not in text
+    assert any("\\x1b[31mred" in ln for ln in rows), rows

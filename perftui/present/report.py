@@ -268,8 +268,14 @@ def _table(prof: Profile, names: Names, heads: list[tuple[str, int]],
     for k, r in enumerate(prof.rows):
         if keep is not None and not keep(k, r):
             continue
-        text = line.format(*pcts(k, r), *(c[k] for c in cols))
-        w((text if clean else safe(text)) + "\n")
+        if sep and not clean:  # (each cell made safe, not the separator: a tab stays one)
+            parts = [f.format(v) for f, v in zip(cells, [*pcts(k, r), *(c[k] for c in cols)],
+                                                 strict=True)]
+            text = sep.join(map(safe, parts))
+        else:
+            text = line.format(*pcts(k, r), *(c[k] for c in cols))
+            text = text if clean else safe(text)
+        w(text + "\n")
         if graph is not None:
             graph(k, w)
     w("\n\n")  # (perf report's after each event's table)
