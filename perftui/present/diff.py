@@ -175,7 +175,7 @@ def _separated(d: Diff, cells: list[list[str]], widths: list[int], compute: tupl
                   if timed else ()),
                 *(v.replace(sep[0], ".") for v in c)]
         sizes = [8, cwidth, *([9, 9] if timed else []), *widths]
-        cells = [f"{v:<{n}}" for v, n in zip(vals, sizes, strict=True)]
+        parts = [f"{v:<{n}}" for v, n in zip(vals, sizes, strict=True)]
         if not padded:
-            cells[-1] = cells[-1].rstrip()
-        w(sep.join(map(safe, cells)) + "\n")  # (each cell made safe: a tab SEP stays one)
+            parts[-1] = parts[-1].rstrip()
+        w(sep.join(map(safe, parts)) + "\n")  # (each cell made safe: a tab SEP stays one)
