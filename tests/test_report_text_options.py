@@ -216,3 +216,24 @@ def test_q_drops_comment_lines_split_across_writes() -> None:
         q.flush()
     q.finish()
     assert buf.getvalue() == "  10.00%  a\n\ntail"
+
+
+@pytest.mark.parametrize("opt", [["-q"], ["-t", ";"]])
+def test_diff_q_or_t_on_a_terminal_prints_the_text(pair: tuple[Path, Path], opt: list[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """perf diff's text options ask for its text: on a terminal too (not the browser)."""
+    from perftui.cli import diff as cli_diff
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    def browser(*_a: object, **_k: object) -> int:
+        raise AssertionError("the browser opened")
+
+    monkeypatch.setattr(cli_diff, "diff_browser", browser)
+    old, new = pair
+    buf = Terminal()
+    with contextlib.redirect_stdout(buf):
+        assert perftui_main(["diff", *opt, str(old), str(new)]) == 0
+    assert "[.] " in buf.getvalue()

@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             parse_int_list(args.cpu, "cpu list")
     except (ValueError, SortKeyError, ComputeError, FilterError) as e:
         raise UsageError(f"diff: {e}") from None
-    if not (args.json or args.stdio or sep) and sys.stdout.isatty():
+    if not (args.json or args.stdio or sep or args.quiet) and sys.stdout.isatty():
         return diff_browser(old_path, new_path, req)
     return text_diff(old_path, new_path, req, args.quiet and not args.json)
 
