@@ -49,18 +49,27 @@ def test_self_changes_equal_perf_diff(built: Built, recorded) -> None:
     assert fl.old_sum == sum(p for _s, p in old_stacks)
     delta = fl.self_delta()
     old_share = fl.share(fl.old_self, "old")
-    checked = only_old = 0
+    # perf's rows of each name, summed (each printed to 0.01): perf can print one symbol as
+    # two rows, its hists tree split by _sort__addr_cmp's overflow on a garbage address
+    # (test_report_callgraph's split_rows).  One fresh-clone run had lib_spin's row at
+    # +5.22% where its frames summed to +5.34%; a second row of +0.12% would explain it,
+    # but that run's perf output was not kept to see
+    rows: dict[str, list[tuple[str, str]]] = {}
     for (_dso, sym), _level, base, cell in perf_diff(old, new, None, None):
-        if sym not in OWN:
-            continue
+        if sym in OWN:
+            rows.setdefault(sym, []).append((base, cell))
+    checked = only_old = 0
+    for sym, got in rows.items():
         nodes = [i for i in range(1, len(fl)) if fl.name[i] == sym]
         if not nodes:  # only in OLD: not drawn (NEW has no frame there)
-            assert not cell.startswith("+"), sym
+            assert not any(cell.startswith("+") for _b, cell in got), sym
             only_old += 1
             continue
-        assert abs(sum(delta[i] for i in nodes) - float(cell.rstrip("%"))) <= 0.0051, sym
-        want_base = float(base) if base else 0.0
-        assert abs(sum(old_share[i] for i in nodes) - want_base) <= 0.0051, sym
+        tol = 0.0051 * len(got)
+        want = sum(float(cell.rstrip("%")) for _b, cell in got if cell)
+        assert abs(sum(delta[i] for i in nodes) - want) <= tol, (sym, got)
+        want_base = sum(float(b) for b, _c in got if b)
+        assert abs(sum(old_share[i] for i in nodes) - want_base) <= tol, (sym, got)
         checked += 1
     # hot_alpha, hot_beta, spin (only in NEW), lib_spin; plt_loop's part (lib_tiny and its
     # PLT stub) only in OLD
