@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -101,12 +102,18 @@ async def test_children_are_perf_reports_children_share_on_each_side(pair) -> No
         await press(pilot, "v")  # perf diff's dso,sym table
         got = browser_rows(app)
         head = screen_text(app)
-    old, new = (unresolved_as_one(report_children(p, "cpu-clock")) for p in pair)
+    reports = [report_children(p, "cpu-clock") for p in pair]
+    old, new = (unresolved_as_one(r) for r in reports)
+    # (perf prints each row to 0.01: a dso's unresolved rows summed carry each one's rounding,
+    # 0.36 against 0.3745 on one run that caught several garbage addresses)
+    merged = [Counter((dso, UNRESOLVED) if ADDRESS.fullmatch(sym) else (dso, sym)
+                      for dso, sym in r) for r in reports]
     assert set(got) == set(old) | set(new)
     for key, (b, n) in got.items():
         assert (b is None) == (key not in old) and (n is None) == (key not in new), key
-        assert b is None or abs(b - old[key]) <= 0.01, (key, b, old[key])
-        assert n is None or abs(n - new[key]) <= 0.01, (key, n, new[key])
+        tol_b, tol_n = (0.005 * (m[key] + 1) for m in merged)
+        assert b is None or abs(b - old[key]) <= tol_b, (key, b, old[key], merged[0][key])
+        assert n is None or abs(n - new[key]) <= tol_n, (key, n, new[key], merged[1][key])
     # children's shares of main and _start are ~100%, not their own few samples
     assert max(s for s in old.values()) > 99.0
     assert "children" in head
