@@ -95,3 +95,16 @@ def lost_samples(rec: Recording) -> int:
     (perf's ``total_lost_samples``; the u64 after the record's header)."""
     lost = rec.record_u64s(rec.rows_of_type(RecordType.LOST_SAMPLES), 8)
     return int(lost.sum(dtype=np.uint64))
+
+
+def lost_per_attr(rec: Recording) -> np.ndarray:
+    """The samples each event lost (its LOST_SAMPLES records' counts summed; a record of an
+    unknown id counts for none), as perf's u32 ``nr_lost_samples``."""
+    rows = rec.rows_of_type(RecordType.LOST_SAMPLES)
+    out = np.zeros(len(rec.attrs), np.uint64)
+    if len(rows):
+        lost = rec.record_u64s(rows, 8).astype(np.uint64)
+        attr = np.asarray(rec.columns["attr"][rows], np.int64)
+        ok = (attr >= 0) & (attr < len(out))
+        np.add.at(out, attr[ok], lost[ok])
+    return out & np.uint64(0xFFFFFFFF)

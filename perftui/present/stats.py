@@ -19,26 +19,11 @@ from __future__ import annotations
 
 from typing import TextIO
 
-import numpy as np
-
-from ..analysis.summary import record_counts, samples_per_attr
-from ..perfdata import Feature, Recording, RecordType
+from ..analysis.summary import lost_per_attr, record_counts, samples_per_attr
+from ..perfdata import Feature, Recording
 from ..textsafe import safe
 
 _AUX_NOTE = " (excludes AUX area (e.g. instruction trace) decoded / synthesized events)"
-
-
-def lost_per_attr(rec: Recording) -> np.ndarray:
-    """The samples each event lost (its LOST_SAMPLES records' counts summed; a record of an
-    unknown id counts for none), as perf's u32 ``nr_lost_samples``."""
-    rows = rec.rows_of_type(RecordType.LOST_SAMPLES)
-    out = np.zeros(len(rec.attrs), np.uint64)
-    if len(rows):
-        lost = rec.record_u64s(rows, 8).astype(np.uint64)
-        attr = np.asarray(rec.columns["attr"][rows], np.int64)
-        ok = (attr >= 0) & (attr < len(out))
-        np.add.at(out, attr[ok], lost[ok])
-    return out & np.uint64(0xFFFFFFFF)
 
 
 def print_stats(rec: Recording, out: TextIO) -> None:
